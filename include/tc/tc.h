@@ -1,0 +1,187 @@
+/*
+ * tc.h — the C API of libtc, a compiler for Tensor Comprehensions.
+ *
+ * A Tensor Comprehension (TC) is a tensor program in Einstein notation:
+ *
+ *     def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }
+ *
+ * The pipeline, one call per stage:
+ *
+ *     tc_define         parse, check, infer index ranges      -> tc_program
+ *     tc_infer_outputs  output shapes for concrete inputs     -> tc_tensor_info[]
+ *     tc_compile        specialise one def to input shapes    -> tc_kernel
+ *     tc_run            validate tensors, execute the kernel
+ *
+ * Tensors are exchanged as DLPack DLTensors and are never copied or retained.
+ *
+ * Conventions (as in SQLite and LMDB):
+ *   - Every function that can fail returns a status: TC_OK (0) or a negative TC_ERROR_*.
+ *   - On failure, tc_last_error_message() returns a thread-local description of this thread's
+ *     most recent failure, naming the place: "<name>:<line>:<col>: error: ..." followed by the
+ *     source line and a caret for source errors; tensor, dimension, expected and got for shape
+ *     errors. A successful call does not clear it.
+ *   - Output pointers are written only on success (except *num_outputs, see tc_infer_outputs).
+ *   - Every handle created by tc_X_create/tc_define/tc_compile is freed by its tc_X_destroy;
+ *     destroying NULL is a no-op. Strings returned by the library are owned by the handle they
+ *     came from and stay valid until that handle is destroyed; static strings live forever.
+ *   - No C++ exception ever crosses this API.
+ *
+ * Thread safety:
+ *   - tc_program and tc_kernel are immutable once created: any number of threads may use the
+ *     same program or kernel at once (tc_infer_outputs, tc_compile, tc_run, the query calls).
+ *     tc_run keeps all its scratch state (temporaries) per call.
+ *   - tc_options is mutable: do not call tc_options_set on an options object while another
+ *     thread uses it. tc_compile only reads options, and the kernel keeps its own copy.
+ *   - Destroying a handle while another thread uses it is undefined behaviour.
+ *   - The last-error message is per thread.
+ */
+#ifndef TC_TC_H
+#define TC_TC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TC_BUILDING_LIBRARY)
+#  define TC_API __attribute__((visibility("default")))
+#else
+#  define TC_API
+#endif
+
+#define TC_VERSION_MAJOR 0
+#define TC_VERSION_MINOR 1
+#define TC_VERSION_PATCH 0
+#define TC_VERSION_STRING "0.1.0"
+#define TC_VERSION_NUMBER (TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH)
+
+/* Highest rank of any tensor. */
+#define TC_MAX_NDIM 16
+
+/* DLPack's type code for bool (kDLBool since DLPack 0.8); bool tensors are {TC_DL_BOOL, 8, 1}. */
+#define TC_DL_BOOL 6
+
+/* Status codes. */
+enum {
+  TC_OK = 0,
+  TC_ERROR_INVALID_ARGUMENT = -1, /* NULL where a value is needed, bad count, unknown option/entry */
+  TC_ERROR_SYNTAX = -2,           /* the source does not parse */
+  TC_ERROR_SEMANTIC = -3,         /* parses, but is not a valid TC (types, names, inference) */
+  TC_ERROR_SHAPE = -4,            /* tensors do not match the def (rank, dtype, sizes, strides) */
+  TC_ERROR_UNSUPPORTED = -5,      /* valid, but this backend/build cannot do it */
+  TC_ERROR_COMPILE = -6,          /* the backend failed to compile the kernel */
+  TC_ERROR_RUNTIME = -7,          /* execution failed (e.g. a gather index out of range) */
+  TC_ERROR_CACHE = -8,            /* the kernel cache failed */
+  TC_ERROR_NO_MEMORY = -9,        /* an allocation failed */
+  TC_ERROR_INTERNAL = -10         /* a bug in libtc: please report it with the message */
+};
+
+typedef struct tc_program tc_program; /* parsed and checked source: one or more defs; immutable */
+typedef struct tc_kernel tc_kernel;   /* one def compiled for one input signature; immutable */
+typedef struct tc_options tc_options; /* string key/value options */
+
+/* Type and shape of one tensor. */
+typedef struct tc_tensor_info {
+  DLDataType dtype;
+  int32_t ndim;
+  int64_t shape[TC_MAX_NDIM];
+} tc_tensor_info;
+
+/* A parameter of a def, as written in its signature: dims are size names ("M"), integer
+ * literals ("3") or, for outputs and temporaries, the inferred extent expression in terms of
+ * size names ("M", "(I + 1)/2"). Strings are owned by the program. */
+typedef struct tc_param_info {
+  const char *name;
+  DLDataType dtype;
+  int32_t ndim;
+  const char *dims[TC_MAX_NDIM];
+} tc_param_info;
+
+/* ---- version and errors ---------------------------------------------------------------- */
+
+TC_API int tc_version_number(void);          /* MAJOR*10000 + MINOR*100 + PATCH */
+TC_API const char *tc_version_string(void);  /* "MAJOR.MINOR.PATCH", static */
+TC_API const char *tc_strerror(int status);  /* static, never NULL ("unknown status" if unknown) */
+TC_API const char *tc_last_error_message(void); /* thread-local; "" if this thread had none */
+
+/* ---- programs ---------------------------------------------------------------------------- */
+
+/* Parses and checks `source` (one or more defs) and infers every index range symbolically.
+ * Errors are reported as "<def>:<line>:<col>: error: ..." where <def> is the def the error is
+ * in (or "<source>" outside any def) and line/col count from the start of `source`. */
+TC_API int tc_define(tc_program **out, const char *source);
+
+/* As tc_define, but diagnostics start with `source_name` (e.g. a file name "mm.tc") instead of
+ * the def name. source_name NULL behaves as tc_define. */
+TC_API int tc_define_named(tc_program **out, const char *source, const char *source_name);
+
+TC_API void tc_program_destroy(tc_program *program); /* NULL is a no-op */
+
+/* Number of defs and their names, in source order. */
+TC_API int tc_program_num_defs(const tc_program *program, size_t *count);
+TC_API int tc_program_def_name(const tc_program *program, size_t index, const char **name);
+
+/* Number of inputs and outputs of a def (entry NULL: the only def). */
+TC_API int tc_program_num_params(const tc_program *program, const char *entry, size_t *num_inputs,
+                                 size_t *num_outputs);
+/* The index-th input or output of a def as written (outputs: dtype and extents inferred). */
+TC_API int tc_program_input_info(const tc_program *program, const char *entry, size_t index,
+                                 tc_param_info *info);
+TC_API int tc_program_output_info(const tc_program *program, const char *entry, size_t index,
+                                  tc_param_info *info);
+
+/* A human-readable description of a def's inference results: every tensor's extents and every
+ * statement's index ranges in terms of the size names. Owned by the program. */
+TC_API int tc_program_describe(const tc_program *program, const char *entry, const char **text);
+
+/* Output dtypes and shapes of `entry` for the given inputs (only their dtype, ndim and shape
+ * are read; data may be NULL). Capacity rules: *num_outputs is the capacity of `outputs` on
+ * entry and the number of outputs on return. outputs == NULL with *num_outputs == 0 queries
+ * the count and returns TC_OK. A capacity smaller than the count sets *num_outputs to the
+ * count and returns TC_ERROR_INVALID_ARGUMENT, writing nothing else. */
+TC_API int tc_infer_outputs(const tc_program *program, const char *entry, const DLTensor *inputs,
+                            size_t num_inputs, tc_tensor_info *outputs, size_t *num_outputs);
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+/* Keys (unknown keys or values are TC_ERROR_INVALID_ARGUMENT at tc_options_set):
+ *   backend   "reference"  (the interpreter; the default in this version)
+ *   checked   "1" | "0"    bounds-check every tensor read at run time (default "1")
+ */
+TC_API int tc_options_create(tc_options **out);
+TC_API int tc_options_set(tc_options *options, const char *key, const char *value);
+/* *value is owned by options and valid until the key is set again or options is destroyed;
+ * an unset key yields its default. */
+TC_API int tc_options_get(const tc_options *options, const char *key, const char **value);
+TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
+
+/* ---- kernels ----------------------------------------------------------------------------- */
+
+/* Specialises `entry` to the inputs' dtypes and shapes (data may be NULL) with `options`
+ * (NULL: defaults). The kernel keeps what it needs: program and options may be destroyed. */
+TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *entry,
+                      const DLTensor *inputs, size_t num_inputs, const tc_options *options);
+
+/* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
+TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
+TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);
+
+/* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs
+ * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides
+ * (NULL: row-major) and byte_offset are honoured; device must be kDLCPU. Output elements that
+ * no statement writes are set to 0; reductions without '!' accumulate into the outputs'
+ * existing contents. Outputs whose strides overlap, or that overlap another output or an
+ * input, are TC_ERROR_SHAPE. */
+TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
+                  DLTensor *outputs, size_t num_outputs);
+
+TC_API void tc_kernel_destroy(tc_kernel *kernel); /* NULL is a no-op */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TC_TC_H */

@@ -1,0 +1,259 @@
+// c_api.cpp — the C facade: argument checks, then one call into the core per function,
+// wrapped by guarded() so that no exception crosses the boundary. No pipeline logic here.
+#include <cstring>
+
+#include "api/handles.h"
+#include "api/status.h"
+#include "backends/reference/reference_backend.h"
+#include "ir/describe.h"
+#include "support/error.h"
+#include "tc/tc.h"
+
+using tc::fail;
+using tc::api::guarded;
+
+namespace {
+
+void require(const void* p, const char* what) {
+  if (p == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
+void require_program(const tc_program* p) {
+  require(p, "program");
+  require(p->program.get(), "program");
+}
+
+tc_program::ParamStrings param_strings(const tc::lang::Def& def, const tc::infer::DefRanges& ranges) {
+  tc_program::ParamStrings s;
+  for (const auto& t : def.tensors) {
+    if (t.role == tc::lang::TensorRole::Input) {
+      std::vector<std::string> dims;
+      for (const auto& d : t.dims) dims.push_back(d.text());
+      s.input_dims.push_back(dims);
+    } else if (t.role == tc::lang::TensorRole::Output) {
+      std::vector<std::string> dims;
+      for (const auto& e : ranges.extents[&t - def.tensors.data()]) dims.push_back(tc::ir::extent_text(e));
+      s.output_dims.push_back(dims);
+    }
+  }
+  return s;
+}
+
+int define(tc_program** out, const char* source, const char* source_name) {
+  return guarded([&] {
+    require(out, "out");
+    require(source, "source");
+    auto prog = std::make_unique<tc_program>();
+    prog->program = tc::ir::build_program(source, source_name ? source_name : "");
+    for (size_t i = 0; i < prog->program->num_defs(); ++i)
+      prog->strings.push_back(param_strings(prog->program->def(i), prog->program->ranges[i]));
+    *out = prog.release();
+  });
+}
+
+const tc::lang::TensorDecl& param_decl(const tc::lang::Def& def, tc::lang::TensorRole role, size_t index) {
+  for (const auto& t : def.tensors)
+    if (t.role == role && static_cast<size_t>(t.param_index) == index) return t;
+  fail(TC_ERROR_INVALID_ARGUMENT, "'" + def.name + "' has no " +
+                                      (role == tc::lang::TensorRole::Input ? "input" : "output") + " number " +
+                                      std::to_string(index));
+}
+
+int param_info(const tc_program* program, const char* entry, size_t index, tc_param_info* info,
+               tc::lang::TensorRole role) {
+  return guarded([&] {
+    require_program(program);
+    require(info, "info");
+    size_t d = program->program->find_def(entry);
+    const auto& decl = param_decl(program->program->def(d), role, index);
+    const auto& dims = role == tc::lang::TensorRole::Input ? program->strings[d].input_dims[index]
+                                                           : program->strings[d].output_dims[index];
+    tc_param_info r{};
+    r.name = decl.name.c_str();
+    r.dtype = tc::to_dlpack(decl.type);
+    r.ndim = decl.ndim;
+    for (size_t i = 0; i < dims.size() && i < TC_MAX_NDIM; ++i) r.dims[i] = dims[i].c_str();
+    *info = r;
+  });
+}
+
+tc_tensor_info tensor_info(const tc::ir::TensorSig& sig) {
+  tc_tensor_info info{};
+  info.dtype = tc::to_dlpack(sig.type);
+  info.ndim = static_cast<int32_t>(sig.shape.size());
+  for (size_t i = 0; i < sig.shape.size(); ++i) info.shape[i] = sig.shape[i];
+  return info;
+}
+
+std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc::lang::TensorRole role) {
+  std::vector<tc::runtime::ExpectedTensor> out;
+  const auto& def = b.def();
+  size_t n = role == tc::lang::TensorRole::Input ? def.inputs.size() : def.outputs.size();
+  out.resize(n);
+  const char* kind = role == tc::lang::TensorRole::Input ? "input" : "output";
+  for (size_t t = 0; t < def.tensors.size(); ++t)
+    if (def.tensors[t].role == role)
+      out[def.tensors[t].param_index] = {std::string(kind) + " '" + def.tensors[t].name + "'", b.tensors[t]};
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+TC_API int tc_define(tc_program** out, const char* source) { return define(out, source, nullptr); }
+
+TC_API int tc_define_named(tc_program** out, const char* source, const char* source_name) {
+  return define(out, source, source_name);
+}
+
+TC_API void tc_program_destroy(tc_program* program) { delete program; }
+
+TC_API int tc_program_num_defs(const tc_program* program, size_t* count) {
+  return guarded([&] {
+    require_program(program);
+    require(count, "count");
+    *count = program->program->num_defs();
+  });
+}
+
+TC_API int tc_program_def_name(const tc_program* program, size_t index, const char** name) {
+  return guarded([&] {
+    require_program(program);
+    require(name, "name");
+    if (index >= program->program->num_defs())
+      fail(TC_ERROR_INVALID_ARGUMENT, "def index " + std::to_string(index) + " is out of range (the program has " +
+                                          std::to_string(program->program->num_defs()) + ")");
+    *name = program->program->def(index).name.c_str();
+  });
+}
+
+TC_API int tc_program_num_params(const tc_program* program, const char* entry, size_t* num_inputs,
+                                 size_t* num_outputs) {
+  return guarded([&] {
+    require_program(program);
+    require(num_inputs, "num_inputs");
+    require(num_outputs, "num_outputs");
+    const auto& def = program->program->def(program->program->find_def(entry));
+    *num_inputs = def.inputs.size();
+    *num_outputs = def.outputs.size();
+  });
+}
+
+TC_API int tc_program_input_info(const tc_program* program, const char* entry, size_t index, tc_param_info* info) {
+  return param_info(program, entry, index, info, tc::lang::TensorRole::Input);
+}
+
+TC_API int tc_program_output_info(const tc_program* program, const char* entry, size_t index, tc_param_info* info) {
+  return param_info(program, entry, index, info, tc::lang::TensorRole::Output);
+}
+
+TC_API int tc_program_describe(const tc_program* program, const char* entry, const char** text) {
+  return guarded([&] {
+    require_program(program);
+    require(text, "text");
+    *text = program->program->descriptions[program->program->find_def(entry)].c_str();
+  });
+}
+
+TC_API int tc_infer_outputs(const tc_program* program, const char* entry, const DLTensor* inputs, size_t num_inputs,
+                            tc_tensor_info* outputs, size_t* num_outputs) {
+  return guarded([&] {
+    require_program(program);
+    require(num_outputs, "num_outputs");
+    size_t d = program->program->find_def(entry);
+    size_t count = program->program->def(d).outputs.size();
+    if (outputs == nullptr && *num_outputs == 0) {
+      *num_outputs = count;
+      return;
+    }
+    require(outputs, "outputs");
+    if (*num_outputs < count) {
+      size_t capacity = *num_outputs;
+      *num_outputs = count;
+      fail(TC_ERROR_INVALID_ARGUMENT, "outputs has capacity " + std::to_string(capacity) + " but '" +
+                                          program->program->def(d).name + "' has " + std::to_string(count) + " outputs");
+    }
+    tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
+    auto sigs = b.outputs();
+    for (size_t i = 0; i < sigs.size(); ++i) outputs[i] = tensor_info(expected(b, tc::lang::TensorRole::Output)[i].sig);
+    *num_outputs = count;
+  });
+}
+
+TC_API int tc_options_create(tc_options** out) {
+  return guarded([&] {
+    require(out, "out");
+    *out = new tc_options();
+  });
+}
+
+TC_API int tc_options_set(tc_options* options, const char* key, const char* value) {
+  return guarded([&] {
+    require(options, "options");
+    require(key, "key");
+    require(value, "value");
+    options->options.set(key, value);
+  });
+}
+
+TC_API int tc_options_get(const tc_options* options, const char* key, const char** value) {
+  return guarded([&] {
+    require(options, "options");
+    require(key, "key");
+    require(value, "value");
+    *value = options->options.get(key).c_str();
+  });
+}
+
+TC_API void tc_options_destroy(tc_options* options) { delete options; }
+
+TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* entry, const DLTensor* inputs,
+                      size_t num_inputs, const tc_options* options) {
+  return guarded([&] {
+    require(out, "out");
+    require_program(program);
+    tc::Options opts = options ? options->options : tc::Options();
+    size_t d = program->program->find_def(entry);
+    tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
+    auto k = std::make_unique<tc_kernel>();
+    k->inputs = expected(b, tc::lang::TensorRole::Input);
+    k->outputs = expected(b, tc::lang::TensorRole::Output);
+    k->kernel = tc::backends::reference::compile(b, opts);
+    *out = k.release();
+  });
+}
+
+TC_API int tc_kernel_num_outputs(const tc_kernel* kernel, size_t* count) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(count, "count");
+    *count = kernel->outputs.size();
+  });
+}
+
+TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tensor_info* info) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(info, "info");
+    if (index >= kernel->outputs.size())
+      fail(TC_ERROR_INVALID_ARGUMENT, "output index " + std::to_string(index) + " is out of range (the kernel has " +
+                                          std::to_string(kernel->outputs.size()) + ")");
+    *info = tensor_info(kernel->outputs[index].sig);
+  });
+}
+
+TC_API int tc_run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                  size_t num_outputs) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input");
+    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output");
+    tc::runtime::check_no_overlap(in, out, kernel->inputs, kernel->outputs);
+    kernel->kernel->run(in, out);
+  });
+}
+
+TC_API void tc_kernel_destroy(tc_kernel* kernel) { delete kernel; }
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+// handles.h — what the opaque C handles hold.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/kernel.h"
+#include "ir/bind.h"
+#include "runtime/validate.h"
+#include "support/options.h"
+
+struct tc_program {
+  std::shared_ptr<const tc::ir::Program> program;
+  // Strings handed out by the query functions, per def (stable: built once at tc_define).
+  struct ParamStrings {
+    std::vector<std::vector<std::string>> input_dims, output_dims;
+  };
+  std::vector<ParamStrings> strings;
+};
+
+struct tc_kernel {
+  std::shared_ptr<const tc::backends::Kernel> kernel;
+  std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
+};
+
+struct tc_options {
+  tc::Options options;
+};

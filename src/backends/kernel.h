@@ -1,0 +1,19 @@
+// kernel.h — what every backend produces: a compiled kernel with one run() over validated
+// tensor views. Backends know nothing of each other or of the C API.
+#pragma once
+
+#include <vector>
+
+#include "runtime/tensor_view.h"
+
+namespace tc::backends {
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Thread-safe: may be called from many threads at once; keeps scratch state per call.
+  virtual void run(const std::vector<runtime::TensorView>& inputs,
+                   const std::vector<runtime::TensorView>& outputs) const = 0;
+};
+
+}  // namespace tc::backends

@@ -1,0 +1,274 @@
+// reference_backend.cpp — the interpreter. tc_run order of events:
+//   1. temporaries are allocated zeroed, per call (so concurrent runs share nothing);
+//   2. output elements that no statement writes are set to 0;
+//   3. statements run in source order; each walks its domain (LHS variables outer, reduction
+//      variables inner, ascending); '!' statements first set their LHS box to the identity;
+//      a statement that reads its own LHS reads a snapshot taken before it starts.
+// In checked mode (default) every tensor read is bounds-checked and the first bad index is a
+// TC_ERROR_RUNTIME naming the access, the index and the loop variables.
+#include "backends/reference/reference_backend.h"
+
+#include <cstring>
+
+#include "backends/reference/eval_tree.h"
+#include "lang/printer.h"
+#include "support/error.h"
+
+namespace tc::backends::reference {
+
+using runtime::TensorView;
+
+namespace {
+
+struct CompiledStmt {
+  const lang::Stmt* stmt;
+  Node rhs;
+  int lhs;
+  ScalarType lhs_type;
+  bool reduce;
+  Combine combine;
+  bool init;
+  bool reads_self;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // per var
+};
+
+bool reads_tensor(const Node& n, int t) {
+  if (n.op == Node::Op::Load && n.slot == t) return true;
+  for (const Node& a : n.args)
+    if (reads_tensor(a, t)) return true;
+  return false;
+}
+
+Combine combine_of(lang::ReduceOp r) {
+  switch (r) {
+    case lang::ReduceOp::Product: return Combine::Product;
+    case lang::ReduceOp::Min: return Combine::Min;
+    case lang::ReduceOp::Max: return Combine::Max;
+    default: return Combine::Sum;
+  }
+}
+
+int64_t element_offset(const TensorView& v, const int64_t* idx) {
+  int64_t off = 0;
+  for (int d = 0; d < v.ndim; ++d) off += idx[d] * v.strides[d];
+  return off;
+}
+
+// Calls f(idx) for every point of the box [lo, hi) in row-major order.
+template <typename F>
+void for_box(const std::vector<std::pair<int64_t, int64_t>>& box, F&& f) {
+  size_t n = box.size();
+  std::vector<int64_t> idx(n);
+  for (size_t d = 0; d < n; ++d) {
+    if (box[d].first >= box[d].second) return;
+    idx[d] = box[d].first;
+  }
+  for (;;) {
+    f(idx.data());
+    size_t d = n;
+    while (d > 0) {
+      --d;
+      if (++idx[d] < box[d].second) break;
+      idx[d] = box[d].first;
+      if (d == 0) return;
+    }
+    if (n == 0) return;
+  }
+}
+
+TensorView row_major_view(char* data, const ir::TensorSig& sig) {
+  TensorView v;
+  v.data = data;
+  v.type = sig.type;
+  v.ndim = static_cast<int>(sig.shape.size());
+  int64_t stride = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    v.shape[d] = sig.shape[d];
+    v.strides[d] = stride;
+    stride *= sig.shape[d];
+  }
+  return v;
+}
+
+class Interpreter {
+ public:
+  Interpreter(const ir::BoundDef& b, bool checked, std::vector<TensorView>& views, const CompiledStmt& s)
+      : b_(b), checked_(checked), views_(views), s_(s) {}
+
+  Scalar eval(const Node& n, const int64_t* vars) const {
+    switch (n.op) {
+      case Node::Op::Const: return n.value;
+      case Node::Op::Var: return from_int(vars[n.slot], n.type);
+      case Node::Op::Load: return load_element(n, vars);
+      case Node::Op::Neg: return negate(convert(eval(n.args[0], vars), n.args[0].type, n.type), n.type);
+      case Node::Op::Not: return from_int(!truthy(eval(n.args[0], vars), n.args[0].type), ScalarType::Bool);
+      case Node::Op::And:
+        return from_int(truthy(eval(n.args[0], vars), n.args[0].type) && truthy(eval(n.args[1], vars), n.args[1].type),
+                        ScalarType::Bool);
+      case Node::Op::Or:
+        return from_int(truthy(eval(n.args[0], vars), n.args[0].type) || truthy(eval(n.args[1], vars), n.args[1].type),
+                        ScalarType::Bool);
+      case Node::Op::Binary: {
+        Scalar a = convert(eval(n.args[0], vars), n.args[0].type, n.operand_type);
+        Scalar c = convert(eval(n.args[1], vars), n.args[1].type, n.operand_type);
+        return convert(binary(n.tok, a, c, n.operand_type), is_comparison(n) ? ScalarType::Bool : n.operand_type, n.type);
+      }
+      case Node::Op::Select: {
+        const Node& pick = truthy(eval(n.args[0], vars), n.args[0].type) ? n.args[1] : n.args[2];
+        return convert(eval(pick, vars), pick.type, n.type);
+      }
+      case Node::Op::Cast: return convert(eval(n.args[0], vars), n.args[0].type, n.type);
+      case Node::Op::Builtin: {
+        Scalar args[3];
+        for (size_t i = 0; i < n.args.size(); ++i) args[i] = convert(eval(n.args[i], vars), n.args[i].type, n.type);
+        return call_builtin(n.builtin, args, n.type);
+      }
+    }
+    return n.value;
+  }
+
+ private:
+  static bool is_comparison(const Node& n) {
+    switch (n.tok) {
+      case lang::Tok::Eq: case lang::Tok::Ne: case lang::Tok::Lt: case lang::Tok::Le: case lang::Tok::Gt: case lang::Tok::Ge:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  Scalar load_element(const Node& n, const int64_t* vars) const {
+    const TensorView& v = views_[n.slot];
+    int64_t idx[TC_MAX_NDIM];
+    for (size_t d = 0; d < n.args.size(); ++d) {
+      Scalar s = eval(n.args[d], vars);
+      idx[d] = kind(n.args[d].type) == ScalarKind::Unsigned ? static_cast<int64_t>(s.u) : s.i;
+      if (checked_ && (idx[d] < 0 || idx[d] >= v.shape[d])) out_of_bounds(n, static_cast<int>(d), idx[d], vars);
+    }
+    return load(v.data + element_offset(v, idx) * bytes(v.type), v.type);
+  }
+
+  [[noreturn]] void out_of_bounds(const Node& n, int d, int64_t index, const int64_t* vars) const {
+    std::string at;
+    for (size_t i = 0; i < s_.stmt->vars.size(); ++i)
+      at += (i ? ", " : "") + s_.stmt->vars[i] + "=" + std::to_string(vars[i]);
+    const auto& decl = b_.def().tensors[n.slot];
+    fail(TC_ERROR_RUNTIME,
+         lang::format(b_.program->ast.source, b_.def().name, n.source->loc,
+                      "'" + lang::to_source(*n.source) + "' reads '" + decl.name + "' out of bounds: index " +
+                          std::to_string(index) + " in dimension " + std::to_string(d) + ", whose extent is " +
+                          std::to_string(views_[n.slot].shape[d]) + (at.empty() ? "" : " (at " + at + ")")));
+  }
+
+  const ir::BoundDef& b_;
+  bool checked_;
+  std::vector<TensorView>& views_;
+  const CompiledStmt& s_;
+};
+
+class ReferenceKernel : public Kernel {
+ public:
+  ReferenceKernel(const ir::BoundDef& bound, bool checked) : b_(bound), checked_(checked) {
+    const lang::Def& def = b_.def();
+    for (size_t i = 0; i < def.stmts.size(); ++i) {
+      const lang::Stmt& s = def.stmts[i];
+      CompiledStmt c{&s, lower(*s.rhs, b_, s.vars), s.lhs_tensor, def.tensors[s.lhs_tensor].type,
+                     s.reduce != lang::ReduceOp::None, combine_of(s.reduce), s.init, false, b_.ranges[i]};
+      c.reads_self = reads_tensor(c.rhs, s.lhs_tensor);
+      stmts_.push_back(std::move(c));
+    }
+  }
+
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
+    const lang::Def& def = b_.def();
+    std::vector<TensorView> views(def.tensors.size());
+    std::vector<std::vector<char>> scratch;
+    for (size_t t = 0; t < def.tensors.size(); ++t) {
+      const auto& decl = def.tensors[t];
+      if (decl.role == lang::TensorRole::Input) {
+        views[t] = inputs[decl.param_index];
+      } else if (decl.role == lang::TensorRole::Output) {
+        views[t] = outputs[decl.param_index];
+      } else {
+        scratch.emplace_back(static_cast<size_t>(b_.tensors[t].num_elements()) * bytes(decl.type), 0);
+        views[t] = row_major_view(scratch.back().data(), b_.tensors[t]);
+      }
+    }
+    for (size_t t = 0; t < def.tensors.size(); ++t)
+      if (def.tensors[t].role == lang::TensorRole::Output) zero_unwritten(static_cast<int>(t), views[t]);
+    for (const CompiledStmt& s : stmts_) execute(s, views);
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> lhs_box(const CompiledStmt& s) const {
+    return {s.ranges.begin(), s.ranges.begin() + static_cast<long>(s.stmt->num_lhs_vars())};
+  }
+
+  void zero_unwritten(int t, const TensorView& v) const {
+    std::vector<const CompiledStmt*> writers;
+    for (const auto& s : stmts_)
+      if (s.lhs == t) {
+        auto box = lhs_box(s);
+        bool full = true;
+        for (int d = 0; d < v.ndim; ++d) full = full && box[d].first <= 0 && box[d].second >= v.shape[d];
+        if (full) return;
+        writers.push_back(&s);
+      }
+    int64_t n = v.num_elements();
+    std::vector<bool> written(static_cast<size_t>(n), false);
+    auto flat = [&](const int64_t* idx) {
+      int64_t f = 0;
+      for (int d = 0; d < v.ndim; ++d) f = f * v.shape[d] + idx[d];
+      return f;
+    };
+    for (const CompiledStmt* s : writers) for_box(lhs_box(*s), [&](const int64_t* idx) { written[flat(idx)] = true; });
+    std::vector<std::pair<int64_t, int64_t>> all;
+    for (int d = 0; d < v.ndim; ++d) all.emplace_back(0, v.shape[d]);
+    Scalar zero = from_int(0, v.type);
+    for_box(all, [&](const int64_t* idx) {
+      if (!written[flat(idx)]) store(v.data + element_offset(v, idx) * bytes(v.type), zero, v.type);
+    });
+  }
+
+  void execute(const CompiledStmt& s, std::vector<TensorView>& views) const {
+    TensorView target = views[s.lhs];
+    std::vector<char> snapshot;
+    if (s.reads_self) {
+      const ir::TensorSig& sig = b_.tensors[s.lhs];
+      snapshot.resize(static_cast<size_t>(sig.num_elements()) * bytes(sig.type));
+      TensorView copy = row_major_view(snapshot.data(), sig);
+      std::vector<std::pair<int64_t, int64_t>> all;
+      for (int d = 0; d < target.ndim; ++d) all.emplace_back(0, target.shape[d]);
+      size_t w = bytes(sig.type);
+      for_box(all, [&](const int64_t* idx) {
+        std::memcpy(copy.data + element_offset(copy, idx) * w, target.data + element_offset(target, idx) * w, w);
+      });
+      views[s.lhs] = copy;
+    }
+    size_t w = bytes(s.lhs_type);
+    if (s.init) {
+      Scalar id = identity(s.combine, s.lhs_type);
+      for_box(lhs_box(s), [&](const int64_t* idx) { store(target.data + element_offset(target, idx) * w, id, s.lhs_type); });
+    }
+    Interpreter interp(b_, checked_, views, s);
+    for_box(s.ranges, [&](const int64_t* vars) {
+      char* p = target.data + element_offset(target, vars) * w;
+      Scalar v = convert(interp.eval(s.rhs, vars), s.rhs.type, s.lhs_type);
+      if (s.reduce) v = combine(s.combine, load(p, s.lhs_type), v, s.lhs_type);
+      store(p, v, s.lhs_type);
+    });
+    views[s.lhs] = target;
+  }
+
+  ir::BoundDef b_;
+  bool checked_;
+  std::vector<CompiledStmt> stmts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Options& options) {
+  return std::make_unique<ReferenceKernel>(bound, options.flag("checked"));
+}
+
+}  // namespace tc::backends::reference

@@ -1,0 +1,336 @@
+// range_inference.cpp — the algorithm of tc-range-inference.md, statement by statement:
+//   - rounds over the unresolved index variables; each round looks at every tensor subscript
+//     with exactly one unresolved variable, eliminates the resolved ones with Halide's
+//     and_condition_over_domain, solves with solve_for_inner_interval, and intersects;
+//   - inferred lower bounds are clamped at 0 (index variables are non-negative unless a where
+//     clause says otherwise);
+//   - an LHS index that no access constrains takes the extent other statements give that
+//     dimension of the same tensor (the paper's sconv2d);
+//   - statements are visited until a fixpoint, because a statement that reads a temporary or
+//     output needs that tensor's final extents (the maximum over all its writers).
+// It also records preconditions: bounds of every unguarded subscript, checked at binding.
+// It does not bind concrete sizes (src/ir/bind.cpp does).
+#include "infer/range_inference.h"
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "infer/to_halide.h"
+#include "lang/printer.h"
+#include "support/error.h"
+
+namespace tc::infer {
+
+namespace HI = Halide::Internal;
+using lang::Def;
+using lang::Expr;
+using lang::ExprKind;
+using lang::Ref;
+using lang::Stmt;
+using lang::Tok;
+
+namespace {
+
+struct Access {
+  const Expr* expr;
+  bool guarded;  // under a ?: branch or the right operand of && / ||
+};
+
+void collect_accesses(const Expr& e, bool guarded, std::vector<Access>& out) {
+  if (e.ref == Ref::Tensor && e.kind == ExprKind::Call) out.push_back({&e, guarded});
+  bool short_circuit = e.kind == ExprKind::Binary && (e.op == Tok::AndAnd || e.op == Tok::OrOr);
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    bool branch = (e.kind == ExprKind::Ternary && i > 0) || (short_circuit && i == 1);
+    collect_accesses(*e.args[i], guarded || branch, out);
+  }
+}
+
+void collect_vars(const Expr& e, std::set<std::string>& out) {
+  if (e.kind == ExprKind::Ident && e.ref == Ref::Index) out.insert(e.name);
+  for (const auto& a : e.args) collect_vars(*a, out);
+}
+
+std::string join_quoted(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? (i + 1 == v.size() ? " and '" : ", '") : "'") + v[i] + "'";
+  return out;
+}
+
+enum class State { Pending, WaitLhs, Done };
+
+class DefInference {
+ public:
+  DefInference(const lang::Program& prog, const Def& def) : prog_(prog), def_(def) {
+    for (const std::string& s : def.size_names) size_bounds_.push(s, HI::Interval(0, HI::Interval::pos_inf()));
+    extents_.resize(def.tensors.size());
+    known_.assign(def.tensors.size(), false);
+    for (size_t t = 0; t < def.tensors.size(); ++t) {
+      const auto& decl = def.tensors[t];
+      if (decl.role != lang::TensorRole::Input) continue;
+      for (const auto& d : decl.dims)
+        extents_[t].push_back(d.is_literal() ? Halide::Expr(static_cast<int>(d.value)) : size_var(d.name));
+      known_[t] = true;
+    }
+    states_.assign(def.stmts.size(), State::Pending);
+    ranges_.resize(def.stmts.size());
+    lhs_free_.resize(def.stmts.size());
+  }
+
+  DefRanges run() {
+    while (std::count(states_.begin(), states_.end(), State::Done) < static_cast<long>(states_.size())) {
+      bool progress = false;
+      for (size_t s = 0; s < def_.stmts.size(); ++s)
+        if (states_[s] == State::Pending && attempt(static_cast<int>(s))) progress = true;
+      for (size_t t = 0; t < def_.tensors.size(); ++t)
+        if (!known_[t] && finalize(static_cast<int>(t))) progress = true;
+      if (!progress) report_deadlock();
+    }
+    return result();
+  }
+
+ private:
+  [[noreturn]] void error(lang::SourceLoc loc, const std::string& msg) const {
+    lang::report(TC_ERROR_SEMANTIC, prog_.source, def_.name, loc, msg);
+  }
+
+  Halide::Expr simplify(const Halide::Expr& e) const { return HI::simplify(e, true, size_bounds_); }
+
+  DimExtentFn dim_fn() const {
+    return [this](int t, int d) { return known_[t] ? extents_[t][d] : Halide::Expr(); };
+  }
+
+  std::vector<Access> accesses_of(const Stmt& s) const {
+    std::vector<Access> all;
+    collect_accesses(*s.rhs, false, all);
+    for (const auto& e : s.exists) collect_accesses(*e, false, all);
+    std::vector<Access> out;
+    for (const Access& a : all)
+      if (a.expr->tensor != s.lhs_tensor) out.push_back(a);  // own element reads never constrain
+    return out;
+  }
+
+  // Where clauses give ranges up front; returns false if a bound needs an unknown extent.
+  bool where_ranges(const Stmt& s, std::map<std::string, Range>& ranges) const {
+    for (const auto& r : s.ranges) {
+      Halide::Expr lo = to_halide(*r.lo, dim_fn()), hi = to_halide(*r.hi, dim_fn());
+      if (!lo.defined() || !hi.defined()) return false;
+      Range range{SymExpr(simplify(lo)), SymExpr(simplify(hi)), true};
+      ranges[r.var] = range;
+    }
+    return true;
+  }
+
+  // One statement: true if it made progress (Done or WaitLhs).
+  bool attempt(int si) {
+    const Stmt& s = def_.stmts[si];
+    std::map<std::string, Range> ranges;
+    if (!where_ranges(s, ranges)) return false;
+    std::set<std::string> unresolved;
+    for (const auto& v : s.vars)
+      if (!ranges.count(v)) unresolved.insert(v);
+    std::vector<Access> accesses = accesses_of(s);
+    bool blocked = false;
+    while (!unresolved.empty()) {
+      std::map<std::string, HI::Interval> found;
+      std::map<std::string, const Expr*> source;
+      for (const Access& a : accesses)
+        for (size_t d = 0; d < a.expr->args.size(); ++d)
+          constrain(*a.expr, static_cast<int>(d), ranges, unresolved, found, source, blocked);
+      if (found.empty()) break;
+      for (auto& [v, iv] : found) {
+        if (!iv.has_lower_bound() || !iv.has_upper_bound())
+          error(source[v]->loc, "cannot infer a finite range for '" + v + "' from '" + lang::to_source(*source[v]) +
+                                    "'; add a where clause such as 'where " + v + " in 0:N'");
+        Halide::Expr lo = simplify(Halide::max(iv.min, 0));
+        Halide::Expr hi = simplify(iv.max + 1);
+        ranges[v] = Range{SymExpr(lo), SymExpr(hi), false};
+        unresolved.erase(v);
+      }
+    }
+    if (!unresolved.empty() && blocked) return false;
+    std::vector<std::string> lhs_free, stuck;
+    std::set<std::string> in_accesses;
+    for (const Access& a : accesses)
+      for (const auto& arg : a.expr->args) collect_vars(*arg, in_accesses);
+    for (const auto& v : s.vars) {
+      if (!unresolved.count(v)) continue;
+      bool on_lhs = std::find(s.indices.begin(), s.indices.end(), v) != s.indices.end();
+      (on_lhs && !in_accesses.count(v) ? lhs_free : stuck).push_back(v);
+    }
+    if (!stuck.empty()) report_unresolved(s, stuck, accesses);
+    ranges_[si] = std::move(ranges);
+    lhs_free_[si] = lhs_free;
+    states_[si] = lhs_free.empty() ? State::Done : State::WaitLhs;
+    return true;
+  }
+
+  // The condition "subscript d of access is in bounds", if it has exactly one unresolved variable.
+  void constrain(const Expr& access, int d, const std::map<std::string, Range>& ranges,
+                 const std::set<std::string>& unresolved, std::map<std::string, HI::Interval>& found,
+                 std::map<std::string, const Expr*>& source, bool& blocked) const {
+    Halide::Expr idx = to_halide(*access.args[d], dim_fn());
+    if (!idx.defined()) return;
+    std::string var;
+    int count = 0;
+    for (const auto& v : unresolved)
+      if (HI::expr_uses_var(idx, v)) {
+        var = v;
+        ++count;
+      }
+    if (count != 1) return;
+    if (!known_[access.tensor]) {
+      blocked = true;
+      return;
+    }
+    Halide::Expr cond = 0 <= idx && idx < extents_[access.tensor][d];
+    HI::Scope<HI::Interval> scope;
+    for (const auto& [name, r] : ranges)
+      scope.push(name, HI::Interval(r.lo.halide(), simplify(r.hi.halide() - 1)));
+    cond = simplify(HI::and_condition_over_domain(cond, scope));
+    HI::Interval iv = HI::solve_for_inner_interval(cond, var);
+    auto it = found.find(var);
+    if (it == found.end()) {
+      found[var] = iv;
+      source[var] = &access;
+      return;
+    }
+    HI::Interval& cur = it->second;
+    if (iv.has_lower_bound()) cur.min = cur.has_lower_bound() ? simplify(Halide::max(cur.min, iv.min)) : iv.min;
+    if (iv.has_upper_bound()) cur.max = cur.has_upper_bound() ? simplify(Halide::min(cur.max, iv.max)) : iv.max;
+  }
+
+  [[noreturn]] void report_unresolved(const Stmt& s, const std::vector<std::string>& stuck,
+                                      const std::vector<Access>& accesses) const {
+    // Ambiguous: the variable only appears in subscripts together with other unknowns.
+    for (const Access& a : accesses)
+      for (const auto& arg : a.expr->args) {
+        std::set<std::string> vs;
+        collect_vars(*arg, vs);
+        std::vector<std::string> together;
+        for (const auto& v : stuck)
+          if (vs.count(v)) together.push_back(v);
+        if (together.size() >= 2 || (together.size() == 1 && !to_halide(*arg, dim_fn()).defined()))
+          error(arg->loc, "cannot infer the range" + std::string(together.size() > 1 ? "s of " : " of ") +
+                              join_quoted(together) + " from '" + lang::to_source(*a.expr) +
+                              "'; add a where clause such as 'where " + together.back() + " in 0:N'");
+      }
+    error(s.loc, "cannot infer the range of " + join_quoted(stuck) +
+                     ": no tensor access constrains it; add a where clause such as 'where " + stuck.front() + " in 0:N'");
+  }
+
+  // Extents of a non-input tensor, once no writer is pending; resolves LHS-free variables.
+  bool finalize(int t) {
+    std::vector<int> writers;
+    for (size_t s = 0; s < def_.stmts.size(); ++s)
+      if (def_.stmts[s].lhs_tensor == t) {
+        if (states_[s] == State::Pending) return false;
+        writers.push_back(static_cast<int>(s));
+      }
+    const auto& decl = def_.tensors[t];
+    std::vector<Halide::Expr> ext(decl.ndim);
+    for (int d = 0; d < decl.ndim; ++d) {
+      Halide::Expr e;
+      for (int w : writers) {
+        const std::string& v = def_.stmts[w].indices[d];
+        auto it = ranges_[w].find(v);
+        if (it == ranges_[w].end()) continue;
+        Halide::Expr hi = it->second.hi.halide();
+        e = e.defined() ? Halide::max(e, hi) : hi;
+      }
+      if (!e.defined() && decl.has_dims_annotation()) e = annotated_dim(decl, d);
+      if (!e.defined()) {
+        const Stmt& s = def_.stmts[writers.front()];
+        error(s.index_locs[d], "cannot infer the range of '" + s.indices[d] + "': no access in this statement constrains it "
+                               "and no other statement writing '" + decl.name + "' sets dimension " + std::to_string(d) +
+                               "; add a where clause such as 'where " + s.indices[d] + " in 0:N'");
+      }
+      ext[d] = simplify(Halide::max(e, 0));
+    }
+    extents_[t] = ext;
+    for (int w : writers) {
+      for (const auto& v : lhs_free_[w]) {
+        int d = static_cast<int>(std::find(def_.stmts[w].indices.begin(), def_.stmts[w].indices.end(), v) -
+                                 def_.stmts[w].indices.begin());
+        ranges_[w][v] = Range{SymExpr(Halide::Expr(0)), SymExpr(ext[d]), false};
+      }
+      lhs_free_[w].clear();
+      states_[w] = State::Done;
+    }
+    known_[t] = true;
+    return true;
+  }
+
+  Halide::Expr annotated_dim(const lang::TensorDecl& decl, int d) const {
+    const auto& dim = decl.dims[d];
+    return dim.is_literal() ? Halide::Expr(static_cast<int>(dim.value)) : size_var(dim.name);
+  }
+
+  [[noreturn]] void report_deadlock() const {
+    for (size_t s = 0; s < def_.stmts.size(); ++s) {
+      if (states_[s] != State::Pending) continue;
+      for (const Access& a : accesses_of(def_.stmts[s]))
+        if (!known_[a.expr->tensor])
+          error(a.expr->loc, "cannot infer ranges: this statement reads '" + a.expr->name +
+                                 "', whose shape depends on this statement or on a later one; add where clauses");
+      error(def_.stmts[s].loc, "cannot infer ranges of this statement: its where clause uses the shape of a tensor "
+                               "that is not known yet");
+    }
+    fail(TC_ERROR_INTERNAL, "range inference made no progress");
+  }
+
+  DefRanges result() const {
+    DefRanges out;
+    for (size_t t = 0; t < def_.tensors.size(); ++t) {
+      std::vector<SymExpr> ext;
+      for (const auto& e : extents_[t]) ext.emplace_back(simplify(e));
+      out.extents.push_back(ext);
+    }
+    for (size_t s = 0; s < def_.stmts.size(); ++s) {
+      StmtRanges sr;
+      for (const auto& v : def_.stmts[s].vars) sr.vars.push_back(ranges_[s].at(v));
+      out.stmts.push_back(sr);
+      add_preconditions(static_cast<int>(s), out.preconditions);
+    }
+    return out;
+  }
+
+  void add_preconditions(int si, std::vector<Precondition>& out) const {
+    const Stmt& s = def_.stmts[si];
+    HI::Scope<HI::Interval> scope;
+    for (const auto& [name, r] : ranges_[si]) scope.push(name, HI::Interval(r.lo.halide(), simplify(r.hi.halide() - 1)));
+    std::vector<Access> all;
+    collect_accesses(*s.rhs, false, all);
+    for (const auto& e : s.exists) collect_accesses(*e, false, all);
+    for (const Access& a : all) {
+      if (a.guarded || a.expr->tensor == s.lhs_tensor) continue;
+      for (size_t d = 0; d < a.expr->args.size(); ++d) {
+        Halide::Expr idx = to_halide(*a.expr->args[d], dim_fn());
+        if (!idx.defined()) continue;
+        HI::Interval b = HI::bounds_of_expr_in_scope(idx, scope);
+        if (!b.is_bounded()) continue;
+        out.push_back(Precondition{si, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
+                                   SymExpr(simplify(b.min)), SymExpr(simplify(b.max))});
+      }
+    }
+  }
+
+  const lang::Program& prog_;
+  const Def& def_;
+  HI::Scope<HI::Interval> size_bounds_;
+  std::vector<std::vector<Halide::Expr>> extents_;
+  std::vector<bool> known_;
+  std::vector<State> states_;
+  std::vector<std::map<std::string, Range>> ranges_;
+  std::vector<std::vector<std::string>> lhs_free_;
+};
+
+}  // namespace
+
+DefRanges infer_ranges(const lang::Program& program, const lang::Def& def) {
+  return DefInference(program, def).run();
+}
+
+}  // namespace tc::infer

@@ -1,0 +1,40 @@
+// ranges.h — what range inference finds for one def, symbolically in the size names:
+// every tensor's extents, every statement's index-variable ranges, and the preconditions
+// (index bounds of accesses) that must hold once sizes are known.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "infer/sym_expr.h"
+#include "lang/diagnostics.h"
+
+namespace tc::infer {
+
+// Half-open [lo, hi).
+struct Range {
+  SymExpr lo, hi;
+  bool from_where = false;  // given by a where clause rather than inferred
+};
+
+// An access whose index bounds inference did not guarantee: checked when sizes are known.
+struct Precondition {
+  int stmt = -1;
+  lang::SourceLoc loc;
+  std::string access;  // source text, e.g. "C(i + j)"
+  int tensor = -1;
+  int dim = -1;
+  SymExpr min_index, max_index;  // inclusive bounds of the index over the statement's domain
+};
+
+struct StmtRanges {
+  std::vector<Range> vars;  // parallel to Stmt::vars
+};
+
+struct DefRanges {
+  std::vector<std::vector<SymExpr>> extents;  // per tensor (all roles), per dimension
+  std::vector<StmtRanges> stmts;
+  std::vector<Precondition> preconditions;
+};
+
+}  // namespace tc::infer

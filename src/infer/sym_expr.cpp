@@ -1,0 +1,81 @@
+// sym_expr.cpp — SymExpr over Halide IR: construction, printing, and a 64-bit evaluator
+// for the node kinds inference produces (arithmetic, min/max, select, comparisons).
+#include "infer/sym_expr.h"
+
+#include <Halide.h>
+
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tc::infer {
+
+namespace HI = Halide::Internal;
+
+SymExpr::SymExpr() = default;
+SymExpr::SymExpr(const Halide::Expr& e) : e_(std::make_shared<Halide::Expr>(e)) {}
+SymExpr SymExpr::constant(int64_t v) { return SymExpr(Halide::Expr(static_cast<int>(v))); }
+SymExpr SymExpr::size(const std::string& name) { return SymExpr(HI::Variable::make(Halide::Int(32), name)); }
+bool SymExpr::defined() const { return e_ && e_->defined(); }
+const Halide::Expr& SymExpr::halide() const { return *e_; }
+
+std::string SymExpr::to_string() const {
+  if (!defined()) return "?";
+  std::ostringstream os;
+  os << *e_;
+  return os.str();
+}
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t r = a % b;
+  return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+int64_t eval(const Halide::Expr& e, const SizeValues& s) {
+  if (const auto* n = e.as<HI::IntImm>()) return n->value;
+  if (const auto* n = e.as<HI::UIntImm>()) return static_cast<int64_t>(n->value);
+  if (const auto* n = e.as<HI::Variable>()) {
+    auto it = s.find(n->name);
+    if (it == s.end()) fail(TC_ERROR_INTERNAL, "size '" + n->name + "' has no value");
+    return it->second;
+  }
+  if (const auto* n = e.as<HI::Cast>()) return eval(n->value, s);
+  if (const auto* n = e.as<HI::Add>()) return eval(n->a, s) + eval(n->b, s);
+  if (const auto* n = e.as<HI::Sub>()) return eval(n->a, s) - eval(n->b, s);
+  if (const auto* n = e.as<HI::Mul>()) return eval(n->a, s) * eval(n->b, s);
+  if (const auto* n = e.as<HI::Div>()) return floor_div(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Mod>()) return floor_mod(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Min>()) return std::min(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Max>()) return std::max(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Select>()) return eval(n->condition, s) ? eval(n->true_value, s) : eval(n->false_value, s);
+  if (const auto* n = e.as<HI::EQ>()) return eval(n->a, s) == eval(n->b, s);
+  if (const auto* n = e.as<HI::NE>()) return eval(n->a, s) != eval(n->b, s);
+  if (const auto* n = e.as<HI::LT>()) return eval(n->a, s) < eval(n->b, s);
+  if (const auto* n = e.as<HI::LE>()) return eval(n->a, s) <= eval(n->b, s);
+  if (const auto* n = e.as<HI::GT>()) return eval(n->a, s) > eval(n->b, s);
+  if (const auto* n = e.as<HI::GE>()) return eval(n->a, s) >= eval(n->b, s);
+  if (const auto* n = e.as<HI::And>()) return eval(n->a, s) && eval(n->b, s);
+  if (const auto* n = e.as<HI::Or>()) return eval(n->a, s) || eval(n->b, s);
+  if (const auto* n = e.as<HI::Not>()) return !eval(n->a, s);
+  std::ostringstream os;
+  os << e;
+  fail(TC_ERROR_INTERNAL, "cannot evaluate size expression '" + os.str() + "'");
+}
+
+}  // namespace
+
+int64_t SymExpr::evaluate(const SizeValues& sizes) const {
+  if (!defined()) fail(TC_ERROR_INTERNAL, "evaluating an undefined size expression");
+  return eval(*e_, sizes);
+}
+
+}  // namespace tc::infer

@@ -1,0 +1,85 @@
+// to_halide.cpp — see to_halide.h. Division and modulo keep their TC meaning (floor /
+// Euclidean), which is also Halide's, so the solver reasons with the language's semantics.
+#include "infer/to_halide.h"
+
+namespace tc::infer {
+
+namespace HI = Halide::Internal;
+using lang::ExprKind;
+using lang::Ref;
+using lang::Tok;
+
+Halide::Expr index_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
+Halide::Expr size_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
+
+namespace {
+
+Halide::Expr binary(Tok op, const Halide::Expr& a, const Halide::Expr& b) {
+  switch (op) {
+    case Tok::Plus: return a + b;
+    case Tok::Minus: return a - b;
+    case Tok::Star: return a * b;
+    case Tok::Slash: return a / b;
+    case Tok::Percent: return a % b;
+    case Tok::Lt: return a < b;
+    case Tok::Le: return a <= b;
+    case Tok::Gt: return a > b;
+    case Tok::Ge: return a >= b;
+    case Tok::Eq: return a == b;
+    case Tok::Ne: return a != b;
+    case Tok::AndAnd: return a && b;
+    case Tok::OrOr: return a || b;
+    default: return Halide::Expr();
+  }
+}
+
+bool is_int(const Halide::Expr& e) { return e.defined() && e.type().is_int(); }
+bool is_bool(const Halide::Expr& e) { return e.defined() && e.type().is_bool(); }
+
+}  // namespace
+
+Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+      if (e.int_value > INT32_MAX || e.int_value < INT32_MIN) return Halide::Expr();
+      return Halide::Expr(static_cast<int>(e.int_value));
+    case ExprKind::Ident:
+      if (e.ref == Ref::Index) return index_var(e.name);
+      if (e.ref == Ref::Size) return size_var(e.name);
+      return Halide::Expr();
+    case ExprKind::Dim:
+      return dim_extent(e.tensor, static_cast<int>(e.int_value));
+    case ExprKind::Unary: {
+      Halide::Expr a = to_halide(*e.args[0], dim_extent);
+      if (e.op == Tok::Minus && is_int(a)) return 0 - a;
+      if (e.op == Tok::Not && is_bool(a)) return !a;
+      return Halide::Expr();
+    }
+    case ExprKind::Binary: {
+      Halide::Expr a = to_halide(*e.args[0], dim_extent);
+      Halide::Expr b = to_halide(*e.args[1], dim_extent);
+      bool logical = e.op == Tok::AndAnd || e.op == Tok::OrOr;
+      if (logical ? !(is_bool(a) && is_bool(b)) : !(is_int(a) && is_int(b))) return Halide::Expr();
+      return binary(e.op, a, b);
+    }
+    case ExprKind::Ternary: {
+      Halide::Expr c = to_halide(*e.args[0], dim_extent);
+      Halide::Expr a = to_halide(*e.args[1], dim_extent);
+      Halide::Expr b = to_halide(*e.args[2], dim_extent);
+      if (!is_bool(c) || !is_int(a) || !is_int(b)) return Halide::Expr();
+      return Halide::select(c, a, b);
+    }
+    case ExprKind::Call: {
+      if (e.ref != Ref::Builtin || (e.builtin != lang::BuiltinId::Min && e.builtin != lang::BuiltinId::Max))
+        return Halide::Expr();
+      Halide::Expr a = to_halide(*e.args[0], dim_extent);
+      Halide::Expr b = to_halide(*e.args[1], dim_extent);
+      if (!is_int(a) || !is_int(b)) return Halide::Expr();
+      return e.builtin == lang::BuiltinId::Min ? Halide::min(a, b) : Halide::max(a, b);
+    }
+    default:
+      return Halide::Expr();
+  }
+}
+
+}  // namespace tc::infer

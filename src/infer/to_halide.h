@@ -1,0 +1,21 @@
+// to_halide.h — translates the integer part of TC expressions (index arithmetic, size names,
+// T.d, min/max, ?:) into Halide expressions for the solver. Anything else (tensor reads,
+// floats, other builtins) has no symbolic meaning and yields an undefined Expr.
+#pragma once
+
+#include <Halide.h>
+
+#include <functional>
+
+#include "lang/ast.h"
+
+namespace tc::infer {
+
+// `dim_extent(tensor, dim)` returns the extent of T.d, or an undefined Expr when not yet known.
+using DimExtentFn = std::function<Halide::Expr(int tensor, int dim)>;
+
+Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent);
+Halide::Expr index_var(const std::string& name);
+Halide::Expr size_var(const std::string& name);
+
+}  // namespace tc::infer

@@ -1,0 +1,208 @@
+// bind.cpp — see bind.h.
+#include "ir/bind.h"
+
+#include <climits>
+#include <map>
+
+#include "lang/diagnostics.h"
+#include "support/error.h"
+
+namespace tc::ir {
+
+int64_t TensorSig::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + ")";
+}
+
+std::vector<TensorSig> BoundDef::outputs() const {
+  std::vector<TensorSig> out;
+  for (size_t t = 0; t < tensors.size(); ++t)
+    if (def().tensors[t].role == lang::TensorRole::Output) out.push_back(tensors[t]);
+  return out;
+}
+
+std::vector<TensorSig> BoundDef::inputs() const {
+  std::vector<TensorSig> out;
+  for (size_t t = 0; t < tensors.size(); ++t)
+    if (def().tensors[t].role == lang::TensorRole::Input) out.push_back(tensors[t]);
+  return out;
+}
+
+namespace {
+
+// Largest extent of one dimension: backends index with 32-bit integers.
+constexpr int64_t kMaxExtent = INT32_MAX;
+
+class Binder {
+ public:
+  Binder(std::shared_ptr<const Program> program, size_t def_index) {
+    b_.program = std::move(program);
+    b_.def_index = def_index;
+  }
+
+  BoundDef run(const DLTensor* inputs, size_t n) {
+    const lang::Def& def = b_.def();
+    b_.tensors.resize(def.tensors.size());
+    bind_inputs(inputs, n);
+    bind_extents();
+    bind_ranges();
+    check_preconditions();
+    return std::move(b_);
+  }
+
+ private:
+  const lang::Def& def() const { return b_.def(); }
+  const infer::DefRanges& ranges() const { return b_.program->ranges[b_.def_index]; }
+  std::string where(const lang::TensorDecl& t) const {
+    return "input '" + t.name + "' (argument " + std::to_string(t.param_index + 1) + " of '" + def().name + "')";
+  }
+
+  void bind_inputs(const DLTensor* inputs, size_t n) {
+    size_t expected = def().inputs.size();
+    if (n != expected)
+      fail(TC_ERROR_INVALID_ARGUMENT, "'" + def().name + "' takes " + std::to_string(expected) + " input" +
+                                          (expected == 1 ? "" : "s") + ", got " + std::to_string(n));
+    if (n > 0 && inputs == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, "inputs is NULL but num_inputs is " + std::to_string(n));
+    std::map<std::string, std::string> size_origin;
+    for (size_t t = 0; t < def().tensors.size(); ++t) {
+      const lang::TensorDecl& decl = def().tensors[t];
+      if (decl.role != lang::TensorRole::Input) continue;
+      const DLTensor& x = inputs[decl.param_index];
+      auto type = from_dlpack(x.dtype);
+      if (!type) fail(TC_ERROR_SHAPE, where(decl) + ": unsupported dtype " + dlpack_to_string(x.dtype) + "; expected " + name(decl.type));
+      if (*type != decl.type)
+        fail(TC_ERROR_SHAPE, where(decl) + ": expected dtype " + name(decl.type) + ", got " + name(*type));
+      if (x.ndim != decl.ndim)
+        fail(TC_ERROR_SHAPE, where(decl) + ": expected rank " + std::to_string(decl.ndim) + ", got " + std::to_string(x.ndim));
+      if (x.ndim > 0 && x.shape == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, where(decl) + ": shape is NULL");
+      TensorSig sig{*type, {}};
+      for (int d = 0; d < decl.ndim; ++d) {
+        int64_t got = x.shape[d];
+        if (got < 0 || got > kMaxExtent)
+          fail(got < 0 ? TC_ERROR_SHAPE : TC_ERROR_UNSUPPORTED,
+               where(decl) + " dimension " + std::to_string(d) + ": size " + std::to_string(got) +
+                   (got < 0 ? " is negative" : " exceeds the largest supported extent 2147483647"));
+        bind_dim(decl, d, got, size_origin);
+        sig.shape.push_back(got);
+      }
+      b_.tensors[t] = sig;
+    }
+  }
+
+  void bind_dim(const lang::TensorDecl& decl, int d, int64_t got, std::map<std::string, std::string>& origin) {
+    const lang::DimSpec& spec = decl.dims[d];
+    std::string dim = where(decl) + " dimension " + std::to_string(d);
+    if (spec.is_literal()) {
+      if (got != spec.value)
+        fail(TC_ERROR_SHAPE, dim + ": expected " + std::to_string(spec.value) + ", got " + std::to_string(got));
+      return;
+    }
+    auto it = b_.sizes.find(spec.name);
+    if (it == b_.sizes.end()) {
+      b_.sizes[spec.name] = got;
+      origin[spec.name] = "'" + decl.name + "' dimension " + std::to_string(d);
+    } else if (it->second != got) {
+      fail(TC_ERROR_SHAPE, dim + ": size '" + spec.name + "' is " + std::to_string(it->second) + " (from " +
+                               origin[spec.name] + "), got " + std::to_string(got));
+    }
+  }
+
+  void bind_extents() {
+    for (size_t t = 0; t < def().tensors.size(); ++t) {
+      const lang::TensorDecl& decl = def().tensors[t];
+      if (decl.role == lang::TensorRole::Input) continue;
+      TensorSig sig{decl.type, {}};
+      for (int d = 0; d < decl.ndim; ++d) {
+        int64_t e = ranges().extents[t][d].evaluate(b_.sizes);
+        if (e > kMaxExtent)
+          fail(TC_ERROR_UNSUPPORTED, "'" + decl.name + "' dimension " + std::to_string(d) + " would have extent " +
+                                         std::to_string(e) + ", more than the supported 2147483647");
+        if (decl.has_dims_annotation()) check_annotation(decl, d, e);
+        sig.shape.push_back(e);
+      }
+      check_element_count(decl.name, sig.shape);
+      b_.tensors[t] = sig;
+    }
+  }
+
+  void check_annotation(const lang::TensorDecl& decl, int d, int64_t inferred) const {
+    const auto& spec = decl.dims[d];
+    int64_t declared = spec.is_literal() ? spec.value : b_.sizes.at(spec.name);
+    if (declared != inferred)
+      fail(TC_ERROR_SHAPE, "output '" + decl.name + "' dimension " + std::to_string(d) + ": declared " + spec.text() +
+                               " = " + std::to_string(declared) + ", but the statements give it extent " +
+                               std::to_string(inferred));
+  }
+
+  static void check_element_count(const std::string& name, const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d != 0 && n > INT64_MAX / 16 / d)
+        fail(TC_ERROR_UNSUPPORTED, "'" + name + "' with shape " + shape_text(shape) + " has too many elements");
+      n *= d;
+    }
+  }
+
+  void bind_ranges() {
+    for (size_t s = 0; s < def().stmts.size(); ++s) {
+      const lang::Stmt& st = def().stmts[s];
+      std::vector<std::pair<int64_t, int64_t>> rs;
+      bool empty = false;
+      for (const auto& r : ranges().stmts[s].vars) {
+        rs.emplace_back(r.lo.evaluate(b_.sizes), r.hi.evaluate(b_.sizes));
+        empty = empty || rs.back().first >= rs.back().second;
+      }
+      for (size_t v = 0; v < st.num_lhs_vars() && !empty; ++v)
+        if (rs[v].first < 0)
+          fail(TC_ERROR_SHAPE, location(st.index_locs[v]) + "statement writes '" + st.lhs + "' at index " +
+                                   std::to_string(rs[v].first) + " in dimension " + std::to_string(v) + " ('" +
+                                   st.vars[v] + "' in " + std::to_string(rs[v].first) + ":" +
+                                   std::to_string(rs[v].second) + "); indices written must be non-negative");
+      b_.ranges.push_back(rs);
+    }
+  }
+
+  void check_preconditions() const {
+    for (const auto& p : ranges().preconditions) {
+      bool empty = false;
+      for (const auto& r : b_.ranges[p.stmt]) empty = empty || r.first >= r.second;
+      if (empty) continue;
+      int64_t lo = p.min_index.evaluate(b_.sizes), hi = p.max_index.evaluate(b_.sizes);
+      int64_t extent = b_.tensors[p.tensor].shape[p.dim];
+      if (lo >= 0 && hi < extent) continue;
+      fail(TC_ERROR_SHAPE, location(p.loc) + "'" + p.access + "' reads '" + def().tensors[p.tensor].name +
+                               "' out of bounds in dimension " + std::to_string(p.dim) + ": indices " +
+                               std::to_string(lo) + ".." + std::to_string(hi) + " but the extent is " +
+                               std::to_string(extent) + " (sizes: " + sizes_text() + ")");
+    }
+  }
+
+  std::string location(const lang::SourceLoc& loc) const {
+    const auto& src = b_.program->ast.source;
+    std::string who = !src.file_name.empty() ? src.file_name : def().name;
+    return who + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
+  }
+
+  std::string sizes_text() const {
+    std::string out;
+    for (const auto& [k, v] : b_.sizes) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+    return out.empty() ? "none" : out;
+  }
+
+  BoundDef b_;
+};
+
+}  // namespace
+
+BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DLTensor* inputs, size_t num_inputs) {
+  return Binder(std::move(program), def_index).run(inputs, num_inputs);
+}
+
+}  // namespace tc::ir

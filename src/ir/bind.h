@@ -1,0 +1,42 @@
+// bind.h — binding a def to concrete input types and shapes: checks the inputs against the
+// signature (dtype, rank, literal dims, repeated size names), gives every size name its value,
+// evaluates every extent and range, and checks the preconditions inference left open. The
+// result is what backends compile. Done once per tc_infer_outputs / tc_compile, never in tc_run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "ir/program.h"
+
+namespace tc::ir {
+
+struct TensorSig {
+  ScalarType type;
+  std::vector<int64_t> shape;
+  int64_t num_elements() const;
+};
+
+struct BoundDef {
+  std::shared_ptr<const Program> program;
+  size_t def_index = 0;
+  infer::SizeValues sizes;
+  std::vector<TensorSig> tensors;  // every tensor of the def, indexed like Def::tensors
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;  // per statement, per var: [lo, hi)
+
+  const lang::Def& def() const { return program->def(def_index); }
+  std::vector<TensorSig> outputs() const;
+  std::vector<TensorSig> inputs() const;
+};
+
+// Only dtype, ndim and shape of `inputs` are read. Throws TC_ERROR_SHAPE (mismatches,
+// out-of-bounds preconditions) or TC_ERROR_INVALID_ARGUMENT (count, NULLs).
+BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DLTensor* inputs, size_t num_inputs);
+
+std::string shape_text(const std::vector<int64_t>& shape);  // "(2, 3)"
+
+}  // namespace tc::ir

@@ -1,0 +1,42 @@
+// describe.cpp — see describe.h.
+#include "ir/describe.h"
+
+namespace tc::ir {
+
+std::string extent_text(const infer::SymExpr& e) { return e.to_string(); }
+
+namespace {
+
+const char* role_name(lang::TensorRole r) {
+  switch (r) {
+    case lang::TensorRole::Input: return "input";
+    case lang::TensorRole::Output: return "output";
+    default: return "temporary";
+  }
+}
+
+}  // namespace
+
+std::string describe(const lang::Def& def, const infer::DefRanges& ranges) {
+  std::string out = "def " + def.name + "\n";
+  for (size_t t = 0; t < def.tensors.size(); ++t) {
+    const auto& decl = def.tensors[t];
+    out += std::string("  ") + role_name(decl.role) + " " + decl.name + ": " + name(decl.type) + "(";
+    for (size_t d = 0; d < ranges.extents[t].size(); ++d) out += (d ? ", " : "") + extent_text(ranges.extents[t][d]);
+    out += ")\n";
+  }
+  for (size_t s = 0; s < def.stmts.size(); ++s) {
+    const auto& st = def.stmts[s];
+    out += "  statement " + std::to_string(s + 1) + " (line " + std::to_string(st.loc.line) + ", " + st.lhs + "):";
+    for (size_t v = 0; v < st.vars.size(); ++v) {
+      const auto& r = ranges.stmts[s].vars[v];
+      out += " " + st.vars[v] + " in " + extent_text(r.lo) + ":" + extent_text(r.hi) +
+             (v >= st.num_lhs_vars() ? " (reduction)" : "");
+      if (v + 1 < st.vars.size()) out += ",";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace tc::ir

@@ -1,0 +1,136 @@
+// ast.h — the syntax tree of a TC source, plus the annotations sema fills in (resolved
+// references, scalar types, the tensor table, reduction kind). Parsing produces it; sema
+// completes it; nothing here knows about shapes, ranges or backends.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lang/builtins.h"
+#include "lang/diagnostics.h"
+#include "lang/token.h"
+#include "support/dtype.h"
+
+namespace tc::lang {
+
+struct Expr;
+using ExprPtr = std::shared_ptr<Expr>;
+
+enum class ExprKind { IntLit, FloatLit, Ident, Unary, Binary, Ternary, Call, Dim };
+
+// What a name or call refers to, decided by sema.
+enum class Ref { Unresolved, Size, Index, Tensor, Builtin, Cast };
+
+struct Expr {
+  ExprKind kind;
+  SourceLoc loc;
+  std::string name;  // Ident, Call, Dim: the identifier; literals: their spelling
+  Tok op = Tok::End;  // Unary, Binary
+  std::vector<ExprPtr> args;  // operands, call arguments, ternary (cond, then, else)
+  int64_t int_value = 0;  // IntLit; Dim: the dimension number
+  double float_value = 0;  // FloatLit
+
+  // ---- sema annotations ----
+  Ref ref = Ref::Unresolved;
+  ScalarType type = ScalarType::Int32;
+  bool weak = false;        // a literal (or an expression of only literals): adapts to the other operand
+  int tensor = -1;          // Ref::Tensor (also for a bare 0-d tensor name), Dim
+  BuiltinId builtin{};      // Ref::Builtin
+  ScalarType cast_to{};     // Ref::Cast
+
+  ExprPtr clone() const;
+};
+
+// A dimension of a declared tensor type: a size name or an integer literal.
+struct DimSpec {
+  std::string name;  // empty for literals
+  int64_t value = 0;
+  SourceLoc loc;
+  bool is_literal() const { return name.empty(); }
+  std::string text() const { return is_literal() ? std::to_string(value) : name; }
+};
+
+struct Param {
+  std::string name;
+  SourceLoc loc;
+  std::optional<ScalarType> type;  // outputs: empty when not annotated
+  bool has_dims = false;           // outputs: "int32(M,N) out" vs "int32 out" vs "out"
+  std::vector<DimSpec> dims;
+};
+
+struct RangeConstraint {
+  std::string var;
+  SourceLoc loc;
+  ExprPtr lo, hi;  // half-open [lo, hi)
+};
+
+struct Let {
+  std::string name;
+  SourceLoc loc;
+  ExprPtr value;
+};
+
+enum class ReduceOp { None, Sum, Product, Min, Max };
+
+struct Stmt {
+  SourceLoc loc;
+  std::string lhs;
+  std::vector<std::string> indices;
+  std::vector<SourceLoc> index_locs;
+  bool bare_lhs = false;  // "s = ..." for a 0-d tensor
+  Tok op = Tok::Assign;
+  SourceLoc op_loc;
+  ExprPtr rhs;
+  std::vector<RangeConstraint> ranges;
+  std::vector<Let> lets;
+  std::vector<ExprPtr> exists;
+
+  // A call statement "a, b = f(x, y)" (parsed; sema reports it unsupported).
+  bool is_call = false;
+  std::vector<std::string> call_outputs;
+
+  // ---- sema annotations ----
+  int lhs_tensor = -1;
+  ReduceOp reduce = ReduceOp::None;
+  bool init = false;                    // '!' reductions: initialise with the identity first
+  std::vector<std::string> vars;        // all index variables: LHS indices first, then reduction vars
+  size_t num_lhs_vars() const { return indices.size(); }
+};
+
+enum class TensorRole { Input, Output, Temporary };
+
+struct TensorDecl {
+  std::string name;
+  TensorRole role;
+  SourceLoc loc;
+  ScalarType type = ScalarType::Float32;
+  int ndim = 0;
+  std::vector<DimSpec> dims;   // inputs (and annotated outputs): as declared
+  bool type_annotated = false;
+  int param_index = -1;        // position among inputs or outputs
+  bool has_dims_annotation() const { return role == TensorRole::Output && static_cast<int>(dims.size()) == ndim && ndim > 0; }
+};
+
+struct Def {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Param> inputs;
+  std::vector<Param> outputs;
+  std::vector<Stmt> stmts;
+
+  // ---- sema annotations ----
+  std::vector<TensorDecl> tensors;  // inputs, then outputs, then temporaries in order of first write
+  std::vector<std::string> size_names;  // in order of first appearance in the inputs
+  int find_tensor(const std::string& n) const;
+  bool is_size(const std::string& n) const;
+};
+
+struct Program {
+  SourceText source;
+  std::vector<Def> defs;
+};
+
+}  // namespace tc::lang

@@ -1,0 +1,105 @@
+// validate.cpp — see validate.h. Messages name the tensor, the dimension, expected and got.
+#include "runtime/validate.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "support/error.h"
+
+namespace tc::runtime {
+namespace {
+
+TensorView view_of(const DLTensor& x, const ExpectedTensor& e) {
+  const std::string& what = e.what;
+  if (x.device.device_type != kDLCPU)
+    fail(TC_ERROR_SHAPE, what + ": device type " + std::to_string(x.device.device_type) +
+                             " is not supported by this kernel (expected kDLCPU = 1)");
+  auto type = from_dlpack(x.dtype);
+  if (!type || *type != e.sig.type)
+    fail(TC_ERROR_SHAPE, what + ": expected dtype " + name(e.sig.type) + ", got " + dlpack_to_string(x.dtype));
+  int ndim = static_cast<int>(e.sig.shape.size());
+  if (x.ndim != ndim)
+    fail(TC_ERROR_SHAPE, what + ": expected rank " + std::to_string(ndim) + ", got " + std::to_string(x.ndim));
+  if (ndim > 0 && x.shape == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, what + ": shape is NULL");
+  TensorView v;
+  v.type = *type;
+  v.ndim = ndim;
+  for (int d = 0; d < ndim; ++d) {
+    if (x.shape[d] != e.sig.shape[d])
+      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": expected size " +
+                               std::to_string(e.sig.shape[d]) + ", got " + std::to_string(x.shape[d]) +
+                               " (expected shape " + ir::shape_text(e.sig.shape) + ")");
+    v.shape[d] = x.shape[d];
+  }
+  int64_t row_major = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    int64_t s = x.strides ? x.strides[d] : row_major;
+    if (s < 0)
+      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": negative stride " + std::to_string(s) +
+                               " is not supported");
+    v.strides[d] = s;
+    row_major *= v.shape[d];
+  }
+  if (x.data == nullptr && v.num_elements() > 0) fail(TC_ERROR_INVALID_ARGUMENT, what + ": data is NULL");
+  v.data = static_cast<char*>(x.data) + x.byte_offset;
+  return v;
+}
+
+// Byte range [lo, hi) a view touches; empty views touch nothing.
+std::pair<uintptr_t, uintptr_t> span(const TensorView& v) {
+  if (v.num_elements() == 0) return {0, 0};
+  int64_t last = 0;
+  for (int d = 0; d < v.ndim; ++d) last += (v.shape[d] - 1) * v.strides[d];
+  auto lo = reinterpret_cast<uintptr_t>(v.data);
+  return {lo, lo + static_cast<uintptr_t>((last + 1) * bytes(v.type))};
+}
+
+// True if two distinct indices of the view can address the same element.
+bool self_overlapping(const TensorView& v) {
+  std::vector<int> dims;
+  for (int d = 0; d < v.ndim; ++d)
+    if (v.shape[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int a, int b) { return v.strides[a] < v.strides[b]; });
+  int64_t reach = 1;  // elements spanned by the faster dimensions
+  for (int d : dims) {
+    if (v.strides[d] < reach) return true;
+    reach = v.strides[d] * v.shape[d];
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,
+                                         const char* kind) {
+  if (count != expected.size())
+    fail(TC_ERROR_INVALID_ARGUMENT, "the kernel takes " + std::to_string(expected.size()) + " " + kind +
+                                        (expected.size() == 1 ? "" : "s") + ", got " + std::to_string(count));
+  if (count > 0 && tensors == nullptr)
+    fail(TC_ERROR_INVALID_ARGUMENT, std::string(kind) + "s is NULL but the count is " + std::to_string(count));
+  std::vector<TensorView> views;
+  for (size_t i = 0; i < count; ++i) views.push_back(view_of(tensors[i], expected[i]));
+  return views;
+}
+
+void check_no_overlap(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                      const std::vector<ExpectedTensor>& input_names, const std::vector<ExpectedTensor>& output_names) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (self_overlapping(outputs[o]))
+      fail(TC_ERROR_SHAPE, output_names[o].what + ": its strides make different elements share memory");
+    auto a = span(outputs[o]);
+    auto overlaps = [&](const TensorView& other) {
+      auto b = span(other);
+      return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+    };
+    for (size_t p = 0; p < o; ++p)
+      if (overlaps(outputs[p]))
+        fail(TC_ERROR_SHAPE, output_names[o].what + " overlaps " + output_names[p].what + " in memory");
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (overlaps(inputs[i]))
+        fail(TC_ERROR_SHAPE, output_names[o].what + " overlaps " + input_names[i].what +
+                                 " in memory; inputs are read-only, so outputs must not alias them");
+  }
+}
+
+}  // namespace tc::runtime

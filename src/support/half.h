@@ -1,0 +1,57 @@
+// half.h — IEEE 754 binary16 <-> binary32 conversion (round to nearest even), for the
+// reference backend's float16 support.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace tc {
+
+inline float half_to_float(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400) == 0);
+      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | man << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);  // inf / nan
+  if (abs >= 0x477ff000u) return sign | 0x7c00;                                      // overflow -> inf
+  if (abs < 0x33000001u) return sign;                                                // underflow -> 0
+  uint32_t exp = abs >> 23;
+  uint32_t man = (abs & 0x7fffff) | 0x800000;
+  int shift = exp < 113 ? static_cast<int>(126 - exp) : 13;  // subnormal results shift more
+  uint32_t half_man = man >> shift;
+  uint32_t rem = man & ((1u << shift) - 1);
+  uint32_t halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (half_man & 1))) ++half_man;
+  if (exp < 113) return sign | static_cast<uint16_t>(half_man);
+  return sign | static_cast<uint16_t>(((exp - 112) << 10) + (half_man - 0x400));
+}
+
+inline float round_to_half(float f) { return half_to_float(float_to_half(f)); }
+
+}  // namespace tc

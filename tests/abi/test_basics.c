@@ -1,0 +1,378 @@
+/* test_basics.c — version, strerror, program/kernel queries, options, capacity rules. */
+#include "abi_util.h"
+
+#include <limits.h>
+
+#define TWO_SRC                                                   \
+  "def first(float(N) A) -> (B) { B(i) = A(i) + 1 }\n"            \
+  "def second(float(M,K) X, float(K) v) -> (y, z) {\n"          \
+  "  y(i) +=! X(i,k) * v(k)\n"                                    \
+  "  z(i,k) = X(i,k) * 2\n"                                       \
+  "}\n"
+
+static void test_version(void **state) {
+  (void)state;
+  assert_int_equal(tc_version_number(), TC_VERSION_NUMBER);
+  assert_int_equal(TC_VERSION_NUMBER, TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH);
+  assert_non_null(tc_version_string());
+  assert_string_equal(tc_version_string(), TC_VERSION_STRING);
+  char buf[64];
+  snprintf(buf, sizeof buf, "%d.%d.%d", TC_VERSION_MAJOR, TC_VERSION_MINOR, TC_VERSION_PATCH);
+  assert_string_equal(tc_version_string(), buf);
+  /* static: same pointer every time */
+  assert_ptr_equal(tc_version_string(), tc_version_string());
+}
+
+static void test_strerror(void **state) {
+  (void)state;
+  const int codes[] = {TC_OK,          TC_ERROR_INVALID_ARGUMENT, TC_ERROR_SYNTAX,  TC_ERROR_SEMANTIC,
+                       TC_ERROR_SHAPE, TC_ERROR_UNSUPPORTED,      TC_ERROR_COMPILE, TC_ERROR_RUNTIME,
+                       TC_ERROR_CACHE, TC_ERROR_NO_MEMORY,        TC_ERROR_INTERNAL};
+  const size_t n = sizeof codes / sizeof codes[0];
+  assert_int_equal(n, 11);
+  for (size_t i = 0; i < n; ++i) {
+    const char *s = tc_strerror(codes[i]);
+    assert_non_null(s);
+    assert_true(strlen(s) > 0);
+    assert_string_not_equal(s, "unknown status");
+    for (size_t j = 0; j < i; ++j) assert_string_not_equal(s, tc_strerror(codes[j]));
+  }
+  const int unknown[] = {1, -11, 42, -1000, INT_MAX, INT_MIN};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
+    const char *s = tc_strerror(unknown[i]);
+    assert_non_null(s);
+    assert_string_equal(s, "unknown status");
+  }
+}
+
+static void test_last_error_never_null(void **state) {
+  (void)state;
+  assert_non_null(tc_last_error_message());
+  /* A failure sets it; a later success does not clear it. */
+  tc_program *p = NULL;
+  assert_fails_with(tc_define(&p, "def ("), TC_ERROR_SYNTAX);
+  assert_null(p);
+  char saved[4096];
+  snprintf(saved, sizeof saved, "%s", tc_last_error_message());
+  assert_true(strlen(saved) > 0);
+  p = define_ok(MM_SRC);
+  assert_string_equal(tc_last_error_message(), saved);
+  tc_program_destroy(p);
+}
+
+static void test_destroy_null(void **state) {
+  (void)state;
+  tc_program_destroy(NULL);
+  tc_kernel_destroy(NULL);
+  tc_options_destroy(NULL);
+  assert_non_null(tc_last_error_message()); /* still alive */
+}
+
+static void test_program_defs(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  size_t count = 999;
+  assert_tc_ok(tc_program_num_defs(p, &count));
+  assert_int_equal(count, 2);
+  const char *name = NULL;
+  assert_tc_ok(tc_program_def_name(p, 0, &name));
+  assert_string_equal(name, "first");
+  assert_tc_ok(tc_program_def_name(p, 1, &name));
+  assert_string_equal(name, "second");
+  const char *keep = name;
+  assert_fails_with(tc_program_def_name(p, 2, &name), TC_ERROR_INVALID_ARGUMENT);
+  assert_ptr_equal(name, keep); /* not written on failure */
+  assert_fails_with(tc_program_def_name(p, (size_t)-1, &name), TC_ERROR_INVALID_ARGUMENT);
+
+  size_t ni = 99, no = 99;
+  assert_tc_ok(tc_program_num_params(p, "first", &ni, &no));
+  assert_int_equal(ni, 1);
+  assert_int_equal(no, 1);
+  assert_tc_ok(tc_program_num_params(p, "second", &ni, &no));
+  assert_int_equal(ni, 2);
+  assert_int_equal(no, 2);
+  /* entry NULL with several defs is an error; unknown entry too */
+  ni = no = 77;
+  assert_fails_with(tc_program_num_params(p, NULL, &ni, &no), TC_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(ni, 77);
+  assert_int_equal(no, 77);
+  assert_fails_with(tc_program_num_params(p, "third", &ni, &no), TC_ERROR_INVALID_ARGUMENT);
+  assert_true(strstr(tc_last_error_message(), "third") != NULL);
+  tc_program_destroy(p);
+}
+
+static void test_program_param_info(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  tc_param_info info;
+  memset(&info, 0, sizeof info);
+  assert_tc_ok(tc_program_input_info(p, "second", 0, &info));
+  assert_string_equal(info.name, "X");
+  assert_int_equal(info.dtype.code, kDLFloat);
+  assert_int_equal(info.dtype.bits, 32);
+  assert_int_equal(info.dtype.lanes, 1);
+  assert_int_equal(info.ndim, 2);
+  assert_string_equal(info.dims[0], "M");
+  assert_string_equal(info.dims[1], "K");
+  assert_tc_ok(tc_program_input_info(p, "second", 1, &info));
+  assert_string_equal(info.name, "v");
+  assert_int_equal(info.ndim, 1);
+  assert_string_equal(info.dims[0], "K");
+
+  assert_tc_ok(tc_program_output_info(p, "second", 0, &info));
+  assert_string_equal(info.name, "y");
+  assert_int_equal(info.dtype.code, kDLFloat);
+  assert_int_equal(info.dtype.bits, 32);
+  assert_int_equal(info.dtype.lanes, 1);
+  assert_int_equal(info.ndim, 1);
+  assert_string_equal(info.dims[0], "M");
+  assert_tc_ok(tc_program_output_info(p, "second", 1, &info));
+  assert_string_equal(info.name, "z");
+  assert_int_equal(info.ndim, 2);
+  assert_string_equal(info.dims[0], "M");
+  assert_string_equal(info.dims[1], "K");
+
+  /* index out of range: error, info untouched */
+  tc_param_info before = info;
+  assert_fails_with(tc_program_input_info(p, "second", 2, &info), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_program_output_info(p, "second", 2, &info), TC_ERROR_INVALID_ARGUMENT);
+  assert_memory_equal(&before, &info, sizeof info);
+  assert_fails_with(tc_program_input_info(p, NULL, 0, &info), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_program_output_info(p, "nope", 0, &info), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+
+  /* single def: entry NULL selects it; integer literal dims stay literal */
+  p = define_ok("def lit(float(3,N) A) -> (B) { B(i,j) = A(i,j) * 2 }");
+  assert_tc_ok(tc_program_input_info(p, NULL, 0, &info));
+  assert_string_equal(info.name, "A");
+  assert_int_equal(info.ndim, 2);
+  assert_string_equal(info.dims[0], "3");
+  assert_string_equal(info.dims[1], "N");
+  assert_tc_ok(tc_program_output_info(p, NULL, 0, &info));
+  assert_string_equal(info.name, "B");
+  assert_int_equal(info.ndim, 2);
+  assert_string_equal(info.dims[1], "N");
+  tc_program_destroy(p);
+}
+
+static void test_program_describe(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  const char *text = NULL;
+  assert_tc_ok(tc_program_describe(p, "second", &text));
+  assert_non_null(text);
+  assert_true(strlen(text) > 0);
+  /* mentions the tensors and the size names */
+  assert_non_null(strstr(text, "y"));
+  assert_non_null(strstr(text, "z"));
+  assert_non_null(strstr(text, "M"));
+  assert_non_null(strstr(text, "K"));
+  const char *t2 = NULL;
+  assert_tc_ok(tc_program_describe(p, "first", &t2));
+  assert_non_null(t2);
+  assert_non_null(strstr(t2, "N"));
+  const char *keep = t2;
+  assert_fails_with(tc_program_describe(p, NULL, &t2), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_program_describe(p, "zzz", &t2), TC_ERROR_INVALID_ARGUMENT);
+  assert_ptr_equal(t2, keep);
+  /* the first text is still valid (owned by the program) */
+  assert_true(strlen(text) > 0);
+  tc_program_destroy(p);
+}
+
+static void test_infer_outputs_capacity(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  int64_t xs[2] = {5, 3}, vs[1] = {3};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, xs, NULL), make_tensor(NULL, dt_f32(), 1, vs, NULL)};
+
+  /* query the count */
+  size_t n = 0;
+  assert_tc_ok(tc_infer_outputs(p, "second", in, 2, NULL, &n));
+  assert_int_equal(n, 2);
+
+  /* too small: INVALID_ARGUMENT, *num_outputs = count, nothing else written */
+  tc_tensor_info outs[3];
+  memset(outs, 0xAB, sizeof outs);
+  tc_tensor_info pristine[3];
+  memcpy(pristine, outs, sizeof outs);
+  n = 1;
+  assert_fails_with(tc_infer_outputs(p, "second", in, 2, outs, &n), TC_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(n, 2);
+  assert_memory_equal(outs, pristine, sizeof outs);
+
+  /* exact and larger capacity */
+  n = 2;
+  assert_tc_ok(tc_infer_outputs(p, "second", in, 2, outs, &n));
+  assert_int_equal(n, 2);
+  assert_int_equal(outs[0].ndim, 1);
+  assert_int_equal(outs[0].shape[0], 5);
+  assert_int_equal(outs[0].dtype.code, kDLFloat);
+  assert_int_equal(outs[0].dtype.bits, 32);
+  assert_int_equal(outs[0].dtype.lanes, 1);
+  assert_int_equal(outs[1].ndim, 2);
+  assert_int_equal(outs[1].shape[0], 5);
+  assert_int_equal(outs[1].shape[1], 3);
+  memset(outs, 0, sizeof outs);
+  n = 3;
+  assert_tc_ok(tc_infer_outputs(p, "second", in, 2, outs, &n));
+  assert_int_equal(n, 2);
+  assert_int_equal(outs[1].shape[1], 3);
+
+  /* outputs NULL with a non-zero capacity: NULL where a value is needed */
+  n = 2;
+  assert_fails_with(tc_infer_outputs(p, "second", in, 2, NULL, &n), TC_ERROR_INVALID_ARGUMENT);
+
+  /* wrong number of inputs */
+  n = 2;
+  assert_fails_with(tc_infer_outputs(p, "second", in, 1, outs, &n), TC_ERROR_INVALID_ARGUMENT);
+  n = 2;
+  assert_fails_with(tc_infer_outputs(p, "first", in, 2, outs, &n), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+}
+
+static void test_infer_outputs_mm(void **state) {
+  (void)state;
+  tc_program *p = define_ok(MM_SRC);
+  int64_t as[2] = {7, 4}, bs[2] = {4, 9};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
+  tc_tensor_info out;
+  size_t n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &out, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(out.ndim, 2);
+  assert_int_equal(out.shape[0], 7);
+  assert_int_equal(out.shape[1], 9);
+  assert_int_equal(out.dtype.code, kDLFloat);
+  assert_int_equal(out.dtype.bits, 32);
+  /* the entry may also be named explicitly */
+  n = 1;
+  assert_tc_ok(tc_infer_outputs(p, "mm", in, 2, &out, &n));
+  assert_int_equal(out.shape[1], 9);
+  n = 1;
+  assert_fails_with(tc_infer_outputs(p, "mmm", in, 2, &out, &n), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+}
+
+static void test_options(void **state) {
+  (void)state;
+  tc_options *o = NULL;
+  assert_tc_ok(tc_options_create(&o));
+  assert_non_null(o);
+  const char *v = NULL;
+  /* defaults */
+  assert_tc_ok(tc_options_get(o, "backend", &v));
+  assert_string_equal(v, "reference");
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "1");
+  /* set/get */
+  assert_tc_ok(tc_options_set(o, "checked", "0"));
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "0");
+  assert_tc_ok(tc_options_set(o, "checked", "1"));
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "1");
+  assert_tc_ok(tc_options_set(o, "backend", "reference"));
+  assert_tc_ok(tc_options_get(o, "backend", &v));
+  assert_string_equal(v, "reference");
+  /* the value is a copy owned by options */
+  char buf[8] = "0";
+  assert_tc_ok(tc_options_set(o, "checked", buf));
+  buf[0] = '1';
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "0");
+  /* unknown key / value: INVALID_ARGUMENT, the stored value unchanged */
+  assert_fails_with(tc_options_set(o, "no_such_key", "1"), TC_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(tc_last_error_message(), "no_such_key"));
+  assert_fails_with(tc_options_set(o, "checked", "maybe"), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_options_set(o, "checked", ""), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_options_set(o, "backend", "no_such_backend"), TC_ERROR_INVALID_ARGUMENT);
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "0");
+  assert_tc_ok(tc_options_get(o, "backend", &v));
+  assert_string_equal(v, "reference");
+  const char *keep = v;
+  assert_fails_with(tc_options_get(o, "no_such_key", &v), TC_ERROR_INVALID_ARGUMENT);
+  assert_ptr_equal(v, keep);
+  tc_options_destroy(o);
+
+  /* a fresh options object is independent */
+  assert_tc_ok(tc_options_create(&o));
+  assert_tc_ok(tc_options_get(o, "checked", &v));
+  assert_string_equal(v, "1");
+  tc_options_destroy(o);
+}
+
+static void test_kernel_queries(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  int64_t xs[2] = {4, 6}, vs[1] = {6};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, xs, NULL), make_tensor(NULL, dt_f32(), 1, vs, NULL)};
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, "second", in, 2, NULL));
+  assert_non_null(k);
+  size_t count = 0;
+  assert_tc_ok(tc_kernel_num_outputs(k, &count));
+  assert_int_equal(count, 2);
+  tc_tensor_info info;
+  assert_tc_ok(tc_kernel_output_info(k, 0, &info));
+  assert_int_equal(info.ndim, 1);
+  assert_int_equal(info.shape[0], 4);
+  assert_int_equal(info.dtype.code, kDLFloat);
+  assert_int_equal(info.dtype.bits, 32);
+  assert_int_equal(info.dtype.lanes, 1);
+  assert_tc_ok(tc_kernel_output_info(k, 1, &info));
+  assert_int_equal(info.ndim, 2);
+  assert_int_equal(info.shape[0], 4);
+  assert_int_equal(info.shape[1], 6);
+  tc_tensor_info before = info;
+  assert_fails_with(tc_kernel_output_info(k, 2, &info), TC_ERROR_INVALID_ARGUMENT);
+  assert_memory_equal(&before, &info, sizeof info);
+  /* agrees with tc_infer_outputs */
+  tc_tensor_info inf[2];
+  size_t n = 2;
+  assert_tc_ok(tc_infer_outputs(p, "second", in, 2, inf, &n));
+  assert_int_equal(inf[1].shape[1], info.shape[1]);
+  tc_kernel_destroy(k);
+
+  /* entry NULL with several defs / unknown entry at compile: error, *out untouched */
+  k = (tc_kernel *)(uintptr_t)0x1;
+  assert_fails_with(tc_compile(&k, p, NULL, in, 2, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_compile(&k, p, "missing", in, 2, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_ptr_equal(k, (tc_kernel *)(uintptr_t)0x1);
+  tc_program_destroy(p);
+}
+
+static void test_define_named(void **state) {
+  (void)state;
+  tc_program *p = NULL;
+  assert_tc_ok(tc_define_named(&p, MM_SRC, "mm.tc"));
+  assert_non_null(p);
+  size_t c = 0;
+  assert_tc_ok(tc_program_num_defs(p, &c));
+  assert_int_equal(c, 1);
+  tc_program_destroy(p);
+  p = NULL;
+  /* source_name NULL behaves as tc_define */
+  assert_tc_ok(tc_define_named(&p, MM_SRC, NULL));
+  assert_non_null(p);
+  tc_program_destroy(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_version),
+      cmocka_unit_test(test_strerror),
+      cmocka_unit_test(test_last_error_never_null),
+      cmocka_unit_test(test_destroy_null),
+      cmocka_unit_test(test_program_defs),
+      cmocka_unit_test(test_program_param_info),
+      cmocka_unit_test(test_program_describe),
+      cmocka_unit_test(test_infer_outputs_capacity),
+      cmocka_unit_test(test_infer_outputs_mm),
+      cmocka_unit_test(test_options),
+      cmocka_unit_test(test_kernel_queries),
+      cmocka_unit_test(test_define_named),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

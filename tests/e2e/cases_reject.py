@@ -1,0 +1,288 @@
+"""cases_reject.py - TC programs and calls that libtc must reject.
+
+Each case names the stage that must fail, the status, and fragments of the message that make it
+useful (the offending tensor / variable / size, 'where' when a where clause is the fix). Source
+errors must carry "<def>:<line>:<col>: error:" and a caret line.
+"""
+import numpy as np
+
+import tclib
+from corpus import Reject, F32, F64, rf, ri
+
+SYNTAX = tclib.TC_ERROR_SYNTAX
+SEMANTIC = tclib.TC_ERROR_SEMANTIC
+SHAPE = tclib.TC_ERROR_SHAPE
+INVALID = tclib.TC_ERROR_INVALID_ARGUMENT
+RUNTIME = tclib.TC_ERROR_RUNTIME
+
+CASES = []
+
+
+def case(*args, **kw):
+    CASES.append(Reject(*args, **kw))
+
+
+# ============================================================================================
+# Syntax errors (tc_define -> TC_ERROR_SYNTAX, located, with a caret)
+# ============================================================================================
+
+case("syntax_unclosed_paren", "def bad(float(N) A) -> (O) { O(i) = A(i }", "define", SYNTAX,
+     regex=[r"^bad:1:\d+: error: "], location=True)
+
+case("syntax_stray_character", "def bad(float(N) A) -> (O) { O(i) = A(i) $ 2 }", "define", SYNTAX,
+     regex=[r"^bad:1:42: error: "], location=True, note="'$' is column 42 (1-based)")
+
+case("syntax_unterminated_def", "def bad(float(N) A) -> (O) {\n  O(i) = A(i)\n", "define", SYNTAX,
+     regex=[r"^bad:\d+:\d+: error: "], location=True)
+
+case("syntax_line_and_column", """def f(float(N) A, float(N) B) -> (O) {
+  O(i) = A(i)
+  O(i) = A(i) * * B(i)
+}""", "define", SYNTAX, regex=[r"^f:3:17: error: "], location=True,
+     note="the second '*' on line 3, column 17")
+
+case("syntax_error_in_second_def", """def ok(float(N) A) -> (O) {
+  O(i) = A(i)
+}
+def broken(float(N) A) -> (O) {
+  O(i) = A(i) +
+}""", "define", SYNTAX, regex=[r"^broken:(5|6):\d+: error: "], location=True,
+     note="line/col count from the start of the whole source")
+
+case("syntax_source_name", "def bad(float(N) A) -> (O) { O(i) = A(i }", "define", SYNTAX,
+     regex=[r"^mm\.tc:1:\d+: error: "], location=True, source_name="mm.tc")
+
+case("syntax_outside_def", "xyz", "define", SYNTAX, regex=[r"^<source>:1:1: error: "],
+     location=True)
+
+case("syntax_bad_reduction_operator", "def bad(float(M,N) A) -> (O) { O(i) -= A(i,j) }", "define",
+     SYNTAX, regex=[r"^bad:1:\d+: error: "], location=True)
+
+case("syntax_missing_arrow", "def bad(float(N) A) (O) { O(i) = A(i) }", "define", SYNTAX,
+     regex=[r"^bad:1:\d+: error: "], location=True)
+
+# ============================================================================================
+# Semantic errors at tc_define
+# ============================================================================================
+
+case("unknown_function", "def f(float(N) A) -> (O) { O(i) = frobnicate(A(i)) }", "define",
+     SEMANTIC, fragments=["frobnicate"], regex=[r"^f:1:\d+: error: "], location=True)
+
+case("builtin_wrong_arity_exp", "def f(float(N) A) -> (O) { O(i) = exp(A(i), A(i)) }", "define",
+     SEMANTIC, fragments=["exp"], location=True)
+
+case("builtin_wrong_arity_fmax", "def f(float(N) A) -> (O) { O(i) = fmax(A(i)) }", "define",
+     SEMANTIC, fragments=["fmax"], location=True)
+
+case("undeclared_type", "def f(flaot(N) A) -> (O) { O(i) = A(i) }", "define", SEMANTIC,
+     fragments=["flaot"], location=True)
+
+case("undeclared_output_type", "def f(float(N) A) -> (dubble(N) O) { O(i) = A(i) }", "define",
+     SEMANTIC, fragments=["dubble"], location=True)
+
+case("write_input", """def f(float(N) A) -> (O) {
+  A(i) = 1.0 where i in 0:N
+  O(i) = A(i)
+}""", "define", SEMANTIC, fragments=["A"], regex=[r"^f:2:\d+: error: .*\binput\b"],
+     location=True)
+
+case("in_place_transpose", """def f(float(N,N) X) -> (a) {
+  a(i,j) = X(i,j)
+  a(i,j) = a(j,i)
+}""", "define", SEMANTIC, fragments=["a"], regex=[r"^f:3:\d+: error: "], location=True,
+     note="a(j,i) is read while a is being written at other points")
+
+case("reduction_without_operator", "def f(float(M,N) A) -> (O) { O(i) = A(i,j) }", "define",
+     SEMANTIC, fragments=["j"], regex=[r"reduction"], location=True)
+
+case("unconstrained_index", "def f(float(N) A) -> (O) { O(i,j) = A(i) }", "define", SEMANTIC,
+     fragments=["j", "where"], location=True)
+
+case("unconstrained_index_literal_rhs", "def f(float(N) A) -> (O) { O(k) = 1.0 }", "define",
+     SEMANTIC, fragments=["k", "where"], location=True)
+
+case("ambiguous_stencil", "def f(float(N) B) -> (A) { A(i) +=! B(i + k) }", "define", SEMANTIC,
+     fragments=["where"], location=True,
+     note="i and k only appear together: no round can resolve either")
+
+case("dynamic_stride", """def subsample(float(I) B, int32(1) S) -> (A) {
+  A(i) = B(S(0)*i)
+}""", "define", SEMANTIC, fragments=["i", "where"], regex=[r"^subsample:2:"], location=True)
+
+case("duplicate_parameter", "def f(float(N) A, float(N) A) -> (O) { O(i) = A(i) }", "define",
+     SEMANTIC, fragments=["A"], location=True)
+
+case("output_named_like_input", "def f(float(N) A) -> (A) { A(i) = 1.0 where i in 0:N }",
+     "define", SEMANTIC, fragments=["A"], location=True)
+
+case("duplicate_def_name", """def f(float(N) A) -> (O) { O(i) = A(i) }
+def f(float(N) A) -> (O) { O(i) = A(i) * 2 }""", "define", SEMANTIC, fragments=["f"],
+     regex=[r"^f:2:"], location=True)
+
+case("temporary_read_before_written", """def f(float(N) A) -> (O) {
+  O(i) = T(i) + A(i)
+  T(i) = A(i)
+}""", "define", SEMANTIC, fragments=["T"], regex=[r"^f:2:"], location=True)
+
+case("output_never_written", """def f(float(N) A) -> (O, P) {
+  O(i) = A(i)
+}""", "define", SEMANTIC, fragments=["P"], location=True)
+
+case("tensor_access_wrong_arity", "def f(float(N) A) -> (O) { O(i) = A(i, i) }", "define",
+     SEMANTIC, fragments=["A"], location=True)
+
+case("tensor_used_without_indices", "def f(float(N) A) -> (O) { O(i) = A + 1.0 where i in 0:N }",
+     "define", SEMANTIC, fragments=["A"], location=True)
+
+case("lhs_rank_changes", """def f(float(N) A) -> (O) {
+  O(i) = A(i)
+  O(i,j) = A(i) * A(j)
+}""", "define", SEMANTIC, fragments=["O"], regex=[r"^f:3:"], location=True)
+
+case("lhs_repeated_index", "def f(float(N) A) -> (O) { O(i,i) = A(i) }", "define", SEMANTIC,
+     fragments=["i"], location=True)
+
+case("where_bound_uses_index", "def f(float(N) A) -> (O) { O(i,j) = A(i) where j in 0:i }",
+     "define", SEMANTIC, fragments=["i"], location=True)
+
+case("float_used_as_index", "def f(float(N) A, float(N) F) -> (O) { O(i) = A(F(i)) }", "define",
+     SEMANTIC, fragments=["F"], location=True)
+
+case("dimension_select_out_of_range",
+     "def f(float(N) A) -> (O) { O(i) = A(i) where i in 0:A.3 }", "define", SEMANTIC,
+     fragments=["A"], location=True)
+
+case("size_name_called_as_tensor", "def f(float(N) A) -> (O) { O(i) = N(i) + A(i) }", "define",
+     SEMANTIC, fragments=["N"], location=True)
+
+case("null_source", None, "define", INVALID)
+
+# ============================================================================================
+# Shapes and arguments at tc_infer_outputs and tc_compile
+# ============================================================================================
+
+_MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(m,n) +=! A(m,k) * B(k,n) }"
+
+case("rank_mismatch", _MM, "shape", SHAPE, fragments=["A", "2", "1"],
+     inputs=lambda r: [rf(r, 5), rf(r, 5, 3)], note="A must be rank 2, got rank 1")
+
+case("rank_mismatch_scalar", "def f(float a, float(N) X) -> (Y) { Y(i) = a * X(i) }", "shape",
+     SHAPE, fragments=["a", "0", "1"], inputs=lambda r: [rf(r, 1), rf(r, 4)])
+
+case("dtype_mismatch", _MM, "shape", SHAPE, fragments=["B", "float32", "float64"],
+     inputs=lambda r: [rf(r, 2, 3), rf(r, 3, 4, dtype=F64)])
+
+case("dtype_mismatch_int", "def f(int32(N) I, float(M) X) -> (Y) { Y(i) = X(I(i)) }", "shape",
+     SHAPE, fragments=["I", "int32", "int64"],
+     inputs=lambda r: [ri(r, 3, lo=0, hi=4, dtype=np.int64), rf(r, 4)])
+
+case("inconsistent_size_name", _MM, "shape", SHAPE, fragments=["K", "4", "5"],
+     inputs=lambda r: [rf(r, 3, 4), rf(r, 5, 2)], note="K is 4 in A and 5 in B")
+
+case("literal_dim_mismatch", "def f(float(3) A) -> (O) { O(i) = A(i) }", "shape", SHAPE,
+     fragments=["A", "3", "4"], inputs=lambda r: [rf(r, 4)])
+
+case("too_few_inputs", _MM, "shape", INVALID, fragments=["2", "1"],
+     inputs=lambda r: [rf(r, 2, 3)])
+
+case("too_many_inputs", _MM, "shape", INVALID, fragments=["2", "3"],
+     inputs=lambda r: [rf(r, 2, 3), rf(r, 3, 4), rf(r, 4)])
+
+_TWO_DEFS = """def first(float(N) A) -> (O) { O(i) = A(i) }
+def second(float(N) A) -> (O) { O(i) = A(i) * 2 }"""
+
+case("entry_null_with_several_defs", _TWO_DEFS, "shape", INVALID, fragments=["entry"],
+     inputs=lambda r: [rf(r, 3)])
+
+case("unknown_entry", _TWO_DEFS, "shape", INVALID, fragments=["third"], entry="third",
+     inputs=lambda r: [rf(r, 3)])
+
+case("precondition_out_of_bounds", """def pre(float(I) B, float(L) C, float(J) D) -> (A) {
+  A(i,j) = B(i) * C(i + j) * D(j)
+}""", "shape", SHAPE, fragments=["C", "5", "6"], inputs=lambda r: [rf(r, 3), rf(r, 5), rf(r, 4)],
+     note="i in 0:3, j in 0:4 read C(0..5): C needs 6 elements, has 5")
+
+# ============================================================================================
+# Options
+# ============================================================================================
+
+case("option_unknown_key", None, "options", INVALID, fragments=["frobnicate"],
+     options={"frobnicate": "1"})
+
+case("option_unknown_backend", None, "options", INVALID, fragments=["cuda"],
+     options={"backend": "cuda"})
+
+case("option_bad_checked_value", None, "options", INVALID, fragments=["checked"],
+     options={"checked": "maybe"})
+
+# ============================================================================================
+# tc_run: bad tensors, out-of-range gathers
+# ============================================================================================
+
+_GATHER = "def gather(float(N) X, int32(A,B) I) -> (Z) { Z(i,j) = X(I(i,j)) }"
+
+
+def _gather_inputs(bad):
+    def inputs(r):
+        idx = ri(r, 2, 3, lo=0, hi=5)
+        idx[1, 2] = bad
+        return [rf(r, 5), idx]
+    return inputs
+
+
+def _outs(info):
+    return [np.zeros(s, d) for d, s in info]
+
+
+case("gather_out_of_range", _GATHER, "run", RUNTIME, fragments=["X"],
+     inputs=_gather_inputs(5), run_args=lambda r, ins, info: (ins, _outs(info)),
+     backends=("reference",), note="I(1,2) = 5 indexes X(5), X has 5 elements")
+
+case("gather_negative_index", _GATHER, "run", RUNTIME, fragments=["X"],
+     inputs=_gather_inputs(-1), run_args=lambda r, ins, info: (ins, _outs(info)),
+     backends=("reference",))
+
+_ADD = "def add(float(N) A, float(N) B) -> (O) { O(i) = A(i) + B(i) }"
+
+
+def _add_inputs(r):
+    return [rf(r, 6), rf(r, 6)]
+
+
+case("run_input_shape_differs_from_compile", _ADD, "run", SHAPE, fragments=["A"],
+     inputs=_add_inputs, run_args=lambda r, ins, info: ([rf(r, 7), rf(r, 7)], _outs(info)))
+
+case("run_input_dtype_differs_from_compile", _ADD, "run", SHAPE, fragments=["B"],
+     inputs=_add_inputs,
+     run_args=lambda r, ins, info: ([ins[0], ins[1].astype(F64)], _outs(info)))
+
+case("run_output_wrong_shape", _ADD, "run", SHAPE, fragments=["O"], inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins, [np.zeros(5, F32)]))
+
+case("run_output_wrong_dtype", _ADD, "run", SHAPE, fragments=["O"], inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins, [np.zeros(6, F64)]))
+
+case("run_wrong_number_of_outputs", _ADD, "run", INVALID, inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins, [np.zeros(6, F32), np.zeros(6, F32)]))
+
+case("run_wrong_number_of_inputs", _ADD, "run", INVALID, inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins[:1], _outs(info)))
+
+case("run_output_aliases_input", _ADD, "run", SHAPE, inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins, [ins[0]]),
+     note="the output is the same memory as input A")
+
+case("run_output_self_overlap", _ADD, "run", SHAPE, inputs=_add_inputs,
+     run_args=lambda r, ins, info: (ins, [tclib.Tensor(np.zeros(6, F32), strides=[0])]),
+     note="stride 0 makes all output elements one location")
+
+
+def _two_out_overlap(r, ins, info):
+    buf = np.zeros(12, F32)
+    return ins, [buf[0:6], buf[4:10]]
+
+
+case("run_outputs_overlap_each_other", """def two(float(N) A) -> (O, P) {
+  O(i) = A(i)
+  P(i) = A(i) * 2
+}""", "run", SHAPE, inputs=lambda r: [rf(r, 6)], run_args=_two_out_overlap)

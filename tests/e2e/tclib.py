@@ -1,0 +1,356 @@
+"""tclib.py - a small private ctypes shim over libtc.so for the e2e corpus.
+
+Not the real Python binding: just enough of include/tc/tc.h to define, infer, compile and run
+TC programs on NumPy arrays. The library path comes from the environment variable TC_LIBRARY.
+Every failing call raises TCError carrying (status, message, stage).
+"""
+import ctypes
+import os
+
+import numpy as np
+
+TC_MAX_NDIM = 16
+TC_DL_BOOL = 6
+kDLInt, kDLUInt, kDLFloat = 0, 1, 2
+kDLCPU = 1
+
+STATUS = {
+    "TC_OK": 0,
+    "TC_ERROR_INVALID_ARGUMENT": -1,
+    "TC_ERROR_SYNTAX": -2,
+    "TC_ERROR_SEMANTIC": -3,
+    "TC_ERROR_SHAPE": -4,
+    "TC_ERROR_UNSUPPORTED": -5,
+    "TC_ERROR_COMPILE": -6,
+    "TC_ERROR_RUNTIME": -7,
+    "TC_ERROR_CACHE": -8,
+    "TC_ERROR_NO_MEMORY": -9,
+    "TC_ERROR_INTERNAL": -10,
+}
+STATUS_NAME = {v: k for k, v in STATUS.items()}
+globals().update(STATUS)
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class TensorInfo(ctypes.Structure):
+    _fields_ = [("dtype", DLDataType), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * TC_MAX_NDIM)]
+
+
+class ParamInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType), ("ndim", ctypes.c_int32),
+                ("dims", ctypes.c_char_p * TC_MAX_NDIM)]
+
+
+class TCError(Exception):
+    def __init__(self, status, message, stage):
+        super().__init__("%s: %s (%d): %s" % (stage, STATUS_NAME.get(status, "?"), status, message))
+        self.status = status
+        self.message = message
+        self.stage = stage
+
+
+# ---- dtypes ---------------------------------------------------------------------------------
+
+_NP_TO_DL = {
+    np.dtype(np.bool_): (TC_DL_BOOL, 8),
+    np.dtype(np.uint8): (kDLUInt, 8), np.dtype(np.uint16): (kDLUInt, 16),
+    np.dtype(np.uint32): (kDLUInt, 32), np.dtype(np.uint64): (kDLUInt, 64),
+    np.dtype(np.int8): (kDLInt, 8), np.dtype(np.int16): (kDLInt, 16),
+    np.dtype(np.int32): (kDLInt, 32), np.dtype(np.int64): (kDLInt, 64),
+    np.dtype(np.float16): (kDLFloat, 16), np.dtype(np.float32): (kDLFloat, 32),
+    np.dtype(np.float64): (kDLFloat, 64),
+}
+_DL_TO_NP = {v: k for k, v in _NP_TO_DL.items()}
+
+
+def dl_dtype(np_dtype):
+    code, bits = _NP_TO_DL[np.dtype(np_dtype)]
+    return DLDataType(code, bits, 1)
+
+
+def np_dtype(dl):
+    key = (dl.code, dl.bits)
+    if dl.lanes != 1 or key not in _DL_TO_NP:
+        raise ValueError("no NumPy dtype for DLPack dtype code=%d bits=%d lanes=%d"
+                         % (dl.code, dl.bits, dl.lanes))
+    return _DL_TO_NP[key]
+
+
+# ---- NumPy array -> DLTensor -----------------------------------------------------------------
+
+def _root(arr):
+    base = arr
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base
+
+
+class Tensor:
+    """Keeps a DLTensor and the ctypes arrays/NumPy array it points into alive.
+
+    layout: "auto"   - strides NULL for C-contiguous arrays, explicit otherwise;
+            "strides" - always explicit strides;
+    byte_offset: pass the root buffer as data and the array's start as byte_offset.
+    Extra keyword overrides (for negative tests): shape=, strides=, dtype=, ndim=, device_type=.
+    """
+
+    def __init__(self, arr, layout="auto", byte_offset=False, **override):
+        if not isinstance(arr, np.ndarray):
+            arr = np.asarray(arr)
+        self.arr = arr
+        item = arr.itemsize
+        shape = list(override.get("shape", arr.shape))
+        if "strides" in override:
+            strides = override["strides"]
+        elif layout == "strides" or not arr.flags.c_contiguous:
+            strides = []
+            for s in arr.strides:
+                if s % item:
+                    raise ValueError("stride %d bytes is not a multiple of itemsize %d" % (s, item))
+                strides.append(s // item)
+        else:
+            strides = None
+        ndim = override.get("ndim", len(shape))
+        self._shape = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * max(1, len(strides)))(*strides)
+        if arr.size == 0:
+            data, off = arr.ctypes.data, 0
+        elif byte_offset:
+            root = _root(arr)
+            data = root.ctypes.data
+            off = arr.ctypes.data - data
+            if off < 0:
+                raise ValueError("array starts before its root buffer")
+        else:
+            data, off = arr.ctypes.data, 0
+        dt = override.get("dtype", None)
+        self.dl = DLTensor()
+        self.dl.data = override.get("data", data)
+        self.dl.device = DLDevice(override.get("device_type", kDLCPU), 0)
+        self.dl.ndim = ndim
+        self.dl.dtype = dl_dtype(arr.dtype) if dt is None else dt
+        self.dl.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        self.dl.strides = (None if self._strides is None
+                           else ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64)))
+        self.dl.byte_offset = off
+
+
+def _tensor_array(tensors):
+    ts = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    arr = (DLTensor * max(1, len(ts)))()
+    for i, t in enumerate(ts):
+        arr[i] = t.dl
+    return ts, arr
+
+
+# ---- the library -----------------------------------------------------------------------------
+
+_lib = None
+
+
+def lib():
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = os.environ.get("TC_LIBRARY")
+    if not path:
+        raise RuntimeError("set TC_LIBRARY to the path of libtc.so")
+    L = ctypes.CDLL(path)
+    P = ctypes.POINTER
+    vp = ctypes.c_void_p
+    sig = {
+        "tc_version_string": (ctypes.c_char_p, []),
+        "tc_strerror": (ctypes.c_char_p, [ctypes.c_int]),
+        "tc_last_error_message": (ctypes.c_char_p, []),
+        "tc_define": (ctypes.c_int, [P(vp), ctypes.c_char_p]),
+        "tc_define_named": (ctypes.c_int, [P(vp), ctypes.c_char_p, ctypes.c_char_p]),
+        "tc_program_destroy": (None, [vp]),
+        "tc_program_num_defs": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
+        "tc_program_def_name": (ctypes.c_int, [vp, ctypes.c_size_t, P(ctypes.c_char_p)]),
+        "tc_program_num_params": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_size_t),
+                                                 P(ctypes.c_size_t)]),
+        "tc_program_input_info": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
+                                                 P(ParamInfo)]),
+        "tc_program_output_info": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
+                                                  P(ParamInfo)]),
+        "tc_program_describe": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_char_p)]),
+        "tc_infer_outputs": (ctypes.c_int, [vp, ctypes.c_char_p, P(DLTensor), ctypes.c_size_t,
+                                            P(TensorInfo), P(ctypes.c_size_t)]),
+        "tc_options_create": (ctypes.c_int, [P(vp)]),
+        "tc_options_set": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_char_p]),
+        "tc_options_get": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_char_p)]),
+        "tc_options_destroy": (None, [vp]),
+        "tc_compile": (ctypes.c_int, [P(vp), vp, ctypes.c_char_p, P(DLTensor), ctypes.c_size_t,
+                                      vp]),
+        "tc_kernel_num_outputs": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
+        "tc_kernel_output_info": (ctypes.c_int, [vp, ctypes.c_size_t, P(TensorInfo)]),
+        "tc_run": (ctypes.c_int, [vp, P(DLTensor), ctypes.c_size_t, P(DLTensor),
+                                  ctypes.c_size_t]),
+        "tc_kernel_destroy": (None, [vp]),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(L, name)
+        f.restype = res
+        f.argtypes = args
+    _lib = L
+    return L
+
+
+def last_error():
+    m = lib().tc_last_error_message()
+    return m.decode("utf-8", "replace") if m is not None else None
+
+
+def _check(status, stage):
+    if status != 0:
+        raise TCError(status, last_error(), stage)
+
+
+def _enc(s):
+    return None if s is None else s.encode("utf-8")
+
+
+def version():
+    return lib().tc_version_string().decode()
+
+
+def _info_to_py(info):
+    return np_dtype(info.dtype), tuple(int(info.shape[i]) for i in range(info.ndim))
+
+
+class Options:
+    def __init__(self, opts=None):
+        h = ctypes.c_void_p()
+        _check(lib().tc_options_create(ctypes.byref(h)), "options_create")
+        self.h = h
+        for k, v in (opts or {}).items():
+            self.set(k, v)
+
+    def set(self, key, value):
+        _check(lib().tc_options_set(self.h, _enc(key), _enc(value)), "options_set")
+
+    def get(self, key):
+        v = ctypes.c_char_p()
+        _check(lib().tc_options_get(self.h, _enc(key), ctypes.byref(v)), "options_get")
+        return v.value.decode()
+
+    def __del__(self):
+        if getattr(self, "h", None) and _lib is not None:
+            _lib.tc_options_destroy(self.h)
+            self.h = None
+
+
+class Program:
+    def __init__(self, source, source_name=None):
+        h = ctypes.c_void_p()
+        if source_name is None:
+            st = lib().tc_define(ctypes.byref(h), _enc(source))
+        else:
+            st = lib().tc_define_named(ctypes.byref(h), _enc(source), _enc(source_name))
+        _check(st, "define")
+        self.h = h
+
+    def __del__(self):
+        if getattr(self, "h", None) and _lib is not None:
+            _lib.tc_program_destroy(self.h)
+            self.h = None
+
+    def def_names(self):
+        n = ctypes.c_size_t()
+        _check(lib().tc_program_num_defs(self.h, ctypes.byref(n)), "num_defs")
+        out = []
+        for i in range(n.value):
+            s = ctypes.c_char_p()
+            _check(lib().tc_program_def_name(self.h, i, ctypes.byref(s)), "def_name")
+            out.append(s.value.decode())
+        return out
+
+    def num_params(self, entry=None):
+        ni, no = ctypes.c_size_t(), ctypes.c_size_t()
+        _check(lib().tc_program_num_params(self.h, _enc(entry), ctypes.byref(ni), ctypes.byref(no)),
+               "num_params")
+        return ni.value, no.value
+
+    def output_params(self, entry=None):
+        """[(name, dims strings)] of the def's outputs as tc_program_output_info reports them."""
+        _, no = self.num_params(entry)
+        res = []
+        for i in range(no):
+            p = ParamInfo()
+            _check(lib().tc_program_output_info(self.h, _enc(entry), i, ctypes.byref(p)),
+                   "output_info")
+            res.append((p.name.decode(), [p.dims[d].decode() for d in range(p.ndim)]))
+        return res
+
+    def describe(self, entry=None):
+        s = ctypes.c_char_p()
+        _check(lib().tc_program_describe(self.h, _enc(entry), ctypes.byref(s)), "describe")
+        return s.value.decode()
+
+    def infer_outputs(self, entry, inputs):
+        """[(numpy dtype, shape)] for the given inputs (arrays or Tensors)."""
+        keep, arr = _tensor_array(inputs)
+        n = ctypes.c_size_t(0)
+        _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), None, ctypes.byref(n)),
+               "infer_outputs")
+        cap = n.value
+        infos = (TensorInfo * max(1, cap))()
+        n = ctypes.c_size_t(cap)
+        _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), infos, ctypes.byref(n)),
+               "infer_outputs")
+        return [_info_to_py(infos[i]) for i in range(n.value)]
+
+    def compile(self, entry, inputs, options=None):
+        keep, arr = _tensor_array(inputs)
+        opts = None
+        if options is not None:
+            opts = options if isinstance(options, Options) else Options(options)
+        h = ctypes.c_void_p()
+        _check(lib().tc_compile(ctypes.byref(h), self.h, _enc(entry), arr, len(keep),
+                                opts.h if opts else None), "compile")
+        return Kernel(h)
+
+
+class Kernel:
+    def __init__(self, h):
+        self.h = h
+
+    def __del__(self):
+        if getattr(self, "h", None) and _lib is not None:
+            _lib.tc_kernel_destroy(self.h)
+            self.h = None
+
+    def output_info(self):
+        n = ctypes.c_size_t()
+        _check(lib().tc_kernel_num_outputs(self.h, ctypes.byref(n)), "kernel_num_outputs")
+        res = []
+        for i in range(n.value):
+            info = TensorInfo()
+            _check(lib().tc_kernel_output_info(self.h, i, ctypes.byref(info)), "kernel_output_info")
+            res.append(_info_to_py(info))
+        return res
+
+    def run(self, inputs, outputs):
+        kin, ain = _tensor_array(inputs)
+        kout, aout = _tensor_array(outputs)
+        _check(lib().tc_run(self.h, ain, len(kin), aout, len(kout)), "run")

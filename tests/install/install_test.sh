@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# install_test.sh — installs the build into a temporary prefix and builds the examples against
+# it, as a user would: pkg-config + cc, and find_package(TC) + TC::tc.
+#
+# usage: install_test.sh <build dir> <source dir> <CMAKE_INSTALL_LIBDIR> <cmake> [sanitize flags]
+set -euo pipefail
+
+build=$1 src=$2 libdir_rel=$3 cmake=$4 sanitize=${5:-}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tc-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+san_flags=()
+[ -n "$sanitize" ] && san_flags=("-fsanitize=$sanitize")
+
+step "cmake --install $build --prefix $prefix"
+"$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+
+# The library dir: CMAKE_INSTALL_LIBDIR from the configuring CMake, else search for it.
+libdir=$prefix/$libdir_rel
+if [ ! -e "$libdir/libtc.so" ]; then
+  found=$(find "$prefix" -name 'libtc.so' | head -n1)
+  [ -n "$found" ] || fail "no libtc.so under $prefix"
+  echo "note: libtc.so is in ${found%/*}, not $libdir"
+  libdir=${found%/*}
+fi
+
+step "installed files"
+[ -f "$prefix/include/tc/tc.h" ] || fail "include/tc/tc.h not installed"
+[ -f "$libdir/pkgconfig/tc.pc" ] || fail "$libdir_rel/pkgconfig/tc.pc not installed"
+[ -f "$libdir/cmake/TC/TCConfig.cmake" ] || fail "$libdir_rel/cmake/TC/TCConfig.cmake not installed"
+[ -f "$libdir/cmake/TC/TCConfigVersion.cmake" ] || fail "TCConfigVersion.cmake not installed"
+[ -e "$libdir/libtc.so.0" ] || fail "libtc.so.0 not installed"
+real=$(readlink -f "$libdir/libtc.so")
+[ -f "$real" ] || fail "libtc.so is a dangling link"
+(cd "$prefix" && find . -type f -o -type l | sort)
+
+step "SONAME"
+soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libtc.so.0" ] || fail "SONAME is '$soname', expected libtc.so.0"
+
+step "exported symbols"
+# Every function declared in the installed tc.h is exported by the installed library.
+api=$(grep -o '^TC_API[^(]*(' "$prefix/include/tc/tc.h" | sed 's/.*[ *]\(tc_[a-z_0-9]*\)($/\1/' | sort -u)
+[ -n "$api" ] || fail "no TC_API functions found in tc.h"
+exported=$(nm -D --defined-only "$real" | awk '{print $3}' | sort -u)
+for f in $api; do
+  grep -qx "$f" <<<"$exported" || fail "$f is declared in tc.h but not exported by libtc.so"
+done
+echo "$(wc -w <<<"$api") API functions exported"
+others=$(grep -v '^tc_' <<<"$exported" | grep -v '^_init$\|^_fini$' || true)
+[ -z "$others" ] || echo "note: $(wc -l <<<"$others") exported symbols outside the tc_ namespace, e.g. $(head -n3 <<<"$others" | tr '\n' ' ')"
+
+step "pkg-config"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+pc_prefix=$(pkg-config --variable=prefix tc)
+pc_cflags=$(pkg-config --cflags tc)
+pc_libs=$(pkg-config --libs tc)
+echo "prefix=$pc_prefix cflags=$pc_cflags libs=$pc_libs"
+[ "$(pkg-config --modversion tc)" = "$(sed -n 's/#define TC_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/tc/tc.h")" ] ||
+  fail "tc.pc version differs from TC_VERSION_STRING"
+# tc.pc must describe the prefix it was installed to (cmake --install --prefix relocates)
+[ "$(readlink -f "$pc_prefix")" = "$(readlink -f "$prefix")" ] ||
+  fail "tc.pc has prefix=$pc_prefix, but it was installed to $prefix (tc.pc is not relocatable)"
+
+step "cc mm_example.c \$(pkg-config --cflags --libs tc)"
+cc "${san_flags[@]}" "$src/examples/c/mm_example.c" $(pkg-config --cflags --libs tc) -o "$tmp/mm_example" ||
+  fail "building examples/c/mm_example.c with pkg-config"
+readelf -d "$tmp/mm_example" | grep -q 'NEEDED.*\[libtc\.so\.0\]' || fail "mm_example does not need libtc.so.0"
+resolved=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/mm_example" | awk '/libtc\.so/ {print $3}')
+[ "$(readlink -f "$resolved")" = "$real" ] || fail "mm_example loads '$resolved', not the installed $real"
+LD_LIBRARY_PATH=$libdir "$tmp/mm_example" || fail "mm_example (pkg-config build) exited with $?"
+
+step "CMake consumer: find_package(TC) + TC::tc"
+"$cmake" -S "$src/examples/cmake" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_FLAGS="${san_flags[*]}" >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "configuring examples/cmake"; }
+tc_dir=$(sed -n 's/^TC_DIR:PATH=//p' "$tmp/cmake-build/CMakeCache.txt")
+[ "$(readlink -f "$tc_dir")" = "$(readlink -f "$libdir/cmake/TC")" ] || fail "find_package(TC) found '$tc_dir', not the installed package"
+"$cmake" --build "$tmp/cmake-build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "building examples/cmake"; }
+resolved=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/cmake-build/app" | awk '/libtc\.so/ {print $3}')
+[ "$(readlink -f "$resolved")" = "$real" ] || fail "app loads '$resolved', not the installed $real"
+LD_LIBRARY_PATH=$libdir "$tmp/cmake-build/app" || fail "app (CMake build) exited with $?"
+
+echo "install test passed"
