@@ -161,10 +161,10 @@ class Binder {
       }
       for (size_t v = 0; v < st.num_lhs_vars() && !empty; ++v)
         if (rs[v].first < 0)
-          fail(TC_ERROR_SHAPE, location(st.index_locs[v]) + "statement writes '" + st.lhs + "' at index " +
+          fail(TC_ERROR_SHAPE, located(st.index_locs[v], "statement writes '" + st.lhs + "' at index " +
                                    std::to_string(rs[v].first) + " in dimension " + std::to_string(v) + " ('" +
                                    st.vars[v] + "' in " + std::to_string(rs[v].first) + ":" +
-                                   std::to_string(rs[v].second) + "); indices written must be non-negative");
+                                   std::to_string(rs[v].second) + "); indices written must be non-negative"));
       b_.ranges.push_back(rs);
     }
   }
@@ -177,17 +177,15 @@ class Binder {
       int64_t lo = p.min_index.evaluate(b_.sizes), hi = p.max_index.evaluate(b_.sizes);
       int64_t extent = b_.tensors[p.tensor].shape[p.dim];
       if (lo >= 0 && hi < extent) continue;
-      fail(TC_ERROR_SHAPE, location(p.loc) + "'" + p.access + "' reads '" + def().tensors[p.tensor].name +
+      fail(TC_ERROR_SHAPE, located(p.loc, "'" + p.access + "' reads '" + def().tensors[p.tensor].name +
                                "' out of bounds in dimension " + std::to_string(p.dim) + ": indices " +
                                std::to_string(lo) + ".." + std::to_string(hi) + " but the extent is " +
-                               std::to_string(extent) + " (sizes: " + sizes_text() + ")");
+                               std::to_string(extent) + " (sizes: " + sizes_text() + ")"));
     }
   }
 
-  std::string location(const lang::SourceLoc& loc) const {
-    const auto& src = b_.program->ast.source;
-    std::string who = !src.file_name.empty() ? src.file_name : def().name;
-    return who + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
+  std::string located(const lang::SourceLoc& loc, const std::string& msg) const {
+    return lang::format(b_.program->ast.source, def().name, loc, msg);
   }
 
   std::string sizes_text() const {

@@ -172,7 +172,8 @@ class DefChecker {
       std::string red;
       for (size_t i = s.num_lhs_vars(); i < s.vars.size(); ++i) red += (red.empty() ? "'" : ", '") + s.vars[i] + "'";
       error(s.op_loc, "index variable(s) " + red + " appear only on the right-hand side, so this is a reduction: "
-                      "use a reduction operator such as '+=!' instead of '='");
+                      "use a reduction operator such as '+=!' instead of '=' (or, if " + red +
+                      " is a misspelled tensor or size, fix the name)");
     }
   }
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs, with apt, the Debian packages libtc needs to build and test.
+# Installs only what is missing; safe to run again. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config   # toolchain
+  libhalide14-0-dev                              # Halide 14: range solver now, CPU JIT later
+  libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
+  libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
+  python3 python3-numpy                          # end-to-end corpus expected values
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
