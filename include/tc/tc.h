@@ -173,8 +173,11 @@ TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tenso
  * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides
  * (NULL: row-major) and byte_offset are honoured; device must be kDLCPU. Output elements that
  * no statement writes are set to 0; reductions without '!' accumulate into the outputs'
- * existing contents. Outputs whose strides overlap, or that overlap another output or an
- * input, are TC_ERROR_SHAPE. */
+ * existing contents. Outputs must not share memory, which libtc checks conservatively
+ * (TC_ERROR_SHAPE): an output's dimensions sorted by stride must each have a stride at least
+ * the span of the faster ones, and an output's byte span [first element, last element] must
+ * not intersect another output's or an input's span (so interleaved outputs are rejected).
+ * A device other than kDLCPU is TC_ERROR_SHAPE. */
 TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                   DLTensor *outputs, size_t num_outputs);
 

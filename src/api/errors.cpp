@@ -9,7 +9,14 @@ namespace {
 thread_local std::string t_last_error;
 }
 
-void set_last_error(const std::string& message) { t_last_error = message; }
+void set_last_error(const std::string& message) noexcept {
+  try {
+    t_last_error = message;
+  } catch (...) {  // no memory for the message: keep a static one rather than throw into C
+    t_last_error.clear();
+    t_last_error.shrink_to_fit();
+  }
+}
 const char* last_error() { return t_last_error.c_str(); }
 
 }  // namespace tc::api

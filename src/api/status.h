@@ -6,7 +6,7 @@
 
 namespace tc::api {
 
-void set_last_error(const std::string& message);
+void set_last_error(const std::string& message) noexcept;
 const char* last_error();
 
 // Runs f(); returns TC_OK or the status of the exception it threw.

@@ -3,7 +3,24 @@
 
 namespace tc::ir {
 
-std::string extent_text(const infer::SymExpr& e) { return e.to_string(); }
+// Halide prints "((I + 1)/2)"; drop parentheses that enclose the whole expression.
+std::string extent_text(const infer::SymExpr& e) {
+  std::string s = e.to_string();
+  while (s.size() >= 2 && s.front() == '(' && s.back() == ')') {
+    int depth = 0;
+    size_t close = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+      if (depth == 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close != s.size() - 1) break;
+    s = s.substr(1, s.size() - 2);
+  }
+  return s;
+}
 
 namespace {
 

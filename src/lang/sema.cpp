@@ -44,6 +44,7 @@ class DefChecker {
       t.type = *p.type;
       t.type_annotated = true;
       t.ndim = static_cast<int>(p.dims.size());
+      check_rank(t.ndim, p.loc, p.name);
       t.dims = p.dims;
       t.param_index = static_cast<int>(&p - def_.inputs.data());
       for (const DimSpec& d : p.dims) {
@@ -77,7 +78,7 @@ class DefChecker {
   void declare_temporaries() {
     for (Stmt& s : def_.stmts) {
       if (s.is_call)
-        error(s.loc, "calling another def ('" + s.lhs + ", ... = " + (s.rhs && s.rhs->kind == ExprKind::Call ? s.rhs->name : std::string("f")) +
+        report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, s.loc, "calling another def ('" + s.lhs + ", ... = " + (s.rhs && s.rhs->kind == ExprKind::Call ? s.rhs->name : std::string("f")) +
                          "(...)') is not supported yet: write its statements inline");
       if (def_.is_size(s.lhs)) error(s.loc, "cannot assign to size '" + s.lhs + "'");
       int t = def_.find_tensor(s.lhs);
@@ -91,6 +92,7 @@ class DefChecker {
       if (decl.role == TensorRole::Input)
         error(s.loc, "cannot write input '" + s.lhs + "': inputs are read-only (write to an output or a temporary)");
       int rank = static_cast<int>(s.indices.size());
+      check_rank(rank, s.loc, s.lhs);
       if (decl.ndim < 0) {
         decl.ndim = rank;
       } else if (decl.ndim != rank) {
@@ -99,6 +101,13 @@ class DefChecker {
       }
       s.lhs_tensor = t;
     }
+  }
+
+  void check_rank(int rank, SourceLoc loc, const std::string& tensor) const {
+    if (rank > TC_MAX_NDIM)
+      report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, loc,
+             "'" + tensor + "' has rank " + std::to_string(rank) + "; libtc supports at most " +
+                 std::to_string(TC_MAX_NDIM) + " dimensions (TC_MAX_NDIM)");
   }
 
   void check_outputs_written() {
@@ -281,7 +290,7 @@ class DefChecker {
     }
     for (const Def& d : prog_.defs)
       if (d.name == e->name)
-        error(e->loc, "calling def '" + e->name + "' inside an expression is not supported; write its statements inline");
+        report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, e->loc, "calling def '" + e->name + "' inside an expression is not supported; write its statements inline");
     if (def_.is_size(e->name)) error(e->loc, "'" + e->name + "' is a size, not a tensor or function");
     error(e->loc, "unknown tensor or function '" + e->name + "'");
   }

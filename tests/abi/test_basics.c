@@ -223,6 +223,10 @@ static void test_infer_outputs_capacity(void **state) {
   n = 2;
   assert_fails_with(tc_infer_outputs(p, "second", in, 2, NULL, &n), TC_ERROR_INVALID_ARGUMENT);
 
+  /* entry NULL with several defs */
+  n = 2;
+  assert_fails_with(tc_infer_outputs(p, NULL, in, 2, outs, &n), TC_ERROR_INVALID_ARGUMENT);
+
   /* wrong number of inputs */
   n = 2;
   assert_fails_with(tc_infer_outputs(p, "second", in, 1, outs, &n), TC_ERROR_INVALID_ARGUMENT);
@@ -275,6 +279,12 @@ static void test_options(void **state) {
   assert_tc_ok(tc_options_set(o, "backend", "reference"));
   assert_tc_ok(tc_options_get(o, "backend", &v));
   assert_string_equal(v, "reference");
+  /* a value stays valid while other keys are set */
+  const char *backend = NULL;
+  assert_tc_ok(tc_options_get(o, "backend", &backend));
+  assert_tc_ok(tc_options_set(o, "checked", "0"));
+  assert_tc_ok(tc_options_set(o, "checked", "1"));
+  assert_string_equal(backend, "reference");
   /* the value is a copy owned by options */
   char buf[8] = "0";
   assert_tc_ok(tc_options_set(o, "checked", buf));
@@ -359,6 +369,28 @@ static void test_define_named(void **state) {
   tc_program_destroy(p);
 }
 
+static void test_inferred_extent_expressions(void **state) {
+  (void)state;
+  /* tc.h: output dims are "the inferred extent expression in terms of size names", e.g. "(I + 1)/2" */
+  tc_program *p = define_ok("def sub(float(I) B) -> (A) { A(i) = B(2*i) }");
+  tc_param_info pi;
+  assert_tc_ok(tc_program_output_info(p, NULL, 0, &pi));
+  assert_int_equal(pi.ndim, 1);
+  print_message("extent of A: %s\n", pi.dims[0]);
+  assert_non_null(strstr(pi.dims[0], "I + 1"));
+  assert_non_null(strstr(pi.dims[0], "/2"));
+  const int64_t cases[][2] = {{7, 4}, {8, 4}, {1, 1}, {0, 0}};
+  for (size_t c = 0; c < 4; ++c) {
+    int64_t is[1] = {cases[c][0]};
+    DLTensor in = make_tensor(NULL, dt_f32(), 1, is, NULL);
+    tc_tensor_info ti;
+    size_t n = 1;
+    assert_tc_ok(tc_infer_outputs(p, NULL, &in, 1, &ti, &n));
+    assert_int_equal(ti.shape[0], cases[c][1]);
+  }
+  tc_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),
@@ -373,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_kernel_queries),
       cmocka_unit_test(test_define_named),
+      cmocka_unit_test(test_inferred_extent_expressions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -384,6 +384,152 @@ static void test_runtime_gather_out_of_range(void **state) {
   tc_program_destroy(p);
 }
 
+static void test_deep_nesting_no_crash(void **state) {
+  (void)state;
+  /* hostile input: a very deep expression must be an error, not a stack overflow */
+  enum { DEPTH = 200000 };
+  const char *head = "def deep(float(N) A) -> (B) { B(i) = ";
+  size_t hl = strlen(head);
+  char *src = malloc(hl + 2 * DEPTH + 16);
+  assert_non_null(src);
+  memcpy(src, head, hl);
+  char *q = src + hl;
+  for (int i = 0; i < DEPTH; ++i) *q++ = '(';
+  memcpy(q, "A(i)", 4);
+  q += 4;
+  for (int i = 0; i < DEPTH; ++i) *q++ = ')';
+  memcpy(q, " }", 3);
+  tc_program *p = NULL;
+  int rc = tc_define(&p, src);
+  free(src);
+  assert_true(rc == TC_ERROR_SYNTAX || rc == TC_ERROR_UNSUPPORTED || rc == TC_ERROR_SEMANTIC);
+  assert_null(p);
+  assert_true(strncmp(tc_last_error_message(), "deep:1:", 7) == 0);
+}
+
+static void test_infer_reads_only_dtype_ndim_shape(void **state) {
+  (void)state;
+  /* "only their dtype, ndim and shape are read": device, strides, byte_offset are ignored */
+  tc_program *p = define_ok(MM_SRC);
+  int64_t as[2] = {2, 3}, bs[2] = {3, 4}, junk[2] = {-5, 0};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, junk), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
+  in[0].device.device_type = kDLCUDA;
+  in[1].byte_offset = 3;
+  tc_tensor_info ti;
+  size_t n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &ti, &n));
+  assert_int_equal(ti.shape[0], 2);
+  assert_int_equal(ti.shape[1], 4);
+
+  /* on a shape failure the outputs are not written */
+  bs[0] = 9;
+  tc_tensor_info before;
+  memset(&ti, 0x5A, sizeof ti);
+  memcpy(&before, &ti, sizeof ti);
+  n = 1;
+  assert_fails_with(tc_infer_outputs(p, NULL, in, 2, &ti, &n), TC_ERROR_SHAPE);
+  assert_memory_equal(&ti, &before, sizeof ti);
+  /* the message names the tensor, the dimension, expected and got */
+  const char *msg = tc_last_error_message();
+  assert_non_null(strstr(msg, "rhs"));
+  assert_non_null(strstr(msg, "0"));
+  assert_non_null(strstr(msg, "3"));
+  assert_non_null(strstr(msg, "9"));
+  /* a negative rank */
+  bs[0] = 3;
+  in[1].ndim = -1;
+  n = 1;
+  int rc = tc_infer_outputs(p, NULL, in, 2, &ti, &n);
+  assert_true(rc == TC_ERROR_SHAPE || rc == TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+}
+
+static void test_kernel_copies_options(void **state) {
+  (void)state;
+  /* "the kernel keeps its own copy": changing the options after tc_compile has no effect */
+  tc_program *p = define_ok("def gather(float(N) table, int32(I) idx) -> (out) { out(i) = table(idx(i)) }");
+  float table[4] = {10, 20, 30, 40}, out[2];
+  int32_t idx[2] = {1, 9};
+  int64_t ts[1] = {4}, is[1] = {2};
+  DLTensor in[2] = {make_tensor(table, dt_f32(), 1, ts, NULL), make_tensor(idx, dt_i32(), 1, is, NULL)};
+  DLTensor o = make_tensor(out, dt_f32(), 1, is, NULL);
+  tc_options *opt = NULL;
+  assert_tc_ok(tc_options_create(&opt));
+  assert_tc_ok(tc_options_set(opt, "checked", "1"));
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, in, 2, opt));
+  assert_tc_ok(tc_options_set(opt, "checked", "0"));
+  assert_fails_with(tc_run(k, in, 2, &o, 1), TC_ERROR_RUNTIME);
+  tc_options_destroy(opt);
+  tc_program_destroy(p);
+  assert_fails_with(tc_run(k, in, 2, &o, 1), TC_ERROR_RUNTIME);
+  idx[1] = 3;
+  assert_tc_ok(tc_run(k, in, 2, &o, 1));
+  assert_true(out[0] == 20 && out[1] == 40);
+  tc_kernel_destroy(k);
+}
+
+/* TC_MAX_NDIM is the "highest rank of any tensor": rank 16 works end to end; a def with a
+ * tensor of rank 17 cannot be described by tc_param_info/tc_tensor_info and must be refused
+ * at tc_define (it must never reach tc_infer_outputs, which would write shape[16]). */
+static void test_rank_limits(void **state) {
+  (void)state;
+  const char *src16 =
+      "def r16(float(A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P) X) -> (Y) {\n"
+      "  Y(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) = X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) * 2\n"
+      "}\n";
+  tc_program *p = define_ok(src16);
+  tc_param_info pi;
+  assert_tc_ok(tc_program_output_info(p, NULL, 0, &pi));
+  assert_int_equal(pi.ndim, TC_MAX_NDIM);
+  assert_string_equal(pi.dims[TC_MAX_NDIM - 1], "P");
+  int64_t shape[TC_MAX_NDIM];
+  for (int i = 0; i < TC_MAX_NDIM; ++i) shape[i] = 1;
+  shape[3] = 2;
+  shape[15] = 3;
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0};
+  DLTensor in = make_tensor(x, dt_f32(), TC_MAX_NDIM, shape, NULL);
+  DLTensor out = make_tensor(y, dt_f32(), TC_MAX_NDIM, shape, NULL);
+  tc_tensor_info ti;
+  size_t n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, &in, 1, &ti, &n));
+  assert_int_equal(ti.ndim, TC_MAX_NDIM);
+  assert_int_equal(ti.shape[3], 2);
+  assert_int_equal(ti.shape[15], 3);
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, &in, 1, NULL));
+  assert_tc_ok(tc_run(k, &in, 1, &out, 1));
+  for (int i = 0; i < 6; ++i) assert_true(y[i] == 2 * x[i]);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+
+  static const char *const over[] = {
+      /* a rank-17 input */
+      "def r17(float(A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,Q) X) -> (Y) {\n"
+      "  Y(a) +=! X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q)\n"
+      "}\n",
+      /* a rank-17 output */
+      "def r17(float(N) X) -> (Y) {\n"
+      "  Y(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q) = X(a)+X(b)+X(c)+X(d)+X(e)+X(f)+X(g)+X(h)+X(i)+X(j)+X(k)+X(l)+X(m)+X(n)+X(o)+X(p)+X(q)\n"
+      "}\n",
+  };
+  for (size_t c = 0; c < sizeof over / sizeof over[0]; ++c) {
+    p = NULL;
+    int rc = tc_define(&p, over[c]);
+    if (rc == TC_OK) {
+      tc_param_info info;
+      tc_program_input_info(p, NULL, 0, &info);
+      int in_ndim = info.ndim;
+      tc_program_output_info(p, NULL, 0, &info);
+      tc_program_destroy(p);
+      fail_msg("case %zu: tc_define accepted a tensor of rank > TC_MAX_NDIM (input ndim %d, output ndim %d)", c,
+               in_ndim, info.ndim);
+    }
+    assert_true(rc == TC_ERROR_SEMANTIC || rc == TC_ERROR_UNSUPPORTED);
+    assert_true(strncmp(tc_last_error_message(), "r17:", 4) == 0);
+  }
+}
+
 /* The grammar's "TC function call" statement (tc-semantics.md: `id_list = id '(' id_list ')'`)
  * is valid TC that this version does not implement: tc.h's TC_ERROR_UNSUPPORTED is "valid,
  * but this backend/build cannot do it". */
@@ -416,6 +562,10 @@ int main(void) {
       cmocka_unit_test(test_device_not_cpu),
       cmocka_unit_test(test_runtime_gather_out_of_range),
       cmocka_unit_test(test_unsupported_def_call),
+      cmocka_unit_test(test_rank_limits),
+      cmocka_unit_test(test_deep_nesting_no_crash),
+      cmocka_unit_test(test_infer_reads_only_dtype_ndim_shape),
+      cmocka_unit_test(test_kernel_copies_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -264,7 +264,10 @@ static void test_two_outputs_overlapping(void **state) {
   DLTensor in = make_tensor(a, dt_f32(), 1, s, NULL);
   tc_kernel *k = NULL;
   assert_tc_ok(tc_compile(&k, p, NULL, &in, 1, NULL));
+  tc_program_destroy(p);
   DLTensor outs[2] = {make_tensor(buf, dt_f32(), 1, s, NULL), make_tensor(buf + 2, dt_f32(), 1, s, NULL)};
+  assert_fails_with(tc_run(k, &in, 1, outs, 2), TC_ERROR_SHAPE);
+  outs[1].data = buf; /* the same memory */
   assert_fails_with(tc_run(k, &in, 1, outs, 2), TC_ERROR_SHAPE);
   outs[1].data = buf + 4;
   assert_tc_ok(tc_run(k, &in, 1, outs, 2));
@@ -272,15 +275,137 @@ static void test_two_outputs_overlapping(void **state) {
     assert_close(buf[i], a[i] + 1);
     assert_close(buf[4 + i], a[i] * 2);
   }
-  /* interleaved but disjoint outputs are fine */
-  int64_t st[1] = {2};
-  outs[0] = make_tensor(buf, dt_f32(), 1, s, st);
-  outs[1] = make_tensor(buf + 1, dt_f32(), 1, s, st);
-  assert_tc_ok(tc_run(k, &in, 1, outs, 2));
-  for (int i = 0; i < 4; ++i) {
-    assert_close(buf[2 * i], a[i] + 1);
-    assert_close(buf[2 * i + 1], a[i] * 2);
-  }
+  /* the second output at a byte offset into the first one's buffer */
+  outs[1].data = buf;
+  outs[1].byte_offset = 3 * sizeof(float);
+  assert_fails_with(tc_run(k, &in, 1, outs, 2), TC_ERROR_SHAPE);
+  tc_kernel_destroy(k);
+}
+
+/* Outputs that interleave (stride 2, offsets 0 and 1) share no element: tc.h rejects only
+ * outputs "that overlap another output". Fixture so that a failure does not leak. */
+static int setup_two(void **state) {
+  tc_program *p = NULL;
+  if (tc_define(&p, "def two(float(N) A) -> (B, C) {\n  B(i) = A(i) + 1\n  C(i) = A(i) * 2\n}\n") != TC_OK)
+    return -1;
+  int64_t s[1] = {4};
+  DLTensor in = make_tensor(NULL, dt_f32(), 1, s, NULL);
+  tc_kernel *k = NULL;
+  int rc = tc_compile(&k, p, NULL, &in, 1, NULL);
+  tc_program_destroy(p);
+  *state = k;
+  return rc == TC_OK ? 0 : -1;
+}
+static int teardown_kernel(void **state) {
+  tc_kernel_destroy(*state);
+  return 0;
+}
+
+/* tc.h documents the overlap check as conservative: interleaved outputs (disjoint elements,
+ * intersecting spans) are rejected, and the message names both outputs. */
+static void test_interleaved_outputs_rejected(void **state) {
+  const tc_kernel *k = *state;
+  float a[4] = {1, 2, 3, 4}, buf[8];
+  int64_t s[1] = {4}, st[1] = {2};
+  DLTensor in = make_tensor(a, dt_f32(), 1, s, NULL);
+  DLTensor outs[2] = {make_tensor(buf, dt_f32(), 1, s, st), make_tensor(buf + 1, dt_f32(), 1, s, st)};
+  assert_fails_with(tc_run(k, &in, 1, outs, 2), TC_ERROR_SHAPE);
+  assert_non_null(strstr(tc_last_error_message(), "overlaps"));
+}
+
+static void test_more_overlapping_strides(void **state) {
+  (void)state;
+  tc_kernel *k = compile_mm(NULL);
+  float a[M * K], b[K * N], c[4 * M * N];
+  fill_pattern(a, M * K, 11);
+  fill_pattern(b, K * N, 12);
+  int64_t as[2] = {M, K}, bs[2] = {K, N}, cs[2] = {M, N};
+  DLTensor in[2] = {make_tensor(a, dt_f32(), 2, as, NULL), make_tensor(b, dt_f32(), 2, bs, NULL)};
+  /* rows overlap by one element: row stride N-1 */
+  int64_t st1[2] = {N - 1, 1};
+  DLTensor out = make_tensor(c, dt_f32(), 2, cs, st1);
+  assert_fails_with(tc_run(k, in, 2, &out, 1), TC_ERROR_SHAPE);
+  /* column-major with too small a column stride */
+  int64_t st2[2] = {1, M - 1};
+  out = make_tensor(c, dt_f32(), 2, cs, st2);
+  assert_fails_with(tc_run(k, in, 2, &out, 1), TC_ERROR_SHAPE);
+  /* both strides equal */
+  int64_t st3[2] = {2, 2};
+  out = make_tensor(c, dt_f32(), 2, cs, st3);
+  assert_fails_with(tc_run(k, in, 2, &out, 1), TC_ERROR_SHAPE);
+  /* output overlapping part of an input */
+  float big[M * K + M * N];
+  memcpy(big, a, sizeof a);
+  DLTensor in2[2] = {make_tensor(big, dt_f32(), 2, as, NULL), in[1]};
+  out = make_tensor(big + M * K - 1, dt_f32(), 2, cs, NULL);
+  assert_fails_with(tc_run(k, in2, 2, &out, 1), TC_ERROR_SHAPE);
+  /* ... and right after it is fine */
+  out = make_tensor(big + M * K, dt_f32(), 2, cs, NULL);
+  assert_tc_ok(tc_run(k, in2, 2, &out, 1));
+  check_mm(big + M * K, a, b);
+  /* transposed (column-major) output with exact strides is fine */
+  int64_t st4[2] = {1, M};
+  out = make_tensor(c, dt_f32(), 2, cs, st4);
+  assert_tc_ok(tc_run(k, in, 2, &out, 1));
+  float want[M * N];
+  ref_matmul(a, b, want, M, K, N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) assert_close(c[j * M + i], want[i * N + j]);
+  tc_kernel_destroy(k);
+}
+
+static void test_compile_layout_independent(void **state) {
+  (void)state;
+  /* compile with Fortran strides and a byte offset (data NULL), run with row-major */
+  tc_program *p = define_ok(MM_SRC);
+  int64_t as[2] = {M, K}, bs[2] = {K, N}, cs[2] = {M, N}, ast[2] = {1, M};
+  DLTensor cin[2] = {make_tensor(NULL, dt_f32(), 2, as, ast), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
+  cin[1].byte_offset = 64;
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, cin, 2, NULL));
+  tc_program_destroy(p);
+  float a[M * K], b[K * N], c[M * N];
+  fill_pattern(a, M * K, 13);
+  fill_pattern(b, K * N, 14);
+  DLTensor in[2] = {make_tensor(a, dt_f32(), 2, as, NULL), make_tensor(b, dt_f32(), 2, bs, NULL)};
+  DLTensor out = make_tensor(c, dt_f32(), 2, cs, NULL);
+  assert_tc_ok(tc_run(k, in, 2, &out, 1));
+  check_mm(c, a, b);
+  tc_kernel_destroy(k);
+}
+
+static void test_empty_extents(void **state) {
+  (void)state;
+  tc_program *p = define_ok(MM_SRC);
+  /* K = 0: an empty reduction; '+=!' leaves the identity */
+  float a[1], b[1], c[3 * 2];
+  for (int i = 0; i < 6; ++i) c[i] = 7;
+  int64_t as[2] = {3, 0}, bs[2] = {0, 2}, cs[2] = {3, 2};
+  DLTensor in[2] = {make_tensor(a, dt_f32(), 2, as, NULL), make_tensor(b, dt_f32(), 2, bs, NULL)};
+  tc_tensor_info ti;
+  size_t n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &ti, &n));
+  assert_int_equal(ti.shape[0], 3);
+  assert_int_equal(ti.shape[1], 2);
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, in, 2, NULL));
+  DLTensor out = make_tensor(c, dt_f32(), 2, cs, NULL);
+  assert_tc_ok(tc_run(k, in, 2, &out, 1));
+  for (int i = 0; i < 6; ++i) assert_true(c[i] == 0.0f);
+  tc_kernel_destroy(k);
+  /* M = 0: an empty output */
+  int64_t as2[2] = {0, 4}, bs2[2] = {4, 2}, cs2[2] = {0, 2};
+  float b2[8] = {0};
+  DLTensor in2[2] = {make_tensor(a, dt_f32(), 2, as2, NULL), make_tensor(b2, dt_f32(), 2, bs2, NULL)};
+  n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in2, 2, &ti, &n));
+  assert_int_equal(ti.shape[0], 0);
+  assert_int_equal(ti.shape[1], 2);
+  assert_tc_ok(tc_compile(&k, p, NULL, in2, 2, NULL));
+  c[0] = 5;
+  out = make_tensor(c, dt_f32(), 2, cs2, NULL);
+  assert_tc_ok(tc_run(k, in2, 2, &out, 1));
+  assert_true(c[0] == 5); /* nothing written */
   tc_kernel_destroy(k);
   tc_program_destroy(p);
 }
@@ -348,6 +473,10 @@ int main(void) {
       cmocka_unit_test(test_unchecked_option_runs),
       cmocka_unit_test(test_bad_outputs),
       cmocka_unit_test(test_two_outputs_overlapping),
+      cmocka_unit_test_setup_teardown(test_interleaved_outputs_rejected, setup_two, teardown_kernel),
+      cmocka_unit_test(test_more_overlapping_strides),
+      cmocka_unit_test(test_compile_layout_independent),
+      cmocka_unit_test(test_empty_extents),
       cmocka_unit_test(test_other_dtypes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -524,7 +524,7 @@ case("reverted_small_I", """
 def reverted(float(I) B) -> (A) {
   A(i) = B(10 - i)
 }""", lambda r: [rf(r, 6)],
-     lambda Bv: [np.array([0] * 5 + [Bv[10 - i] for i in range(5, 11)], F32)],
+     lambda Bv: [np.array([0] * 5 + [Bv[10 - i] for i in range(5, 11)], F32)], dims=[["11"]],
      note="0 <= 10-i < I gives i in max(0, 11-I):11 -> extent 11; A(0..4) unwritten -> 0. "
           "(tc-semantics.md prints 9 - I, which would read B(I) and B(I+1) out of bounds)")
 
@@ -689,6 +689,21 @@ def idiv(int32(N) A, int32(N) B) -> (Q, R, Q3, R4) {
      lambda A, Bv: [A // Bv, A % Bv, A // 3, A % 4],
      note="division rounds toward -inf; modulo is non-negative for a positive divisor")
 
+def _euclid(a, b):
+    r = np.mod(a, np.abs(b))
+    return (a - r) // b, r
+
+
+case("int_div_mod_negative_divisor", """
+def idivneg(int32(N) A, int32(N) B) -> (Q, R) {
+  Q(i) = A(i) / B(i)
+  R(i) = A(i) % B(i)
+}""", lambda r: [np.array([-7, -3, -2, -1, 0, 1, 2, 3, 7, 7, -7], i32),
+                 np.array([-3, -3, -3, -3, -3, -3, -3, -3, -3, 2, 2], i32)],
+     lambda A, Bv: list(_euclid(A, Bv)),
+     note="Halide/Euclidean semantics: the remainder is never negative and "
+          "A == (A / B) * B + A % B; e.g. -2 / -3 == 1, -2 % -3 == 1, 1 / -3 == 0")
+
 case("int_div_by_zero_is_zero", """
 def idiv0(int32(N) A, int32(N) B) -> (Q) {
   Q(i) = A(i) / B(i)
@@ -842,3 +857,99 @@ def gather(float(N) X, int64(A,B) I) -> (Z) {
   Z(i,j) = X(I(i,j))
 }""", lambda r: [rf(r, 20)[::2], ri(r, 6, 7, lo=0, hi=10, dtype=i64)[::2, 1::2].T],
      lambda X, I: [X[I]], byte_offset=True, out_layout=out_sliced)
+
+# ============================================================================================
+# More semantics: partial writes, '!' on a sub-range, index arithmetic, precedence, edge sizes
+# ============================================================================================
+
+case("gap_between_statements", """
+def gaps(float(N) A, float(M) B) -> (O) {
+  O(i) = A(i) where i in 0:3
+  O(i) = B(i - 5) where i in 5:5+M
+}""", lambda r: [rf(r, 4), rf(r, 2)],
+     lambda A, Bv: [np.array([A[0], A[1], A[2], 0, 0, Bv[0], Bv[1]], F32)],
+     note="extent = 1 + largest index written (7); O(3), O(4) are not written -> 0")
+
+case("bang_initialises_only_written_points", """
+def part(float(N) A, float(N,M) B) -> (O) {
+  O(i) = A(i)
+  O(i) +=! B(i,j) where i in 0:2
+}""", lambda r: [rf(r, 5), rf(r, 5, 3)],
+     lambda A, Bv: [np.concatenate([f64(Bv[:2]).sum(1), A[2:]]).astype(F32)], red=3)
+
+case("unwritten_elements_zeroed_with_accumulate", """
+def acc(float(N) A) -> (O) {
+  O(i) += A(i) where i in 1:N
+}""", lambda r: [rf(r, 5)],
+     lambda A, init: [np.concatenate([[0], init[0][1:] + A[1:]]).astype(F32)],
+     init=lambda r: [rf(r, 5, lo=2, hi=3)],
+     note="O(0) is written by no statement -> 0; the others accumulate into the caller's values")
+
+case("matmul_long_reduction", _MM, lambda r: [rf(r, 3, 300), rf(r, 300, 2)], _mm_expect, red=300)
+
+case("upsample_div_index", """
+def up(float(N) A) -> (O) {
+  O(i) = A(i / 2)
+}""", lambda r: [rf(r, 4)], lambda A: [np.repeat(A, 2)], dims=[["N*2"]],
+     note="0 <= i/2 < N gives i in 0:2N (floor division)")
+
+case("tile_mod_index", """
+def tile(float(N) A) -> (O) {
+  O(i) = A(i % N) where i in 0:3*N
+}""", lambda r: [rf(r, 4)], lambda A: [np.tile(A, 3)])
+
+case("chained_gather", """
+def gg(float(N) X, int32(M) I, int32(K) J) -> (O) {
+  O(k) = X(I(J(k)))
+}""", lambda r: [rf(r, 6), ri(r, 5, lo=0, hi=6), ri(r, 7, lo=0, hi=5)],
+     lambda X, I, J: [X[I[J]]])
+
+case("ternary_inside_reduction", """
+def possum(float(M,N) A) -> (P, C) {
+  P(i) +=! A(i,j) > 0 ? A(i,j) : 0
+  C(i) +=! A(i,j) > 0 ? 1 : 0
+}""", lambda r: [rf(r, 4, 6)],
+     lambda A: [np.where(A > 0, f64(A), 0).sum(1).astype(F32), (A > 0).sum(1).astype(np.int32)],
+     red=6)
+
+case("float_literal_forms", """
+def lits(float(N) A) -> (O) {
+  O(i) = A(i) * 1e2 + 2.5e-1 - 0.125 + 3.
+}""", lambda r: [rf(r, 5)],
+     lambda A: [(A * F32(100) + F32(0.25) - F32(0.125) + F32(3)).astype(F32)])
+
+case("unary_minus", """
+def neg(uint8(N) U, int8(N) S, float(N) F) -> (NU, NS, NF) {
+  NU(i) = -U(i)
+  NS(i) = -S(i)
+  NF(i) = -F(i) * -2
+}""", lambda r: [np.array([0, 1, 200, 255], u8), np.array([-128, -1, 0, 127], i8), rf(r, 4)],
+     lambda U, S, F: [(-U.astype(np.int64)).astype(u8), (-S.astype(np.int64)).astype(i8),
+                      (-F * F32(-2)).astype(F32)],
+     note="negating unsigned and int8 wraps: -200 -> 56 (uint8), -(-128) -> -128 (int8)")
+
+case("precedence_and_ternary_chain", """
+def prec(int32(N) A) -> (P, Q, S) {
+  P(i) = 2 + 3 * A(i) - 8 / 2 / 2 % 3
+  Q(i) = A(i) < 0 ? -1 : A(i) > 0 ? 1 : 0
+  S(i) = !(A(i) > 2) && A(i) > -2 || A(i) == 5
+}""", lambda r: [np.array([-7, -2, -1, 0, 1, 2, 3, 5, 9], i32)],
+     lambda A: [2 + 3 * A - ((8 // 2 // 2) % 3), np.sign(A).astype(i32),
+                (~(A > 2) & (A > -2)) | (A == 5)])
+
+case("zero_size_input", """
+def empty(float(N) A, float(M) B, int32(N) I) -> (O, s, P, mn, mx, imn, imx, pr) {
+  O(i) = A(i) * 2
+  s +=! A(i)
+  P(j) = B(j) + 1
+  mn min=! A(i)
+  mx max=! A(i)
+  imn min=! I(i)
+  imx max=! I(i)
+  pr *=! I(i)
+}""", lambda r: [np.zeros(0, F32), rf(r, 3), np.zeros(0, i32)],
+     lambda A, Bv, I: [np.zeros(0, F32), np.asarray(0, F32), (Bv + 1).astype(F32),
+                       np.asarray(np.inf, F32), np.asarray(-np.inf, F32),
+                       np.asarray(np.iinfo(i32).max, i32), np.asarray(np.iinfo(i32).min, i32),
+                       np.asarray(1, i32)],
+     note="N = 0: O is empty and the reduction over an empty range leaves the identity")

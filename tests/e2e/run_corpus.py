@@ -47,6 +47,8 @@ def select(cases, patterns):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--backend", default=os.environ.get("TC_BACKEND", "reference"))
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra tc_options for every compile (e.g. checked=0)")
     ap.add_argument("--list", action="store_true", help="print the case names and exit")
     ap.add_argument("-v", "--verbose", action="store_true", help="print notes and messages")
     ap.add_argument("--dry-run", action="store_true",
@@ -73,16 +75,19 @@ def main():
                                               [(str(e.dtype), e.shape) for e in exp]))
         return 0
 
+    extra_options = dict(o.split("=", 1) for o in args.option)
     passed = failed = skipped = 0
     for name, c in cases:
         if c.backends is not None and args.backend not in c.backends:
             skipped += 1
             print("SKIP %s (only for backend %s)" % (name, ", ".join(c.backends)))
             continue
-        ok, secs, detail = corpus.run_case(c, args.backend)
+        ok, secs, detail = corpus.run_case(c, args.backend, extra_options)
         if ok:
             passed += 1
-            extra = (" - " + detail) if detail else ""
+            extra = ""
+            if detail and (args.verbose or c.kind == "accept"):
+                extra = " - " + (detail if args.verbose else detail.splitlines()[0])
             print("PASS %s (%.3fs)%s" % (name, secs, extra))
         else:
             failed += 1
