@@ -28,16 +28,17 @@ std::string SymExpr::to_string() const {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  int64_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-
+// Euclidean, as Halide's IR means: 0 <= a % b < |b| and a == b * (a / b) + a % b.
 int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+  if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
   return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  return (a - floor_mod(a, b)) / b;
 }
 
 int64_t eval(const Halide::Expr& e, const SizeValues& s) {

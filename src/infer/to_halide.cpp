@@ -70,6 +70,10 @@ Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent) {
       return Halide::select(c, a, b);
     }
     case ExprKind::Call: {
+      if (e.ref == Ref::Cast) {  // integer casts of index arithmetic: same value while in range
+        Halide::Expr a = to_halide(*e.args[0], dim_extent);
+        return is_int(a) && is_integer(e.cast_to) ? a : Halide::Expr();
+      }
       if (e.ref != Ref::Builtin || (e.builtin != lang::BuiltinId::Min && e.builtin != lang::BuiltinId::Max))
         return Halide::Expr();
       Halide::Expr a = to_halide(*e.args[0], dim_extent);

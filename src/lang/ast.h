@@ -32,11 +32,12 @@ struct Expr {
   std::vector<ExprPtr> args;  // operands, call arguments, ternary (cond, then, else)
   int64_t int_value = 0;  // IntLit; Dim: the dimension number
   double float_value = 0;  // FloatLit
+  int height = 1;          // 1 + the tallest operand (the parser caps it)
 
   // ---- sema annotations ----
   Ref ref = Ref::Unresolved;
   ScalarType type = ScalarType::Int32;
-  bool weak = false;        // a literal (or an expression of only literals): adapts to the other operand
+  bool weak = false;        // a literal or a negated literal: adapts to the other operand
   int tensor = -1;          // Ref::Tensor (also for a bare 0-d tensor name), Dim
   BuiltinId builtin{};      // Ref::Builtin
   ScalarType cast_to{};     // Ref::Cast

@@ -47,7 +47,7 @@ std::string format(const SourceText& src, const std::string& def_name, SourceLoc
   std::string out = where + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) +
                     ": error: " + message;
   std::string line = src.line_at(loc.line);
-  if (!line.empty()) {
+  {
     std::string caret;
     for (int i = 1; i < loc.col && i <= static_cast<int>(line.size()); ++i)
       caret += line[i - 1] == '\t' ? '\t' : ' ';

@@ -7,6 +7,7 @@
 // overflow the stack.
 #include "lang/parser.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "lang/lexer.h"
@@ -158,6 +159,9 @@ class Parser {
           Token idx = next();
           s.indices.push_back(idx.text);
           s.index_locs.push_back(idx.loc);
+          if (!at(Tok::Comma) && !at(Tok::RParen))
+            error(peek().loc, "left-hand side indices must be index variable names, got " + shown(peek()) +
+                                  " after '" + idx.text + "' (write the expression on the right-hand side instead)");
         } while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "to close the left-hand side indices");
@@ -238,6 +242,18 @@ class Parser {
     }
   }
 
+  // Every later pass recurses over expressions, so a tree as tall as a long operator chain
+  // ("a + a + ... + a") would overflow the stack there: cap the height of every node.
+  ExprPtr limit_height(ExprPtr e) {
+    int h = 0;
+    for (const auto& a : e->args) h = std::max(h, a->height);
+    e->height = h + 1;
+    if (e->height > kMaxDepth)
+      error(e->loc, "expression nested too deeply (more than " + std::to_string(kMaxDepth) +
+                        " levels of operators); split it with a where clause or a temporary");
+    return e;
+  }
+
   ExprPtr make(ExprKind kind, SourceLoc loc) {
     auto e = std::make_shared<Expr>();
     e->kind = kind;
@@ -258,7 +274,7 @@ class Parser {
       auto e = make(ExprKind::Binary, op.loc);
       e->op = op.kind;
       e->args = {lhs, rhs};
-      lhs = e;
+      lhs = limit_height(e);
     }
     if (min_prec == 0 && at(Tok::Question)) {
       Token q = next();
@@ -267,7 +283,7 @@ class Parser {
       expect(Tok::Colon, "in a conditional expression 'c ? a : b'");
       ExprPtr else_e = parse_expr(0);
       e->args = {lhs, then_e, else_e};
-      return e;
+      return limit_height(e);
     }
     return lhs;
   }
@@ -281,7 +297,7 @@ class Parser {
       auto e = make(ExprKind::Unary, op.loc);
       e->op = op.kind;
       e->args = {operand};
-      return e;
+      return limit_height(e);
     }
     return parse_postfix();
   }
@@ -333,7 +349,7 @@ class Parser {
         while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "to close the argument list");
-      return e;
+      return limit_height(e);
     }
     auto e = make(ExprKind::Ident, id.loc);
     e->name = id.text;

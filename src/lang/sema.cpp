@@ -6,6 +6,7 @@
 #include "lang/sema.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -14,6 +15,15 @@
 
 namespace tc::lang {
 namespace {
+
+// Lets are inlined by copying; chained lets ("b = a*a, c = b*b, ...") grow exponentially.
+constexpr size_t kMaxInlinedNodes = 100000;
+
+size_t count_nodes(const Expr& e) {
+  size_t n = 1;
+  for (const auto& a : e.args) n += count_nodes(*a);
+  return n;
+}
 
 class DefChecker {
  public:
@@ -125,7 +135,7 @@ class DefChecker {
     int index;
     std::map<std::string, ExprPtr> lets;
     std::vector<std::string> vars;  // in order of first appearance
-    bool in_index = false;          // resolving a tensor subscript
+    size_t inlined_nodes = 0;       // size of all let expansions so far
     void use_var(const std::string& v) {
       if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
     }
@@ -144,11 +154,13 @@ class DefChecker {
       scope.use_var(v);
     }
     for (Let& l : s.lets) {
-      if (def_.is_size(l.name) || def_.find_tensor(l.name) >= 0 || scope.lets.count(l.name))
+      bool is_lhs_index = std::find(s.indices.begin(), s.indices.end(), l.name) != s.indices.end();
+      if (def_.is_size(l.name) || def_.find_tensor(l.name) >= 0 || scope.lets.count(l.name) || is_lhs_index)
         error(l.loc, "'" + l.name + "' is already defined; pick another name for this let");
       resolve(l.value, scope);
       scope.lets[l.name] = l.value;
     }
+    current_stmt_ = index;
     resolve(s.rhs, scope);
     for (ExprPtr& e : s.exists) resolve(e, scope);
     for (RangeConstraint& r : s.ranges) {
@@ -226,6 +238,10 @@ class DefChecker {
   void resolve_ident(ExprPtr& e, StmtScope& scope) {
     auto let = scope.lets.find(e->name);
     if (let != scope.lets.end()) {
+      scope.inlined_nodes += count_nodes(*let->second);
+      if (scope.inlined_nodes > kMaxInlinedNodes)
+        error(e->loc, "inlining the where-clause lets makes this statement too large (over " +
+                          std::to_string(kMaxInlinedNodes) + " operations); use a temporary instead");
       e = let->second->clone();  // lets are inlined
       return;
     }
@@ -255,6 +271,12 @@ class DefChecker {
     if (e.int_value < 0 || e.int_value >= def_.tensors[t].ndim)
       error(e.loc, "tensor '" + e.name + "' has rank " + std::to_string(def_.tensors[t].ndim) + ", so '" + e.name + "." +
                        std::to_string(e.int_value) + "' does not exist");
+    const TensorDecl& decl = def_.tensors[t];
+    bool written_before = decl.role == TensorRole::Input;
+    for (int i = 0; i < current_stmt_ && !written_before; ++i) written_before = def_.stmts[i].lhs_tensor == t;
+    if (!written_before && decl.role != TensorRole::Input)
+      error(e.loc, "'" + e.name + "." + std::to_string(e.int_value) + "' uses the shape of '" + e.name +
+                       "', which no earlier statement writes");
     e.ref = Ref::Size;
     e.tensor = t;
   }
@@ -378,13 +400,29 @@ class DefChecker {
 
   // Gives weak literals (and their negations) the type of the operation they take part in, so
   // that backends materialise "0.1" directly in float64 next to a float64 operand.
-  static void settle(Expr& e, ScalarType t) {
+  void settle(Expr& e, ScalarType t) const {
     if (!e.weak) return;
+    check_literal_fits(e, t);
     e.type = t;
     e.weak = false;
     for (ExprPtr& a : e.args) settle(*a, t);
   }
-  static void settle_all(Expr& e, size_t first, ScalarType t) {
+  // "A(i) < 300" with int8 A would silently compare against 44: refuse literals that change value.
+  void check_literal_fits(const Expr& e, ScalarType t) const {
+    bool negated = e.kind == ExprKind::Unary && e.op == Tok::Minus && e.args[0]->kind == ExprKind::IntLit;
+    if (e.kind != ExprKind::IntLit && !negated) return;
+    if (!is_integer(t) && t != ScalarType::Bool) return;
+    const Expr& lit = negated ? *e.args[0] : e;
+    long double v = negated ? -static_cast<long double>(lit.int_value) : static_cast<long double>(lit.int_value);
+    long double lo = kind(t) == ScalarKind::Signed ? -std::ldexp(1.0L, bits(t) - 1) : 0;
+    long double hi = kind(t) == ScalarKind::Signed ? std::ldexp(1.0L, bits(t) - 1) - 1 : std::ldexp(1.0L, bits(t)) - 1;
+    if (t == ScalarType::Bool) hi = 1;
+    if (v < lo || v > hi)
+      error(e.loc, "integer literal " + std::string(negated ? "-" : "") + lit.name + " does not fit in " + name(t) +
+                       ", the type it is used with here; cast the other operand (e.g. int32(...))");
+  }
+
+  void settle_all(Expr& e, size_t first, ScalarType t) const {
     for (size_t i = first; i < e.args.size(); ++i) settle(*e.args[i], t);
   }
 
@@ -461,6 +499,7 @@ class DefChecker {
 
   const Program& prog_;
   Def& def_;
+  int current_stmt_ = 0;
 };
 
 }  // namespace

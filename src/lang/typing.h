@@ -8,7 +8,7 @@ namespace tc::lang {
 
 struct Typed {
   ScalarType type;
-  bool weak;  // an unsuffixed literal (possibly negated): adapts to the other operand
+  bool weak;  // a literal (possibly negated; "2.0f" too): adapts to the other operand
 };
 
 // The common type two operands are converted to before an arithmetic or comparison op.

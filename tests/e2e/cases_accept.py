@@ -953,3 +953,65 @@ def empty(float(N) A, float(M) B, int32(N) I) -> (O, s, P, mn, mx, imn, imx, pr)
                        np.asarray(np.iinfo(i32).max, i32), np.asarray(np.iinfo(i32).min, i32),
                        np.asarray(1, i32)],
      note="N = 0: O is empty and the reduction over an empty range leaves the identity")
+
+# Results are computed (and rounded / wrapped) in the operand type after every operation: no
+# wider intermediates, no fused multiply-add. These need exact comparisons.
+_e10, _e23 = 2.0 ** -10, 2.0 ** -23
+
+case("float32_rounds_every_op", """
+def fr(float(N) A, float(N) B, float(N) C) -> (O) {
+  O(i) = A(i) * B(i) + C(i)
+}""", lambda r: [np.array([1 + _e23, 3.0], F32), np.array([1 + _e23, 0.5], F32),
+                 np.array([-(1 + 2 * _e23), 0.25], F32)],
+     lambda A, Bv, C: [(A * Bv + C).astype(F32)], rtol=0, atol=0,
+     note="(1+2^-23)^2 rounds to 1+2^-22 in float32, so O(0) == 0 exactly "
+          "(a float64 intermediate or an FMA gives 2^-46)")
+
+case("float16_rounds_every_op", """
+def hr(half(N) A, half(N) B, half(N) C) -> (O) {
+  O(i) = A(i) * B(i) + C(i)
+}""", lambda r: [np.array([1 + _e10, 3.0], F16), np.array([1 + _e10, 0.5], F16),
+                 np.array([-(1 + 2 * _e10), 0.25], F16)],
+     lambda A, Bv, C: [np.array([0.0, 1.75], F16)], rtol=0, atol=0,
+     note="(1+2^-10)^2 rounds to 1+2^-9 in float16, so O(0) == 0 exactly "
+          "(a float32 intermediate gives 2^-20)")
+
+case("int8_intermediate_wraps", """
+def w8(int8(N) A, int8(N) B, uint8(N) U) -> (O, P) {
+  O(i) = A(i) * B(i) / 4
+  P(i) = (U(i) + U(i)) / 2
+}""", lambda r: [np.array([100, -100, 50, 7], i8), np.array([2, 3, 3, 2], i8),
+                 np.array([200, 100, 255, 128], u8)],
+     lambda A, Bv, U: [np.array([-14, -11, -27, 3], i8), np.array([72, 100, 127, 0], u8)],
+     note="-100*3 wraps to -44 in int8, then -44/4 == -11 (an int32 intermediate gives -75); "
+          "(200+200) wraps to 144 in uint8, /2 == 72")
+
+case("rank16_sum", """
+def r16(float(A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P) X) -> (t, u) {
+  t +=! X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p)
+  u(a,p) +=! X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p)
+}""", lambda r: [rf(r, *([2, 1] * 7 + [2, 3]))],
+     lambda X: [np.asarray(f64(X).sum(), F32),
+                f64(X).sum(axis=tuple(range(1, 15))).astype(F32)], red=768,
+     note="TC_MAX_NDIM = 16 dimensions")
+
+case("identifiers_and_unicode_comment", """
+def f_1(float(N_1) A_2, float(N_1) _x1) -> (o_3) {  # héllo ünïcode — comment
+  o_3(i_) = A_2(i_) + _x1(i_) * 2
+}""", lambda r: [rf(r, 4), rf(r, 4)], lambda A, X: [(A + X * F32(2)).astype(F32)])
+
+case("where_size_arithmetic", """
+def w(float(N) A) -> (H, T, M) {
+  H(i) = A(i) where i in 0:N/2
+  T(i) = A(i) + A.0 where i in N-2:N
+  M(i) = A(i) where i in 0:max(N - 3, 1)
+}""", lambda r: [rf(r, 5)],
+     lambda A: [A[:2].copy(), np.concatenate([[0, 0, 0], A[3:] + 5]).astype(F32), A[:2].copy()],
+     note="T.d is usable as a value too (A.0 == N == 5)")
+
+case("read_earlier_output_shifted", """
+def diff(float(N) A) -> (O, D) {
+  O(i) = A(i) * A(i)
+  D(i) = O(i + 1) - O(i)
+}""", lambda r: [rf(r, 6)], lambda A: [(A * A).astype(F32), np.diff((A * A).astype(F32))],
+     note="D's range comes from O's extent: D has N - 1 elements")

@@ -302,3 +302,29 @@ TEST(Bind, ShapeText) {
   EXPECT_EQ(tc::ir::shape_text({}), "()");
   EXPECT_EQ(tc::ir::shape_text({7}), "(7)");
 }
+
+TEST(Bind, RepeatedSizeWithinOneTensor) {
+  auto p = build("def trace(float(N, N) A) -> s { s +=! A(i, i) }");
+  Inputs bad;
+  bad.f32({3, 4});
+  EXPECT_TRUE(has(bind_error(p, bad), "size 'N' is 3 (from 'A' dimension 0), got 4"));
+  Inputs ok;
+  ok.f32({4, 4});
+  auto b = bind_def(p, ok);
+  EXPECT_EQ(shape_of(b, "s"), Shape{});
+  EXPECT_EQ(bound_range(b, 0, "i"), Range64(0, 4));
+}
+
+TEST(Bind, BoolAndIntegerInputs) {
+  auto p = build("def f(bool(N) M, int64(N) X) -> Y { Y(i) = M(i) ? X(i) : 0 }");
+  Inputs in;
+  in.add(ScalarType::Bool, {5}).add(ScalarType::Int64, {5});
+  EXPECT_EQ(in[0].dtype.code, TC_DL_BOOL);
+  auto outs = bind_def(p, in).outputs();
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].type, ScalarType::Int64);
+  EXPECT_EQ(outs[0].shape, Shape{5});
+  Inputs wrong;
+  wrong.add(ScalarType::UInt8, {5}).add(ScalarType::Int64, {5});
+  EXPECT_TRUE(has(bind_error(p, wrong), "expected dtype bool, got uint8"));
+}

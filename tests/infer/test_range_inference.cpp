@@ -49,14 +49,17 @@ TEST(SymExpr, ConstantsSizesAndArithmetic) {
   EXPECT_EQ(SymExpr::size("N").to_string(), "N");
 }
 
-TEST(SymExpr, FloorDivisionAndEuclideanModulo) {
+// Halide's (and TC's) integer division is Euclidean: a == b * (a / b) + a % b, 0 <= a % b < |b|,
+// which is floor division for positive divisors.
+TEST(SymExpr, EuclideanDivisionAndModulo) {
   Halide::Expr a = tc::infer::size_var("a"), b = tc::infer::size_var("b");
   SymExpr div(a / b), mod(a % b);
   for (int64_t x = -9; x <= 9; ++x)
     for (int64_t y : {-4, -3, -1, 1, 2, 3, 5}) {
       SizeValues s{{"a", x}, {"b", y}};
-      EXPECT_EQ(div.evaluate(s), floor_div(x, y)) << x << "/" << y;
       int64_t r = mod.evaluate(s);
+      EXPECT_EQ(y * div.evaluate(s) + r, x) << x << "/" << y;
+      if (y > 0) EXPECT_EQ(div.evaluate(s), floor_div(x, y)) << x << "/" << y;
       EXPECT_GE(r, 0) << x << "%" << y;
       EXPECT_LT(r, std::abs(y)) << x << "%" << y;
       EXPECT_EQ((x - r) % y, 0) << x << "%" << y;

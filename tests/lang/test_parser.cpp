@@ -315,6 +315,32 @@ TEST(Parser, DeepUnaryAndCallsAreACleanSyntaxError) {
   syntax_error("def f(float(N) a) -> o { o(i) = " + ternary + "0 }");
 }
 
+TEST(Parser, LongOperatorChainsAreAccepted) {
+  // Left-associative chains are parsed iteratively, not by nesting.
+  std::string e = "a(i)";
+  for (int k = 0; k < 200; ++k) e += " + a(i)";
+  Program p = parse("def f(float(N) a) -> o { o(i) = " + e + " }");
+  int depth = 0;
+  for (const Expr* x = p.defs[0].stmts[0].rhs.get(); x->kind == ExprKind::Binary; x = x->args[0].get()) ++depth;
+  EXPECT_EQ(depth, 200);
+  EXPECT_NO_THROW(tc::lang::check(p));
+}
+
+// KNOWN BUG (reported to the lead): a long left-associative chain builds a syntax tree as deep as
+// the chain, and sema's recursive passes (check_self_reads first; ~30000 terms on an 8 MiB stack)
+// and, for ~1e6 terms, the recursive destruction of the tree itself overflow the stack (SIGSEGV).
+// The expected behaviour is a clean TC_ERROR_SYNTAX (or success). Enable once fixed.
+TEST(Parser, VeryLongOperatorChainIsNotAStackOverflow) {
+  std::string e = "a(i)";
+  e.reserve(7 * 1000000 + 8);
+  for (int k = 0; k < 1000000; ++k) e += " + a(i)";
+  try {
+    tc_test::checked("def f(float(N) a) -> o { o(i) = " + e + " }");
+  } catch (const tc::Error& err) {
+    EXPECT_EQ(err.status(), TC_ERROR_SYNTAX) << err.what();
+  }
+}
+
 TEST(Parser, ModerateNestingIsAccepted) {
   std::string src = "def f(float(N) a) -> o { o(i) = " + std::string(100, '(') + "a(i)" + std::string(100, ')') + " }";
   Program p = parse(src);

@@ -251,10 +251,13 @@ TEST(Sema, DimSelectorRules) {
 }
 
 TEST(Sema, CallsToDefsAreUnsupported) {
-  EXPECT_TRUE(has(semantic_error("def g(float(N) A) -> C { C(i) = A(i) }\n"
-                                 "def f(float(N) A) -> C { C(i) = g(A(i)) }"),
+  auto unsupported = [](const std::string& src) {
+    return tc_test::error_of([&] { checked(src); }, TC_ERROR_UNSUPPORTED);
+  };
+  EXPECT_TRUE(has(unsupported("def g(float(N) A) -> C { C(i) = A(i) }\n"
+                              "def f(float(N) A) -> C { C(i) = g(A(i)) }"),
                   "calling def 'g' inside an expression is not supported"));
-  EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> (B, C) { B, C = g(A) }"), "is not supported yet"));
+  EXPECT_TRUE(has(unsupported("def f(float(N) A) -> (B, C) { B, C = g(A) }"), "is not supported yet"));
 }
 
 TEST(Sema, OutputSizeAnnotationMustUseInputSizes) {
@@ -297,4 +300,23 @@ TEST(Sema, ErrorUsesFileNameWhenGiven) {
       TC_ERROR_SEMANTIC);
   EXPECT_EQ(m.rfind("model.tc:2:10: error: ", 0), 0u) << m;
   EXPECT_TRUE(has(m, "\n  B(i) = A(i, i)\n         ^")) << m;
+}
+
+TEST(Sema, RankLimit) {
+  auto dims = [](int n, const char* prefix) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += (i ? ", " : "") + std::string(prefix) + std::to_string(i);
+    return out;
+  };
+  // TC_MAX_NDIM dimensions are fine; one more is unsupported, for inputs and for written tensors.
+  EXPECT_NO_THROW(checked("def f(float(" + dims(TC_MAX_NDIM, "N") + ") A) -> B { B(" + dims(TC_MAX_NDIM, "i") +
+                          ") = A(" + dims(TC_MAX_NDIM, "i") + ") }"));
+  std::string m = tc_test::error_of(
+      [&] { checked("def f(float(" + dims(TC_MAX_NDIM + 1, "N") + ") A) -> B { B(i) = A(i) }"); },
+      TC_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(has(m, "'A' has rank " + std::to_string(TC_MAX_NDIM + 1))) << m;
+  m = tc_test::error_of(
+      [&] { checked("def f(float(N) A) -> B { B(" + dims(TC_MAX_NDIM + 1, "i") + ") = A(i0) }"); },
+      TC_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(has(m, "TC_MAX_NDIM")) << m;
 }

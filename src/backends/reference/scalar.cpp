@@ -1,5 +1,6 @@
-// scalar.cpp — see scalar.h. Integer division rounds toward negative infinity and the
-// remainder is non-negative (Halide's Euclidean rule); division by zero gives 0. Float '%'
+// scalar.cpp — see scalar.h. Integer division and modulo are Euclidean (Halide's rule): the
+// remainder is never negative and a == b*(a/b) + a%b, so '/' rounds toward negative infinity
+// for positive divisors; division by zero gives 0. Float '%'
 // is x - y*floor(x/y). Float to integer conversion truncates toward zero and saturates
 // (NaN gives 0) so that no input makes the oracle itself undefined.
 #include "backends/reference/scalar.h"
@@ -45,17 +46,17 @@ uint64_t float_to_unsigned(double x, int bits) {
   return static_cast<uint64_t>(std::trunc(x));
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // no INT64_MIN / -1 trap
-  int64_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-
 int64_t euclid_mod(int64_t a, int64_t b) {
   if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
   return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+// Euclidean division: a == b * q + r with 0 <= r < |b| (floor division for b > 0).
+int64_t euclid_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // no INT64_MIN / -1 trap
+  return (a - euclid_mod(a, b)) / b;
 }
 
 template <typename T>
@@ -97,7 +98,7 @@ Scalar signed_binary(lang::Tok op, int64_t a, int64_t b, ScalarType t) {
     case lang::Tok::Plus: return from_int(static_cast<int64_t>(ua + ub), t);
     case lang::Tok::Minus: return from_int(static_cast<int64_t>(ua - ub), t);
     case lang::Tok::Star: return from_int(static_cast<int64_t>(ua * ub), t);
-    case lang::Tok::Slash: return from_int(floor_div(a, b), t);
+    case lang::Tok::Slash: return from_int(euclid_div(a, b), t);
     case lang::Tok::Percent: return from_int(euclid_mod(a, b), t);
     default: return compare(op, a, b);
   }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# fuzz.sh [SECONDS] — builds the libFuzzer targets (clang-14, ASan+UBSan) in build-fuzz/ and
+# runs each for SECONDS (default 60): fuzz_define on the language (seeds: tests/fuzz/seeds_define
+# and examples/tc, dictionary tests/fuzz/tc.dict) and fuzz_run on shapes/dtypes/strides.
+# Exits non-zero on any crash, leak or sanitizer report; reproducers land in build-fuzz/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+command -v clang++-14 >/dev/null || { echo "fuzz.sh: needs clang-14 (apt-get install clang-14 libclang-rt-14-dev)"; exit 2; }
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTC_FUZZ=ON -DTC_BUILD_TESTS=OFF -DTC_SANITIZE=address,undefined >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_define fuzz_run
+mkdir -p build-fuzz/corpus_define build-fuzz/corpus_run build-fuzz/artifacts
+cp -n tests/fuzz/seeds_define/*.tc examples/tc/*.tc build-fuzz/corpus_define/ 2>/dev/null || true
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+status=0
+for target in fuzz_define fuzz_run; do
+  dict=""
+  [ "$target" = fuzz_define ] && dict="-dict=tests/fuzz/tc.dict"
+  corpus=build-fuzz/corpus_${target#fuzz_}
+  echo "--- $target for ${seconds}s"
+  if ! build-fuzz/tests/fuzz/$target $corpus $dict -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+       -rss_limit_mb=4096 -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 2>build-fuzz/$target.log; then
+    status=1
+    tail -50 build-fuzz/$target.log
+  fi
+  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added" build-fuzz/$target.log || true
+done
+exit $status
