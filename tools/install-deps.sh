@@ -9,6 +9,7 @@ packages=(
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
   libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
   python3 python3-numpy                          # end-to-end corpus expected values
+  clang-14 libclang-rt-14-dev                    # libFuzzer (tools/fuzz.sh)
 )
 
 missing=()

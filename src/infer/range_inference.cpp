@@ -75,6 +75,8 @@ class DefInference {
       known_[t] = true;
     }
     states_.assign(def.stmts.size(), State::Pending);
+    writers_.resize(def.tensors.size());
+    for (size_t s = 0; s < def.stmts.size(); ++s) writers_[def.stmts[s].lhs_tensor].push_back(static_cast<int>(s));
     ranges_.resize(def.stmts.size());
     lhs_free_.resize(def.stmts.size());
   }
@@ -82,8 +84,12 @@ class DefInference {
   DefRanges run() {
     while (std::count(states_.begin(), states_.end(), State::Done) < static_cast<long>(states_.size())) {
       bool progress = false;
-      for (size_t s = 0; s < def_.stmts.size(); ++s)
-        if (states_[s] == State::Pending && attempt(static_cast<int>(s))) progress = true;
+      for (size_t s = 0; s < def_.stmts.size(); ++s) {
+        if (states_[s] != State::Pending || !attempt(static_cast<int>(s))) continue;
+        progress = true;
+        int t = def_.stmts[s].lhs_tensor;  // finalise at once, so a chain of temporaries resolves in one sweep
+        if (!known_[t]) finalize(t);
+      }
       for (size_t t = 0; t < def_.tensors.size(); ++t)
         if (!known_[t] && finalize(static_cast<int>(t))) progress = true;
       if (!progress) report_deadlock();
@@ -223,12 +229,9 @@ class DefInference {
 
   // Extents of a non-input tensor, once no writer is pending; resolves LHS-free variables.
   bool finalize(int t) {
-    std::vector<int> writers;
-    for (size_t s = 0; s < def_.stmts.size(); ++s)
-      if (def_.stmts[s].lhs_tensor == t) {
-        if (states_[s] == State::Pending) return false;
-        writers.push_back(static_cast<int>(s));
-      }
+    const std::vector<int>& writers = writers_[t];
+    for (int s : writers)
+      if (states_[s] == State::Pending) return false;
     const auto& decl = def_.tensors[t];
     std::vector<Halide::Expr> ext(decl.ndim);
     for (int d = 0; d < decl.ndim; ++d) {
@@ -323,6 +326,7 @@ class DefInference {
   std::vector<std::vector<Halide::Expr>> extents_;
   std::vector<bool> known_;
   std::vector<State> states_;
+  std::vector<std::vector<int>> writers_;  // per tensor: the statements writing it
   std::vector<std::map<std::string, Range>> ranges_;
   std::vector<std::vector<std::string>> lhs_free_;
 };

@@ -185,8 +185,85 @@ static void test_concurrent_compiles(void **state) {
   tc_program_destroy(p);
 }
 
+/* Every stage at once from many threads: each defines its own program (with temporaries),
+ * compiles it, and runs it next to a kernel shared by all; results must match a
+ * single-threaded run exactly. */
+#define SOFTMAX_SRC                                   \
+  "def softmax(float(N, D) X) -> (O) {\n"            \
+  "  mx(n) max=! X(n, d)\n"                          \
+  "  e(n, d) = exp(X(n, d) - mx(n))\n"               \
+  "  s(n) +=! e(n, d)\n"                             \
+  "  O(n, d) = e(n, d) / s(n)\n"                     \
+  "}\n"
+enum { SN = 4, SD = 5, MIXED_THREADS = 6, MIXED_ITERS = 20 };
+static float softmax_in[SN * SD], softmax_want[SN * SD];
+
+typedef struct {
+  const tc_kernel *shared;
+  int failures;
+} mixed_job;
+
+static int run_softmax(const tc_kernel *k, float *out) {
+  int64_t shape[2] = {SN, SD};
+  DLTensor in = make_tensor(softmax_in, dt_f32(), 2, shape, NULL);
+  DLTensor o = make_tensor(out, dt_f32(), 2, shape, NULL);
+  return tc_run(k, &in, 1, &o, 1);
+}
+
+static void *mixed_thread(void *arg) {
+  mixed_job *job = arg;
+  int64_t shape[2] = {SN, SD};
+  DLTensor meta = make_tensor(NULL, dt_f32(), 2, shape, NULL);
+  pthread_barrier_wait(&barrier);
+  for (int it = 0; it < MIXED_ITERS; ++it) {
+    tc_program *p = NULL;
+    tc_kernel *k = NULL;
+    float mine[SN * SD], shared[SN * SD];
+    if (tc_define(&p, SOFTMAX_SRC) != TC_OK || tc_compile(&k, p, NULL, &meta, 1, NULL) != TC_OK) {
+      job->failures++;
+    } else {
+      tc_program_destroy(p); /* the kernel outlives its program */
+      p = NULL;
+      if (run_softmax(k, mine) != TC_OK || run_softmax(job->shared, shared) != TC_OK) job->failures++;
+      else if (memcmp(mine, softmax_want, sizeof mine) || memcmp(shared, softmax_want, sizeof shared)) job->failures++;
+    }
+    tc_kernel_destroy(k);
+    tc_program_destroy(p);
+  }
+  return NULL;
+}
+
+static void test_concurrent_define_compile_run(void **state) {
+  (void)state;
+  for (int i = 0; i < SN * SD; ++i) softmax_in[i] = (float)((i * 37) % 11) / 7.0f - 0.5f;
+  tc_program *p = define_ok(SOFTMAX_SRC);
+  int64_t shape[2] = {SN, SD};
+  DLTensor meta = make_tensor(NULL, dt_f32(), 2, shape, NULL);
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, &meta, 1, NULL));
+  assert_tc_ok(run_softmax(k, softmax_want));
+  for (int n = 0; n < SN; ++n) { /* rows of a softmax sum to 1 */
+    float sum = 0;
+    for (int d = 0; d < SD; ++d) sum += softmax_want[n * SD + d];
+    assert_true(sum > 0.999f && sum < 1.001f);
+  }
+  mixed_job jobs[MIXED_THREADS];
+  pthread_t th[MIXED_THREADS];
+  assert_int_equal(pthread_barrier_init(&barrier, NULL, MIXED_THREADS), 0);
+  for (int i = 0; i < MIXED_THREADS; ++i) {
+    jobs[i] = (mixed_job){k, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, mixed_thread, &jobs[i]), 0);
+  }
+  for (int i = 0; i < MIXED_THREADS; ++i) assert_int_equal(pthread_join(th[i], NULL), 0);
+  pthread_barrier_destroy(&barrier);
+  for (int i = 0; i < MIXED_THREADS; ++i) assert_int_equal(jobs[i].failures, 0);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_concurrent_define_compile_run),
       cmocka_unit_test(test_thread_local_errors),
       cmocka_unit_test(test_concurrent_runs),
       cmocka_unit_test(test_concurrent_compiles),
