@@ -92,6 +92,7 @@ class Binder {
         bind_dim(decl, d, got, size_origin);
         sig.shape.push_back(got);
       }
+      check_element_count(decl.name, sig.shape);
       b_.tensors[t] = sig;
     }
   }

@@ -37,6 +37,10 @@ TensorView view_of(const DLTensor& x, const ExpectedTensor& e) {
     if (s < 0)
       fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": negative stride " + std::to_string(s) +
                                " is not supported");
+    // Keep every byte offset representable: |offset| < 2^62 whatever the element size.
+    if (v.shape[d] > 1 && s > (int64_t{1} << 58) / (v.shape[d] - 1))
+      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": stride " + std::to_string(s) +
+                               " is too large for extent " + std::to_string(v.shape[d]));
     v.strides[d] = s;
     row_major *= v.shape[d];
   }
