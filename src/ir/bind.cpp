@@ -52,6 +52,7 @@ class Binder {
     b_.tensors.resize(def.tensors.size());
     bind_inputs(inputs, n);
     bind_extents();
+    check_call_requirements();
     bind_ranges();
     check_preconditions();
     return std::move(b_);
@@ -130,6 +131,35 @@ class Binder {
       }
       check_element_count(decl.name, sig.shape);
       b_.tensors[t] = sig;
+    }
+  }
+
+  // An inlined call's arguments must fit the callee's signature: literal dims and size names
+  // shared between its parameters.
+  void check_call_requirements() const {
+    std::map<std::pair<int, std::string>, std::pair<int64_t, std::string>> seen;
+    for (const auto& r : def().call_requirements) {
+      const TensorSig& sig = b_.tensors[def().find_tensor(r.tensor)];
+      for (size_t d = 0; d < r.dims.size(); ++d) {
+        int64_t got = sig.shape[d];
+        std::string where = "'" + r.tensor + "' dimension " + std::to_string(d);
+        const auto& spec = r.dims[d];
+        if (spec.is_literal()) {
+          if (got != spec.value)
+            fail(TC_ERROR_SHAPE, located(r.loc, "call to '" + r.callee + "': " + where + " is " + std::to_string(got) +
+                                                    ", but parameter '" + r.param + "' declares " + spec.text()));
+          continue;
+        }
+        auto key = std::make_pair(r.call_id, spec.name);
+        auto it = seen.find(key);
+        if (it == seen.end()) {
+          seen[key] = {got, where};
+        } else if (it->second.first != got) {
+          fail(TC_ERROR_SHAPE, located(r.loc, "call to '" + r.callee + "': size '" + spec.name + "' is " +
+                                                  std::to_string(it->second.first) + " (from " + it->second.second +
+                                                  "), but " + where + " is " + std::to_string(got)));
+        }
+      }
     }
   }
 

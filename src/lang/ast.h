@@ -115,12 +115,25 @@ struct TensorDecl {
   bool has_dims_annotation() const { return role == TensorRole::Output && static_cast<int>(dims.size()) == ndim && ndim > 0; }
 };
 
+// What an inlined call "a, b = f(x, y)" requires of its arguments: checked by sema (rank,
+// dtype) and at binding (the callee's size names and literal dims).
+struct CallRequirement {
+  SourceLoc loc;          // the call
+  int call_id = 0;        // size names are shared within one call
+  std::string callee;
+  std::string param;      // the callee's parameter
+  std::string tensor;     // the caller's tensor passed to it
+  ScalarType type{};
+  std::vector<DimSpec> dims;  // as the callee declares them
+};
+
 struct Def {
   std::string name;
   SourceLoc loc;
   std::vector<Param> inputs;
   std::vector<Param> outputs;
   std::vector<Stmt> stmts;
+  std::vector<CallRequirement> call_requirements;  // filled by inline_calls
 
   // ---- sema annotations ----
   std::vector<TensorDecl> tensors;  // inputs, then outputs, then temporaries in order of first write

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "lang/inline_calls.h"
 #include "lang/typing.h"
 #include "support/error.h"
 
@@ -32,9 +33,11 @@ class DefChecker {
   void run() {
     declare_params();
     declare_temporaries();
+    check_call_ranks();
     for (size_t s = 0; s < def_.stmts.size(); ++s) resolve_stmt(static_cast<int>(s));
     check_outputs_written();
     infer_types();
+    check_call_types();
   }
 
  private:
@@ -87,9 +90,7 @@ class DefChecker {
 
   void declare_temporaries() {
     for (Stmt& s : def_.stmts) {
-      if (s.is_call)
-        report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, s.loc, "calling another def ('" + s.lhs + ", ... = " + (s.rhs && s.rhs->kind == ExprKind::Call ? s.rhs->name : std::string("f")) +
-                         "(...)') is not supported yet: write its statements inline");
+      if (s.is_call) fail(TC_ERROR_INTERNAL, "call statement survived inlining");
       if (def_.is_size(s.lhs)) error(s.loc, "cannot assign to size '" + s.lhs + "'");
       int t = def_.find_tensor(s.lhs);
       if (t < 0) {
@@ -118,6 +119,26 @@ class DefChecker {
       report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, loc,
              "'" + tensor + "' has rank " + std::to_string(rank) + "; libtc supports at most " +
                  std::to_string(TC_MAX_NDIM) + " dimensions (TC_MAX_NDIM)");
+  }
+
+  // Arguments of inlined calls: existing tensors of the rank the callee declares.
+  void check_call_ranks() const {
+    for (const CallRequirement& r : def_.call_requirements) {
+      int t = def_.find_tensor(r.tensor);
+      if (t < 0) error(r.loc, "'" + r.tensor + "' passed to '" + r.callee + "' is not a tensor");
+      if (def_.tensors[t].ndim != static_cast<int>(r.dims.size()))
+        error(r.loc, "'" + r.tensor + "' has rank " + std::to_string(def_.tensors[t].ndim) + " but '" + r.callee +
+                         "' declares its parameter '" + r.param + "' with rank " + std::to_string(r.dims.size()));
+    }
+  }
+
+  void check_call_types() const {
+    for (const CallRequirement& r : def_.call_requirements) {
+      const TensorDecl& t = def_.tensors[def_.find_tensor(r.tensor)];
+      if (t.type != r.type)
+        error(r.loc, "'" + r.tensor + "' is " + name(t.type) + " but '" + r.callee + "' declares its parameter '" +
+                         r.param + "' as " + name(r.type));
+    }
   }
 
   void check_outputs_written() {
@@ -312,7 +333,8 @@ class DefChecker {
     }
     for (const Def& d : prog_.defs)
       if (d.name == e->name)
-        report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, e->loc, "calling def '" + e->name + "' inside an expression is not supported; write its statements inline");
+        error(e->loc, "def '" + e->name + "' can only be called by a statement of its own, as in 'out = " + e->name +
+                          "(x, y)' or 'a, b = " + e->name + "(x, y)'");
     if (def_.is_size(e->name)) error(e->loc, "'" + e->name + "' is a size, not a tensor or function");
     error(e->loc, "unknown tensor or function '" + e->name + "'");
   }
@@ -505,6 +527,7 @@ class DefChecker {
 }  // namespace
 
 void check(Program& program) {
+  inline_calls(program);
   std::set<std::string> names;
   for (Def& d : program.defs) {
     if (!names.insert(d.name).second)

@@ -10,7 +10,8 @@
 
 namespace tc::lang {
 
-// Annotates `program` in place. Throws tc::Error(TC_ERROR_SEMANTIC) with a located message.
+// Inlines calls between defs (inline_calls.h), then annotates `program` in place.
+// Throws tc::Error(TC_ERROR_SEMANTIC) with a located message.
 void check(Program& program);
 
 }  // namespace tc::lang

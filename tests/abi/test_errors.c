@@ -530,10 +530,9 @@ static void test_rank_limits(void **state) {
   }
 }
 
-/* The grammar's "TC function call" statement (tc-semantics.md: `id_list = id '(' id_list ')'`)
- * is valid TC that this version does not implement: tc.h's TC_ERROR_UNSUPPORTED is "valid,
- * but this backend/build cannot do it". */
-static void test_unsupported_def_call(void **state) {
+/* The grammar's "TC function call" statement (tc-semantics.md: `id_list = id '(' id_list ')'`):
+ * the callee is inlined; a call with the wrong arity is a located semantic error. */
+static void test_def_call(void **state) {
   (void)state;
   const char *src =
       "def pair(float(N) A) -> (P, Q) {\n"
@@ -543,10 +542,29 @@ static void test_unsupported_def_call(void **state) {
       "def user(float(N) X) -> (Y, Z) {\n"
       "  Y, Z = pair(X)\n"
       "}\n";
-  tc_program *p = NULL;
-  assert_fails_with(tc_define(&p, src), TC_ERROR_UNSUPPORTED);
+  tc_program *p = define_ok(src);
+  float x[3] = {1, -2, 4}, y[3], z[3];
+  int64_t s[1] = {3};
+  DLTensor in = make_tensor(x, dt_f32(), 1, s, NULL);
+  DLTensor out[2] = {make_tensor(y, dt_f32(), 1, s, NULL), make_tensor(z, dt_f32(), 1, s, NULL)};
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, "user", &in, 1, NULL));
+  assert_tc_ok(tc_run(k, &in, 1, out, 2));
+  for (int i = 0; i < 3; ++i) assert_true(y[i] == x[i] && z[i] == 2 * x[i]);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+  const char *bad =
+      "def pair(float(N) A) -> (P, Q) {\n"
+      "  P(i) = A(i)\n"
+      "  Q(i) = A(i) * 2\n"
+      "}\n"
+      "def user(float(N) X) -> (Y) {\n"
+      "  Y = pair(X)\n"
+      "}\n";
+  p = NULL;
+  assert_fails_with(tc_define(&p, bad), TC_ERROR_SEMANTIC);
   assert_null(p);
-  check_source_diag(tc_last_error_message(), "user", 6, 0, "  Y, Z = pair(X)");
+  check_source_diag(tc_last_error_message(), "user", 6, 0, "  Y = pair(X)");
 }
 
 int main(void) {
@@ -561,7 +579,7 @@ int main(void) {
       cmocka_unit_test(test_shape_errors_infer),
       cmocka_unit_test(test_device_not_cpu),
       cmocka_unit_test(test_runtime_gather_out_of_range),
-      cmocka_unit_test(test_unsupported_def_call),
+      cmocka_unit_test(test_def_call),
       cmocka_unit_test(test_rank_limits),
       cmocka_unit_test(test_deep_nesting_no_crash),
       cmocka_unit_test(test_infer_reads_only_dtype_ndim_shape),

@@ -1015,3 +1015,58 @@ def diff(float(N) A) -> (O, D) {
   D(i) = O(i + 1) - O(i)
 }""", lambda r: [rf(r, 6)], lambda A: [(A * A).astype(F32), np.diff((A * A).astype(F32))],
      note="D's range comes from O's extent: D has N - 1 elements")
+
+# ---- TC function calls (tc-semantics.md grammar: "id_list = id '(' id_list ')'"): inlined ----
+_CALL_DEFS = """
+def mm(float(M,K) A, float(K,N) B) -> (C) {
+  C(i,j) +=! A(i,k) * B(k,j)
+}
+def relu_rowsum(float(M,N) X) -> (R, S) {
+  t(i,j) = X(i,j) * 2
+  R(i,j) = fmax(t(i,j), 0)
+  S(i) +=! t(i,j) + N
+}
+def mlp2(float(B,I) x, float(I,H) w1, float(H,O) w2) -> (y, s) {
+  h = mm(x, w1)
+  r, s = relu_rowsum(h)
+  y = mm(r, w2)
+}
+"""
+
+
+def _mlp2(x, w1, w2):
+    h = f64(x) @ f64(w1)
+    t = h * 2
+    r = np.maximum(t, 0)
+    s = (t + h.shape[1]).sum(1)
+    return [(r @ f64(w2)).astype(F32), s.astype(F32)]
+
+
+case("call_mlp2_single_and_multi_output", _CALL_DEFS,
+     lambda r: [rf(r, 3, 4), rf(r, 4, 5), rf(r, 5, 2)], _mlp2, entry="mlp2", red=20,
+     defs=["mm", "relu_rowsum", "mlp2"])
+
+case("call_nested_with_clashing_names", """
+def scale(float(N) A) -> (C) {
+  t(i) = A(i) * N
+  C(i) = t(i)
+}
+def twice(float(N) A) -> (C) {
+  t = scale(A)
+  C = scale(t)
+}
+def user(float(K) t, float(K) N) -> (O) {
+  i(k) = t(k) + N(k)
+  O = twice(i)
+}""", lambda r: [rf(r, 6), rf(r, 6)], lambda t, N: [((t + N) * 6 * 6).astype(F32)], entry="user",
+     defs=["scale", "twice", "user"],
+     note="callee temporaries, index variables and sizes are renamed away from the caller's 't', 'N', 'i'")
+
+case("call_annotated_output_type_kept", """
+def cnt(float(N) A) -> (int32 c) {
+  c +=! A(i) > 0 ? 1 : 0
+}
+def user(float(N) X) -> (o) {
+  o = cnt(X)
+}""", lambda r: [rf(r, 9)], lambda X: [np.array((X > 0).sum(), dtype=np.int32)], entry="user",
+     defs=["cnt", "user"])

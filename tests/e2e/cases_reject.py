@@ -317,3 +317,22 @@ case("where_range_for_unused_variable", "def f(float(N) A) -> (O) { O(i) = A(i) 
 case("rank_above_max", "def f(float(A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,Q) X) -> (t) {\n"
      "  t +=! X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q)\n}", "define", tclib.TC_ERROR_UNSUPPORTED,
      fragments=["'X'", "17", "16"], location=True)
+
+# ---- TC function calls ----
+_PAIR = "def pair(float(N) A, float(N) B) -> (P) {\n  P(i) = A(i) + B(i)\n}\n"
+
+case("call_wrong_arity", _PAIR + "def user(float(N) X) -> (Y) {\n  Y = pair(X)\n}", "define", SEMANTIC,
+     fragments=["'pair' takes 2 inputs"], regex=[r"^user:5:\d+: error: "], location=True)
+
+case("call_dtype_mismatch", _PAIR + "def user(float(N) X, double(N) Z) -> (Y) {\n  Y = pair(X, Z)\n}",
+     "define", SEMANTIC, fragments=["'Z' is float64", "'B' as float32"], location=True)
+
+case("call_unknown_def", "def user(float(N) X) -> (Y, Z) {\n  Y, Z = nothere(X)\n}", "define", SEMANTIC,
+     fragments=["'nothere' is not a def"], location=True)
+
+case("call_recursive", "def f(float(N) X) -> (Y) {\n  Y = f(X)\n}", "define", SEMANTIC,
+     fragments=["recursive call of 'f'"], location=True)
+
+case("call_size_mismatch_at_binding", _PAIR + "def user(float(N) X, float(M) Z) -> (Y) {\n  Y = pair(X, Z)\n}",
+     "shape", SHAPE, fragments=["call to 'pair'", "size 'N' is 4", "'Z' dimension 0 is 5"], location=True,
+     inputs=lambda r: [rf(r, 4), rf(r, 5)], entry="user")

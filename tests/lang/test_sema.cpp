@@ -250,14 +250,25 @@ TEST(Sema, DimSelectorRules) {
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> C { C(i) = A(i) + N.0 }"), "'N' in 'N.0' is not a tensor"));
 }
 
-TEST(Sema, CallsToDefsAreUnsupported) {
-  auto unsupported = [](const std::string& src) {
-    return tc_test::error_of([&] { checked(src); }, TC_ERROR_UNSUPPORTED);
-  };
-  EXPECT_TRUE(has(unsupported("def g(float(N) A) -> C { C(i) = A(i) }\n"
-                              "def f(float(N) A) -> C { C(i) = g(A(i)) }"),
-                  "calling def 'g' inside an expression is not supported"));
-  EXPECT_TRUE(has(unsupported("def f(float(N) A) -> (B, C) { B, C = g(A) }"), "is not supported yet"));
+TEST(Sema, CallsToDefs) {
+  EXPECT_TRUE(has(semantic_error("def g(float(N) A) -> C { C(i) = A(i) }\n"
+                                 "def f(float(N) A) -> C { C(i) = g(A(i)) }"),
+                  "def 'g' can only be called by a statement of its own"));
+  EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> (B, C) { B, C = g(A) }"), "'g' is not a def"));
+  EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> (B) { B = f(A) }"), "recursive call of 'f'"));
+  EXPECT_TRUE(has(semantic_error("def g(double(N) A) -> C { C(i) = A(i) }\n"
+                                 "def f(float(N) A) -> C { C = g(A) }"),
+                  "'A' is float32 but 'g' declares its parameter 'A' as float64"));
+  EXPECT_TRUE(has(semantic_error("def g(float(N, M) A) -> C { C(i) = A(i, 0) }\n"
+                                 "def f(float(N) A) -> C { C = g(A) }"),
+                  "'A' has rank 1 but 'g' declares its parameter 'A' with rank 2"));
+  // Inlined: the callee's temporary gets a fresh name, its sizes become the argument's extents.
+  auto p = checked("def g(float(N) A) -> C { t(i) = A(i) + N\n C(i) = t(i) }\n"
+                   "def f(float(M) X) -> (Y) { t(i) = X(i)\n Y = g(t) }");
+  const auto& f = p.defs[1];
+  ASSERT_EQ(f.stmts.size(), 3u);
+  EXPECT_EQ(f.stmts[1].lhs, "g_t");
+  EXPECT_NE(f.find_tensor("g_t"), -1);
 }
 
 TEST(Sema, OutputSizeAnnotationMustUseInputSizes) {
