@@ -8,7 +8,7 @@ which=${1:-all}
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run() {  # run NAME SANITIZERS
   local dir=build-$1 start=$(date +%s)
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTC_SANITIZE="$2" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_SANITIZE="$2" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
   ctest --test-dir "$dir" --output-on-failure -j2
   echo "sanitize: $1 ($2) took $(( $(date +%s) - start )) s"
