@@ -175,8 +175,8 @@ TC_API int tc_infer_outputs(const tc_program* program, const char* entry, const 
                                           program->program->def(d).name + "' has " + std::to_string(count) + " outputs");
     }
     tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
-    auto sigs = b.outputs();
-    for (size_t i = 0; i < sigs.size(); ++i) outputs[i] = tensor_info(expected(b, tc::lang::TensorRole::Output)[i].sig);
+    auto sigs = b.outputs();  // in declaration order
+    for (size_t i = 0; i < sigs.size(); ++i) outputs[i] = tensor_info(sigs[i]);
     *num_outputs = count;
   });
 }
