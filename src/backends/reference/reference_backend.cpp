@@ -177,6 +177,8 @@ class ReferenceKernel : public Kernel {
       c.reads_self = reads_tensor(c.rhs, s.lhs_tensor);
       stmts_.push_back(std::move(c));
     }
+    for (size_t t = 0; t < def.tensors.size(); ++t)
+      if (def.tensors[t].role == lang::TensorRole::Output) plan_zero_fill(static_cast<int>(t));
   }
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
@@ -194,8 +196,7 @@ class ReferenceKernel : public Kernel {
         views[t] = row_major_view(scratch.back().data(), b_.tensors[t]);
       }
     }
-    for (size_t t = 0; t < def.tensors.size(); ++t)
-      if (def.tensors[t].role == lang::TensorRole::Output) zero_unwritten(static_cast<int>(t), views[t]);
+    for (const ZeroFill& z : zero_fills_) zero_unwritten(z, views[z.tensor]);
     for (const CompiledStmt& s : stmts_) execute(s, views);
   }
 
@@ -204,16 +205,27 @@ class ReferenceKernel : public Kernel {
     return {s.ranges.begin(), s.ranges.begin() + static_cast<long>(s.stmt->num_lhs_vars())};
   }
 
-  void zero_unwritten(int t, const TensorView& v) const {
-    std::vector<const CompiledStmt*> writers;
-    for (const auto& s : stmts_)
-      if (s.lhs == t) {
-        auto box = lhs_box(s);
-        bool full = true;
-        for (int d = 0; d < v.ndim; ++d) full = full && box[d].first <= 0 && box[d].second >= v.shape[d];
-        if (full) return;
-        writers.push_back(&s);
-      }
+  // An output needs zero-filling unless one statement writes all of it; decided at compile.
+  struct ZeroFill {
+    int tensor;
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> written;  // LHS boxes of its writers
+  };
+
+  void plan_zero_fill(int t) {
+    ZeroFill z{t, {}};
+    const auto& shape = b_.tensors[t].shape;
+    for (const auto& s : stmts_) {
+      if (s.lhs != t) continue;
+      auto box = lhs_box(s);
+      bool full = true;
+      for (size_t d = 0; d < shape.size(); ++d) full = full && box[d].first <= 0 && box[d].second >= shape[d];
+      if (full) return;
+      z.written.push_back(box);
+    }
+    zero_fills_.push_back(std::move(z));
+  }
+
+  void zero_unwritten(const ZeroFill& z, const TensorView& v) const {
     int64_t n = v.num_elements();
     std::vector<bool> written(static_cast<size_t>(n), false);
     auto flat = [&](const int64_t* idx) {
@@ -221,7 +233,7 @@ class ReferenceKernel : public Kernel {
       for (int d = 0; d < v.ndim; ++d) f = f * v.shape[d] + idx[d];
       return f;
     };
-    for (const CompiledStmt* s : writers) for_box(lhs_box(*s), [&](const int64_t* idx) { written[flat(idx)] = true; });
+    for (const auto& box : z.written) for_box(box, [&](const int64_t* idx) { written[flat(idx)] = true; });
     std::vector<std::pair<int64_t, int64_t>> all;
     for (int d = 0; d < v.ndim; ++d) all.emplace_back(0, v.shape[d]);
     Scalar zero = from_int(0, v.type);
@@ -263,6 +275,7 @@ class ReferenceKernel : public Kernel {
   ir::BoundDef b_;
   bool checked_;
   std::vector<CompiledStmt> stmts_;
+  std::vector<ZeroFill> zero_fills_;
 };
 
 }  // namespace
