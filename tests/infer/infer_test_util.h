@@ -11,6 +11,7 @@
 #include "infer/ranges.h"
 #include "ir/bind.h"
 #include "ir/program.h"
+#include "common/error_of.h"
 #include "support/error.h"
 
 namespace tc_test {
@@ -18,22 +19,6 @@ namespace tc_test {
 using ProgramPtr = std::shared_ptr<const tc::ir::Program>;
 
 inline ProgramPtr build(const std::string& src) { return tc::ir::build_program(src, ""); }
-
-// Runs `f`, which must throw tc::Error with `status`; returns the message.
-template <class F>
-std::string error_of(F&& f, int status) {
-  try {
-    f();
-  } catch (const tc::Error& e) {
-    EXPECT_EQ(e.status(), status) << e.what();
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-tc::Error exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a tc::Error with status " << status << ", nothing was thrown";
-  return "";
-}
 
 inline std::string build_error(const std::string& src, int status = TC_ERROR_SEMANTIC) {
   return error_of([&] { build(src); }, status);

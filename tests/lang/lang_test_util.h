@@ -10,26 +10,10 @@
 #include "lang/lexer.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "common/error_of.h"
 #include "support/error.h"
 
 namespace tc_test {
-
-// Runs `f`, which must throw tc::Error with `status`; returns the message ("" and a test
-// failure otherwise).
-template <class F>
-std::string error_of(F&& f, int status) {
-  try {
-    f();
-  } catch (const tc::Error& e) {
-    EXPECT_EQ(e.status(), status) << e.what();
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-tc::Error exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a tc::Error with status " << status << ", nothing was thrown";
-  return "";
-}
 
 inline std::vector<tc::lang::Token> lex(const std::string& text, const std::string& file = "") {
   return tc::lang::lex(tc::lang::SourceText{text, file});
