@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/int_math.h"
 
 namespace tc::infer {
 
@@ -28,19 +29,6 @@ std::string SymExpr::to_string() const {
 
 namespace {
 
-// Euclidean, as Halide's IR means: 0 <= a % b < |b| and a == b * (a / b) + a % b.
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t r = a % b;
-  return r < 0 ? r + (b < 0 ? -b : b) : r;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-  return (a - floor_mod(a, b)) / b;
-}
-
 int64_t eval(const Halide::Expr& e, const SizeValues& s) {
   if (const auto* n = e.as<HI::IntImm>()) return n->value;
   if (const auto* n = e.as<HI::UIntImm>()) return static_cast<int64_t>(n->value);
@@ -53,8 +41,8 @@ int64_t eval(const Halide::Expr& e, const SizeValues& s) {
   if (const auto* n = e.as<HI::Add>()) return eval(n->a, s) + eval(n->b, s);
   if (const auto* n = e.as<HI::Sub>()) return eval(n->a, s) - eval(n->b, s);
   if (const auto* n = e.as<HI::Mul>()) return eval(n->a, s) * eval(n->b, s);
-  if (const auto* n = e.as<HI::Div>()) return floor_div(eval(n->a, s), eval(n->b, s));
-  if (const auto* n = e.as<HI::Mod>()) return floor_mod(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Div>()) return euclid_div(eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Mod>()) return euclid_mod(eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Min>()) return std::min(eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Max>()) return std::max(eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Select>()) return eval(n->condition, s) ? eval(n->true_value, s) : eval(n->false_value, s);

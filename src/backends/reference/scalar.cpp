@@ -1,6 +1,4 @@
-// scalar.cpp — see scalar.h. Integer division and modulo are Euclidean (Halide's rule): the
-// remainder is never negative and a == b*(a/b) + a%b, so '/' rounds toward negative infinity
-// for positive divisors; division by zero gives 0. Float '%'
+// scalar.cpp — see scalar.h. Integer '/' and '%' are support/int_math.h's (Euclidean). Float '%'
 // is x - y*floor(x/y). Float to integer conversion truncates toward zero and saturates
 // (NaN gives 0) so that no input makes the oracle itself undefined.
 #include "backends/reference/scalar.h"
@@ -10,6 +8,7 @@
 #include <limits>
 
 #include "support/half.h"
+#include "support/int_math.h"
 
 namespace tc::backends::reference {
 namespace {
@@ -44,19 +43,6 @@ uint64_t float_to_unsigned(double x, int bits) {
   double hi = std::ldexp(1.0, bits);
   if (x >= hi) return bits == 64 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(hi) - 1;
   return static_cast<uint64_t>(std::trunc(x));
-}
-
-int64_t euclid_mod(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t r = a % b;
-  return r < 0 ? r + (b < 0 ? -b : b) : r;
-}
-
-// Euclidean division: a == b * q + r with 0 <= r < |b| (floor division for b > 0).
-int64_t euclid_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // no INT64_MIN / -1 trap
-  return (a - euclid_mod(a, b)) / b;
 }
 
 template <typename T>

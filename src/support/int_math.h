@@ -1,0 +1,23 @@
+// int_math.h — TC's integer division, the one definition shared by symbolic evaluation
+// (src/infer) and every backend's scalar semantics. It is Halide's rule: Euclidean, so
+// 0 <= a % b < |b| and a == b * (a / b) + a % b ('/' rounds toward negative infinity for
+// positive divisors); division by zero gives 0, and INT64_MIN / -1 wraps instead of trapping.
+#pragma once
+
+#include <cstdint>
+
+namespace tc {
+
+inline int64_t euclid_mod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b;
+  return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+inline int64_t euclid_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  return (a - euclid_mod(a, b)) / b;
+}
+
+}  // namespace tc
