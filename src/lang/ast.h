@@ -37,6 +37,7 @@ struct Expr {
   // ---- sema annotations ----
   Ref ref = Ref::Unresolved;
   ScalarType type = ScalarType::Int32;
+  ScalarType operand_type = ScalarType::Int32;  // Binary (not && ||): both operands are converted to it
   bool weak = false;        // a literal or a negated literal: adapts to the other operand
   int tensor = -1;          // Ref::Tensor (also for a bare 0-d tensor name), Dim
   BuiltinId builtin{};      // Ref::Builtin

@@ -484,21 +484,13 @@ class DefChecker {
   Typed type_binary(Expr& e) {
     Typed a = type_of(*e.args[0]);
     Typed b = type_of(*e.args[1]);
-    if (e.op != Tok::AndAnd && e.op != Tok::OrOr) {
-      ScalarType u = unify(a, b).type;
-      settle_all(e, 0, u == ScalarType::Bool && e.op != Tok::Eq && e.op != Tok::Ne ? ScalarType::Int32 : u);
-    }
-    switch (e.op) {
-      case Tok::AndAnd: case Tok::OrOr:
-      case Tok::Eq: case Tok::Ne: case Tok::Lt: case Tok::Le: case Tok::Gt: case Tok::Ge:
-        return set(e, {ScalarType::Bool, false});
-      default: {
-        Typed r = unify(a, b);
-        r.weak = false;  // only a literal itself is weak
-        if (r.type == ScalarType::Bool) r.type = ScalarType::Int32;
-        return set(e, r);
-      }
-    }
+    if (e.op == Tok::AndAnd || e.op == Tok::OrOr) return set(e, {ScalarType::Bool, false});
+    // Operands meet in their unified type; bool only stays bool for == and !=.
+    ScalarType u = unify(a, b).type;
+    if (u == ScalarType::Bool && e.op != Tok::Eq && e.op != Tok::Ne) u = ScalarType::Int32;
+    settle_all(e, 0, u);
+    e.operand_type = u;
+    return set(e, {is_comparison(e.op) ? ScalarType::Bool : u, false});  // only a literal itself is weak
   }
 
   Typed type_call(Expr& e) {

@@ -29,4 +29,8 @@ struct Token {
 
 const char* describe(Tok kind);  // for "expected X, got Y" messages
 
+inline bool is_comparison(Tok k) {
+  return k == Tok::Eq || k == Tok::Ne || k == Tok::Lt || k == Tok::Le || k == Tok::Gt || k == Tok::Ge;
+}
+
 }  // namespace tc::lang

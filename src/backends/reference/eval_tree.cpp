@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "lang/typing.h"
 #include "support/error.h"
 
 namespace tc::backends::reference {
@@ -65,8 +64,7 @@ Node lower(const lang::Expr& e, const ir::BoundDef& b, const std::vector<std::st
         return n;
       }
       n.op = Node::Op::Binary;
-      n.operand_type = lang::unify({n.args[0].type, false}, {n.args[1].type, false}).type;
-      if (n.operand_type == ScalarType::Bool && e.op != Tok::Eq && e.op != Tok::Ne) n.operand_type = ScalarType::Int32;
+      n.operand_type = e.operand_type;
       return n;
     case ExprKind::Ternary:
       n.op = Node::Op::Select;

@@ -111,7 +111,7 @@ class Interpreter {
       case Node::Op::Binary: {
         Scalar a = convert(eval(n.args[0], vars), n.args[0].type, n.operand_type);
         Scalar c = convert(eval(n.args[1], vars), n.args[1].type, n.operand_type);
-        return convert(binary(n.tok, a, c, n.operand_type), is_comparison(n) ? ScalarType::Bool : n.operand_type, n.type);
+        return convert(binary(n.tok, a, c, n.operand_type), lang::is_comparison(n.tok) ? ScalarType::Bool : n.operand_type, n.type);
       }
       case Node::Op::Select: {
         const Node& pick = truthy(eval(n.args[0], vars), n.args[0].type) ? n.args[1] : n.args[2];
@@ -128,15 +128,6 @@ class Interpreter {
   }
 
  private:
-  static bool is_comparison(const Node& n) {
-    switch (n.tok) {
-      case lang::Tok::Eq: case lang::Tok::Ne: case lang::Tok::Lt: case lang::Tok::Le: case lang::Tok::Gt: case lang::Tok::Ge:
-        return true;
-      default:
-        return false;
-    }
-  }
-
   Scalar load_element(const Node& n, const int64_t* vars) const {
     const TensorView& v = views_[n.slot];
     int64_t idx[TC_MAX_NDIM];

@@ -62,11 +62,6 @@ Scalar compare(lang::Tok op, T a, T b) {
   return s;
 }
 
-bool is_comparison(lang::Tok op) {
-  return op == lang::Tok::Eq || op == lang::Tok::Ne || op == lang::Tok::Lt || op == lang::Tok::Le ||
-         op == lang::Tok::Gt || op == lang::Tok::Ge;
-}
-
 Scalar float_binary(lang::Tok op, double a, double b, ScalarType t) {
   switch (op) {
     case lang::Tok::Plus: return from_double(a + b, t);
@@ -160,7 +155,7 @@ Scalar binary(lang::Tok op, Scalar a, Scalar b, ScalarType t) {
     case ScalarKind::Float: return float_binary(op, a.f, b.f, t);
     case ScalarKind::Unsigned: return unsigned_binary(op, a.u, b.u, t);
     case ScalarKind::Bool:
-      if (is_comparison(op)) return compare(op, a.i, b.i);
+      if (lang::is_comparison(op)) return compare(op, a.i, b.i);
       return signed_binary(op, a.i, b.i, ScalarType::Int32);
     case ScalarKind::Signed: return signed_binary(op, a.i, b.i, t);
   }
