@@ -108,14 +108,27 @@ class DefInference {
     return [this](int t, int d) { return known_[t] ? extents_[t][d] : Halide::Expr(); };
   }
 
-  std::vector<Access> accesses_of(const Stmt& s) const {
+  // Every tensor read of the right-hand side and the exists clauses.
+  static std::vector<Access> all_accesses(const Stmt& s) {
     std::vector<Access> all;
     collect_accesses(*s.rhs, false, all);
     for (const auto& e : s.exists) collect_accesses(*e, false, all);
+    return all;
+  }
+
+  // The reads that constrain ranges: reads of the written tensor are of its own element.
+  static std::vector<Access> accesses_of(const Stmt& s) {
     std::vector<Access> out;
-    for (const Access& a : all)
-      if (a.expr->tensor != s.lhs_tensor) out.push_back(a);  // own element reads never constrain
+    for (const Access& a : all_accesses(s))
+      if (a.expr->tensor != s.lhs_tensor) out.push_back(a);
     return out;
+  }
+
+  // Resolved variables as Halide's inclusive intervals.
+  HI::Scope<HI::Interval> domain_scope(const std::map<std::string, Range>& ranges) const {
+    HI::Scope<HI::Interval> scope;
+    for (const auto& [name, r] : ranges) scope.push(name, HI::Interval(r.lo.halide(), simplify(r.hi.halide() - 1)));
+    return scope;
   }
 
   // Where clauses give ranges up front; returns false if a bound needs an unknown extent.
@@ -142,9 +155,10 @@ class DefInference {
     while (!unresolved.empty()) {
       std::map<std::string, HI::Interval> found;
       std::map<std::string, const Expr*> source;
+      HI::Scope<HI::Interval> resolved = domain_scope(ranges);
       for (const Access& a : accesses)
         for (size_t d = 0; d < a.expr->args.size(); ++d)
-          constrain(*a.expr, static_cast<int>(d), ranges, unresolved, found, source, blocked);
+          constrain(*a.expr, static_cast<int>(d), resolved, unresolved, found, source, blocked);
       if (found.empty()) break;
       for (auto& [v, iv] : found) {
         if (!iv.has_lower_bound() || !iv.has_upper_bound())
@@ -174,7 +188,7 @@ class DefInference {
   }
 
   // The condition "subscript d of access is in bounds", if it has exactly one unresolved variable.
-  void constrain(const Expr& access, int d, const std::map<std::string, Range>& ranges,
+  void constrain(const Expr& access, int d, const HI::Scope<HI::Interval>& resolved,
                  const std::set<std::string>& unresolved, std::map<std::string, HI::Interval>& found,
                  std::map<std::string, const Expr*>& source, bool& blocked) const {
     Halide::Expr idx = to_halide(*access.args[d], dim_fn());
@@ -192,10 +206,7 @@ class DefInference {
       return;
     }
     Halide::Expr cond = 0 <= idx && idx < extents_[access.tensor][d];
-    HI::Scope<HI::Interval> scope;
-    for (const auto& [name, r] : ranges)
-      scope.push(name, HI::Interval(r.lo.halide(), simplify(r.hi.halide() - 1)));
-    cond = simplify(HI::and_condition_over_domain(cond, scope));
+    cond = simplify(HI::and_condition_over_domain(cond, resolved));
     HI::Interval iv = HI::solve_for_inner_interval(cond, var);
     auto it = found.find(var);
     if (it == found.end()) {
@@ -302,12 +313,8 @@ class DefInference {
 
   void add_preconditions(int si, std::vector<Precondition>& out) const {
     const Stmt& s = def_.stmts[si];
-    HI::Scope<HI::Interval> scope;
-    for (const auto& [name, r] : ranges_[si]) scope.push(name, HI::Interval(r.lo.halide(), simplify(r.hi.halide() - 1)));
-    std::vector<Access> all;
-    collect_accesses(*s.rhs, false, all);
-    for (const auto& e : s.exists) collect_accesses(*e, false, all);
-    for (const Access& a : all) {
+    HI::Scope<HI::Interval> scope = domain_scope(ranges_[si]);
+    for (const Access& a : all_accesses(s)) {
       if (a.guarded || a.expr->tensor == s.lhs_tensor) continue;
       for (size_t d = 0; d < a.expr->args.size(); ++d) {
         Halide::Expr idx = to_halide(*a.expr->args[d], dim_fn());

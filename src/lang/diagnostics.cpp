@@ -46,14 +46,10 @@ std::string format(const SourceText& src, const std::string& def_name, SourceLoc
   std::string where = !src.file_name.empty() ? src.file_name : (!def.empty() ? def : "<source>");
   std::string out = where + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) +
                     ": error: " + message;
-  std::string line = src.line_at(loc.line);
-  {
-    std::string caret;
-    for (int i = 1; i < loc.col && i <= static_cast<int>(line.size()); ++i)
-      caret += line[i - 1] == '\t' ? '\t' : ' ';
-    out += "\n" + line + "\n" + caret + "^";
-  }
-  return out;
+  std::string line = src.line_at(loc.line);  // may be empty (an error at the end of input)
+  std::string caret;
+  for (int i = 1; i < loc.col && i <= static_cast<int>(line.size()); ++i) caret += line[i - 1] == '\t' ? '\t' : ' ';
+  return out + "\n" + line + "\n" + caret + "^";
 }
 
 void report(int status, const SourceText& src, const std::string& def_name, SourceLoc loc,

@@ -143,10 +143,8 @@ class DefChecker {
 
   void check_outputs_written() {
     for (const TensorDecl& t : def_.tensors)
-      if (t.role == TensorRole::Output && t.ndim < 0)
-        error(t.loc, "output '" + t.name + "' is never written by any statement");
-      else if (t.role == TensorRole::Output && std::none_of(def_.stmts.begin(), def_.stmts.end(),
-                                                             [&](const Stmt& s) { return s.lhs == t.name; }))
+      if (t.role == TensorRole::Output &&
+          std::none_of(def_.stmts.begin(), def_.stmts.end(), [&](const Stmt& s) { return s.lhs == t.name; }))
         error(t.loc, "output '" + t.name + "' is never written by any statement");
   }
 
