@@ -20,6 +20,15 @@ using ProgramPtr = std::shared_ptr<const tc::ir::Program>;
 
 inline ProgramPtr build(const std::string& src) { return tc::ir::build_program(src, ""); }
 
+// The TC paper's softmax: four statements, three temporaries.
+inline const char* const kSoftmax =
+      "def softmax(float(N, D) I) -> (O) {\n"
+      "  maxVal(n) max=! I(n, d)\n"
+      "  expDistance(n, d) = exp(I(n, d) - maxVal(n))\n"
+      "  expSum(n) +=! expDistance(n, d)\n"
+      "  O(n, d) = expDistance(n, d) / expSum(n)\n"
+      "}";
+
 inline std::string build_error(const std::string& src, int status = TC_ERROR_SEMANTIC) {
   return error_of([&] { build(src); }, status);
 }

@@ -134,13 +134,7 @@ TEST(Bind, Sgemm) {
 }
 
 TEST(Bind, TemporariesGetShapes) {
-  auto p = build(
-      "def softmax(float(N, D) I) -> (O) {\n"
-      "  maxVal(n) max=! I(n, d)\n"
-      "  expDistance(n, d) = exp(I(n, d) - maxVal(n))\n"
-      "  expSum(n) +=! expDistance(n, d)\n"
-      "  O(n, d) = expDistance(n, d) / expSum(n)\n"
-      "}");
+  auto p = build(tc_test::kSoftmax);
   Inputs in;
   in.f32({2, 9});
   auto b = bind_def(p, in);

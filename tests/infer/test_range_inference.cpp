@@ -259,13 +259,7 @@ TEST(RangeInference, Sconv2dWithDynamicStridesNeedsWhere) {
 }
 
 TEST(RangeInference, SoftmaxWithTemporaries) {
-  auto p = build(
-      "def softmax(float(N, D) I) -> (O) {\n"
-      "  maxVal(n) max=! I(n, d)\n"
-      "  expDistance(n, d) = exp(I(n, d) - maxVal(n))\n"
-      "  expSum(n) +=! expDistance(n, d)\n"
-      "  O(n, d) = expDistance(n, d) / expSum(n)\n"
-      "}");
+  auto p = build(tc_test::kSoftmax);
   SizeValues s{{"N", 3}, {"D", 11}};
   EXPECT_EQ(eval_extents(*p, "maxVal", s), Shape{3});
   EXPECT_EQ(eval_extents(*p, "expDistance", s), (Shape{3, 11}));
