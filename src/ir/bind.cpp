@@ -167,9 +167,9 @@ class Binder {
     const auto& spec = decl.dims[d];
     int64_t declared = spec.is_literal() ? spec.value : b_.sizes.at(spec.name);
     if (declared != inferred)
-      fail(TC_ERROR_SHAPE, "output '" + decl.name + "' dimension " + std::to_string(d) + ": declared " + spec.text() +
-                               " = " + std::to_string(declared) + ", but the statements give it extent " +
-                               std::to_string(inferred));
+      fail(TC_ERROR_SHAPE, located(spec.loc, "output '" + decl.name + "' dimension " + std::to_string(d) + ": declared " +
+                                                 spec.text() + " = " + std::to_string(declared) +
+                                                 ", but the statements give it extent " + std::to_string(inferred)));
   }
 
   static void check_element_count(const std::string& name, const std::vector<int64_t>& shape) {
