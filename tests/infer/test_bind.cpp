@@ -256,8 +256,8 @@ TEST(Bind, AnnotatedOutputMustMatchInference) {
   in.f32({5});
   std::string m = bind_error(p, in);
   EXPECT_TRUE(has(m, "output 'B' dimension 0: declared N = 5, but the statements give it extent 4")) << m;
-  EXPECT_TRUE(has(m, "f:1:30: error:")) << m;  // points at the declared size
-  EXPECT_TRUE(has(m, "\n                             ^")) << m;
+  EXPECT_TRUE(has(m, "f:1:29: error:")) << m;  // points at the declared size
+  EXPECT_TRUE(has(m, "\n                            ^")) << m;
   auto q = build("def f(float(N) A) -> (float(N) B) { B(i) = A(i) }");
   EXPECT_EQ(shape_of(bind_def(q, in), "B"), Shape{5});
 }
