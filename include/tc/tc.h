@@ -147,10 +147,26 @@ TC_API int tc_infer_outputs(const tc_program *program, const char *entry, const 
 
 /* ---- options ----------------------------------------------------------------------------- */
 
-/* Keys (unknown keys or values are TC_ERROR_INVALID_ARGUMENT at tc_options_set):
- *   backend   "reference"  (the interpreter; the default in this version)
- *   checked   "1" | "0"    bounds-check every tensor read at run time (default "1")
- */
+/* Keys (unknown keys or values are TC_ERROR_INVALID_ARGUMENT at tc_options_set); the first
+ * value listed is the default:
+ *   backend        "cpu" | "reference"   cpu: Halide pipeline, LLVM JIT for this machine;
+ *                                         reference: the interpreter (the semantic oracle)
+ *   checked        "1" | "0"             check data-dependent reads (gathers such as
+ *                                         LUT(I(i), j)) at run time: an index out of range is
+ *                                         TC_ERROR_RUNTIME naming the access and the index.
+ *                                         "0": cpu clamps such an index into range, reference
+ *                                         does not check. The reference backend also checks
+ *                                         every other read when "1".
+ *   threads        "0" | "N"             cpu: threads a kernel's parallel loops use (the caller
+ *                                         included); 0: all cores
+ *   cpu.vectorize  "auto" | "N"          vector width, in 32-bit lanes (1: scalar code)
+ *   cpu.tile       "auto" | "XxY"        output tile: X along the last (contiguous) dimension,
+ *                                         Y along the register-blocked one
+ *   cpu.unroll     "auto" | "N"          rows of the register block
+ *   cpu.parallel   "auto" | "outer" | "none"   run the outer tile loops in parallel
+ *   cpu.inline     "auto" | "0" | "1"    inline single-use pointwise producers: auto (not
+ *                                         into reduction loops), never, always
+ * tc_kernel_describe shows what "auto" chose for a compiled kernel. */
 TC_API int tc_options_create(tc_options **out);
 TC_API int tc_options_set(tc_options *options, const char *key, const char *value);
 /* *value is owned by options and valid until the key is set again or options is destroyed;
@@ -168,6 +184,10 @@ TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *en
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);
+/* A description of the compiled kernel: all options with their values, the backend, and for
+ * cpu the target, thread count and the schedule chosen for each stage. *text is owned by the
+ * kernel and valid until it is destroyed. */
+TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
 
 /* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs
  * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides

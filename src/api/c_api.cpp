@@ -4,6 +4,7 @@
 
 #include "api/handles.h"
 #include "api/status.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "ir/describe.h"
 #include "support/error.h"
@@ -219,7 +220,9 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
     auto k = std::make_unique<tc_kernel>();
     k->inputs = expected(b, tc::lang::TensorRole::Input);
     k->outputs = expected(b, tc::lang::TensorRole::Output);
-    k->kernel = tc::backends::reference::compile(b, opts);
+    k->kernel = opts.get("backend") == "reference" ? tc::backends::reference::compile(b, opts)
+                                                   : tc::backends::cpu::compile(b, opts);
+    k->description = "options: " + opts.to_string() + "\n" + k->kernel->describe();
     *out = k.release();
   });
 }
@@ -229,6 +232,14 @@ TC_API int tc_kernel_num_outputs(const tc_kernel* kernel, size_t* count) {
     require(kernel, "kernel");
     require(count, "count");
     *count = kernel->outputs.size();
+  });
+}
+
+TC_API int tc_kernel_describe(const tc_kernel* kernel, const char** text) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(text, "text");
+    *text = kernel->description.c_str();
   });
 }
 

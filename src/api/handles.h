@@ -22,6 +22,7 @@ struct tc_program {
 struct tc_kernel {
   std::shared_ptr<const tc::backends::Kernel> kernel;
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
+  std::string description;  // tc_kernel_describe
 };
 
 struct tc_options {

@@ -2,6 +2,7 @@
 // tensor views. Backends know nothing of each other or of the C API.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "runtime/tensor_view.h"
@@ -14,6 +15,8 @@ class Kernel {
   // Thread-safe: may be called from many threads at once; keeps scratch state per call.
   virtual void run(const std::vector<runtime::TensorView>& inputs,
                    const std::vector<runtime::TensorView>& outputs) const = 0;
+  // What was compiled and how (backend, options, schedule decisions), for tc_kernel_describe.
+  virtual std::string describe() const = 0;
 };
 
 }  // namespace tc::backends

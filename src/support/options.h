@@ -14,6 +14,8 @@ class Options {
   // The value set, or the key's default. Throws TC_ERROR_INVALID_ARGUMENT for an unknown key.
   const std::string& get(const std::string& key) const;
   bool flag(const std::string& key) const { return get(key) == "1"; }
+  // Every key with its value, in table order: "backend=cpu checked=1 ...".
+  std::string to_string() const;
 
  private:
   std::map<std::string, std::string> values_;

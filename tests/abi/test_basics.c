@@ -266,9 +266,32 @@ static void test_options(void **state) {
   const char *v = NULL;
   /* defaults */
   assert_tc_ok(tc_options_get(o, "backend", &v));
-  assert_string_equal(v, "reference");
+  assert_string_equal(v, "cpu");
   assert_tc_ok(tc_options_get(o, "checked", &v));
   assert_string_equal(v, "1");
+  assert_tc_ok(tc_options_get(o, "threads", &v));
+  assert_string_equal(v, "0");
+  assert_tc_ok(tc_options_get(o, "cpu.tile", &v));
+  assert_string_equal(v, "auto");
+  /* schedule knobs: numbers in range, the pair form, words */
+  assert_tc_ok(tc_options_set(o, "cpu.tile", "64x8"));
+  assert_tc_ok(tc_options_get(o, "cpu.tile", &v));
+  assert_string_equal(v, "64x8");
+  assert_tc_ok(tc_options_set(o, "cpu.vectorize", "8"));
+  assert_tc_ok(tc_options_set(o, "cpu.unroll", "4"));
+  assert_tc_ok(tc_options_set(o, "threads", "3"));
+  assert_tc_ok(tc_options_set(o, "cpu.parallel", "none"));
+  assert_tc_ok(tc_options_set(o, "cpu.inline", "0"));
+  const char *bad[][2] = {{"cpu.tile", "64"},     {"cpu.tile", "0x8"},      {"cpu.tile", "64x"},
+                          {"cpu.tile", "8x-1"},   {"cpu.vectorize", "0"},   {"cpu.vectorize", "65"},
+                          {"cpu.unroll", "two"},  {"threads", "-1"},        {"threads", "1 "},
+                          {"cpu.parallel", "all"}, {"cpu.inline", "2"},     {"backend", "gpu"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    assert_int_equal(tc_options_set(o, bad[i][0], bad[i][1]), TC_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tc_last_error_message(), bad[i][0]));
+  }
+  assert_tc_ok(tc_options_get(o, "cpu.tile", &v));
+  assert_string_equal(v, "64x8"); /* a rejected value leaves the old one */
   /* set/get */
   assert_tc_ok(tc_options_set(o, "checked", "0"));
   assert_tc_ok(tc_options_get(o, "checked", &v));

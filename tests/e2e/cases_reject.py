@@ -242,12 +242,12 @@ def _outs(info):
 
 case("gather_out_of_range", _GATHER, "run", RUNTIME, fragments=["'X'"], regex=[r"\b5\b"],
      inputs=_gather_inputs(5), run_args=lambda r, ins, info: (ins, _outs(info)),
-     backends=("reference",), options={"checked": "1"},
+     options={"checked": "1"},
      note="I(1,2) = 5 indexes X(5), X has 5 elements")
 
 case("gather_negative_index", _GATHER, "run", RUNTIME, fragments=["'X'", "-1"],
      inputs=_gather_inputs(-1), run_args=lambda r, ins, info: (ins, _outs(info)),
-     backends=("reference",), options={"checked": "1"})
+     options={"checked": "1"})
 
 _ADD = "def add(float(N) A, float(N) B) -> (O) { O(i) = A(i) + B(i) }"
 

@@ -204,6 +204,7 @@ def lib():
                                       vp]),
         "tc_kernel_num_outputs": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
         "tc_kernel_output_info": (ctypes.c_int, [vp, ctypes.c_size_t, P(TensorInfo)]),
+        "tc_kernel_describe": (ctypes.c_int, [vp, P(ctypes.c_char_p)]),
         "tc_run": (ctypes.c_int, [vp, P(DLTensor), ctypes.c_size_t, P(DLTensor),
                                   ctypes.c_size_t]),
         "tc_kernel_destroy": (None, [vp]),
@@ -349,6 +350,11 @@ class Kernel:
             _check(lib().tc_kernel_output_info(self.h, i, ctypes.byref(info)), "kernel_output_info")
             res.append(_info_to_py(info))
         return res
+
+    def describe(self):
+        s = ctypes.c_char_p()
+        _check(lib().tc_kernel_describe(self.h, ctypes.byref(s)), "kernel_describe")
+        return s.value.decode()
 
     def run(self, inputs, outputs):
         kin, ain = _tensor_array(inputs)

@@ -172,6 +172,10 @@ class ReferenceKernel : public Kernel {
       if (def.tensors[t].role == lang::TensorRole::Output) plan_zero_fill(static_cast<int>(t));
   }
 
+  std::string describe() const override {
+    return "backend: reference (interpreter)\n";
+  }
+
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
     const lang::Def& def = b_.def();
     std::vector<TensorView> views(def.tensors.size());

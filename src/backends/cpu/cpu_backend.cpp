@@ -1,0 +1,161 @@
+// cpu_backend.cpp — see cpu_backend.h. tc_run here: build halide_buffer_t views of the
+// validated tensors (TC's last dimension is Halide's first), pick the variant, call it.
+#include "backends/cpu/cpu_backend.h"
+
+#include <cctype>
+#include <climits>
+#include <mutex>
+
+#include "backends/cpu/jit.h"
+#include "backends/cpu/lower.h"
+#include "backends/cpu/lower_expr.h"
+#include "backends/cpu/schedule.h"
+#include "support/error.h"
+
+namespace tc::backends::cpu {
+
+using runtime::TensorView;
+
+namespace {
+
+// One compiled specialisation and what its arguments are.
+struct Variant {
+  std::unique_ptr<JitFunction> fn;
+  std::vector<int> caller_outputs;  // outputs whose entry values are passed as inputs, in order
+  std::vector<GatherCheck> gather_checks;
+  std::string schedule;
+};
+
+struct HalideView {
+  halide_buffer_t buffer{};
+  halide_dimension_t dims[TC_MAX_NDIM]{};
+};
+
+void view_of(const TensorView& v, const std::string& what, HalideView& out) {
+  out.buffer.host = reinterpret_cast<uint8_t*>(v.data);
+  out.buffer.type = halide_type(v.type);
+  out.buffer.dimensions = v.ndim;
+  out.buffer.dim = out.dims;
+  for (int d = 0; d < v.ndim; ++d) {
+    int64_t stride = v.shape[d] <= 1 && d == v.ndim - 1 ? 1 : v.strides[d];
+    if (stride > INT_MAX || stride < INT_MIN)
+      fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + what + " dimension " + std::to_string(d) + " has stride " +
+                                     std::to_string(stride) + ", beyond the 32-bit strides the generated code uses");
+    out.dims[v.ndim - 1 - d] = {0, static_cast<int32_t>(v.shape[d]), static_cast<int32_t>(stride), 0};
+  }
+}
+
+bool dense_innermost(const TensorView& v) { return v.ndim == 0 || v.shape[v.ndim - 1] <= 1 || v.strides[v.ndim - 1] == 1; }
+
+class CpuKernel : public Kernel {
+ public:
+  CpuKernel(const ir::BoundDef& bound, const Options& options)
+      : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
+        target_(Halide::get_host_target()) {
+    dense_ = build(true);
+  }
+
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
+    bool dense = true;
+    for (const auto& v : inputs) dense = dense && dense_innermost(v);
+    for (const auto& v : outputs) dense = dense && dense_innermost(v);
+    const Variant& variant = dense ? dense_ : general();
+    std::vector<HalideView> views(inputs.size() + outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) view_of(inputs[i], "input " + std::to_string(i), views[i]);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      view_of(outputs[i], "output " + std::to_string(i), views[inputs.size() + i]);
+    std::vector<halide_buffer_t*> args;
+    for (size_t i = 0; i < inputs.size(); ++i) args.push_back(&views[i].buffer);
+    for (int o : variant.caller_outputs) args.push_back(&views[inputs.size() + o].buffer);
+    for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[inputs.size() + i].buffer);
+    std::string error;
+    if (variant.fn->call(args, schedule_.threads, error) != 0) fail(TC_ERROR_RUNTIME, explain(variant, error));
+  }
+
+  std::string describe() const override {
+    return "backend: cpu (Halide JIT for " + target_.to_string() + ")\nthreads: " + std::to_string(schedule_.threads) +
+           "\nschedule:\n" + dense_.schedule;
+  }
+
+ private:
+  Variant build(bool dense) const {
+    Variant v;
+    LoweredPipeline p = lower(b_, dense, checked_);
+    v.schedule = apply_schedule(p, schedule_, target_);
+    std::vector<Halide::Argument> args;
+    for (const auto& in : p.inputs) args.push_back(in);
+    for (size_t o = 0; o < p.caller_outputs.size(); ++o)
+      if (p.caller_outputs[o].defined()) {
+        args.push_back(p.caller_outputs[o]);
+        v.caller_outputs.push_back(static_cast<int>(o));
+      }
+    std::vector<Halide::Func> outs;
+    for (int s : p.output_stage) outs.push_back(p.stages[s].func);
+    v.gather_checks = p.gather_checks;
+    v.fn = std::make_unique<JitFunction>(outs, args, target_, "tc_" + b_.def().name);
+    return v;
+  }
+
+  // The variant for tensors whose innermost stride is not 1, compiled on first use.
+  const Variant& general() const {
+    std::call_once(general_once_, [&] { general_ = build(false); });
+    if (!general_.fn) fail(TC_ERROR_COMPILE, "cpu backend: the general-stride variant failed to compile earlier");
+    return general_;
+  }
+
+  // "... tc-gather:<k>:<index>;<v0>;<v1>..." -> the located message of check k.
+  std::string explain(const Variant& v, const std::string& error) const {
+    size_t at = error.find("tc-gather:");
+    size_t colon = at == std::string::npos ? at : error.find(':', at + 10);
+    if (colon != std::string::npos) {
+      size_t k = std::strtoul(error.c_str() + at + 10, nullptr, 10);
+      if (k < v.gather_checks.size()) {
+        const GatherCheck& g = v.gather_checks[k];
+        std::vector<std::string> values = split_values(error.substr(colon + 1));
+        std::string loop;
+        for (size_t i = 0; i < g.vars.size() && i + 1 < values.size(); ++i)
+          loop += (i ? ", " : "") + g.vars[i] + "=" + values[i + 1];
+        return lang::format(b_.program->ast.source, b_.def().name, g.loc,
+                            "'" + g.access + "' reads '" + g.tensor + "' out of bounds: index " + values[0] +
+                                " in dimension " + std::to_string(g.dim) + ", whose extent is " +
+                                std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
+      }
+    }
+    return "cpu backend: the kernel failed at run time: " + (error.empty() ? std::string("no message") : error);
+  }
+
+  // "7;1;0\n" -> {"7", "1", "0"}: the runtime pads and ends the message with whitespace.
+  static std::vector<std::string> split_values(const std::string& s) {
+    std::vector<std::string> out(1);
+    for (char c : s) {
+      if (c == ';') out.emplace_back();
+      else if (!std::isspace(static_cast<unsigned char>(c))) out.back() += c;
+    }
+    return out;
+  }
+
+  ir::BoundDef b_;
+  CpuSchedule schedule_;
+  bool checked_;
+  Halide::Target target_;
+  Variant dense_;
+  mutable std::once_flag general_once_;
+  mutable Variant general_;
+};
+
+}  // namespace
+
+// Halide's compile time grows faster than linearly with the number of stages (about 5 s for
+// 300 chained statements): beyond this many statements the cpu backend refuses, and says so.
+constexpr size_t kMaxStatements = 128;
+
+std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Options& options) {
+  size_t n = bound.def().stmts.size();
+  if (n > kMaxStatements)
+    fail(TC_ERROR_UNSUPPORTED, "'" + bound.def().name + "' has " + std::to_string(n) +
+                                   " statements; the cpu backend compiles at most " + std::to_string(kMaxStatements) +
+                                   " per def (compile time grows quickly with pipeline length): use backend=reference");
+  return std::make_unique<CpuKernel>(bound, options);
+}
+
+}  // namespace tc::backends::cpu

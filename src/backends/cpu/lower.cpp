@@ -1,0 +1,372 @@
+// lower.cpp — see lower.h.
+#include "backends/cpu/lower.h"
+
+#include <algorithm>
+#include <set>
+
+#include "backends/cpu/lower_expr.h"
+#include "lang/printer.h"
+#include "support/error.h"
+
+namespace tc::backends::cpu {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+using lang::ExprKind;
+using lang::Ref;
+using lang::TensorRole;
+
+namespace {
+
+bool reads_tensor(const lang::Expr& e) {
+  if (e.ref == Ref::Tensor) return true;
+  for (const auto& a : e.args)
+    if (reads_tensor(*a)) return true;
+  return false;
+}
+
+void index_vars_in(const lang::Expr& e, std::set<std::string>& out) {
+  if (e.kind == ExprKind::Ident && e.ref == Ref::Index) out.insert(e.name);
+  for (const auto& a : e.args) index_vars_in(*a, out);
+}
+
+void tensor_reads(const lang::Expr& e, std::vector<const lang::Expr*>& out) {
+  if (e.ref == Ref::Tensor) out.push_back(&e);
+  for (const auto& a : e.args) tensor_reads(*a, out);
+}
+
+// The identity of a reduction and the combination of an accumulator with a value.
+Expr identity(lang::ReduceOp op, const Halide::Type& t) {
+  bool b = t.is_bool();
+  switch (op) {
+    case lang::ReduceOp::Product: return Halide::Internal::make_one(t);
+    case lang::ReduceOp::Min:
+      if (b) return Halide::Internal::make_bool(true);
+      return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : t.max();
+    case lang::ReduceOp::Max:
+      if (b) return Halide::Internal::make_bool(false);
+      return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : t.min();
+    default: return Halide::Internal::make_zero(t);
+  }
+}
+
+Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v) {
+  // Plain min/max (not the NaN-propagating builtin rule), so that Halide recognises the
+  // update as associative and can vectorise it (rfactor); NaNs in min=/max= reductions are
+  // not specified on this backend.
+  bool b = acc.type().is_bool();
+  switch (op) {
+    case lang::ReduceOp::Product: return b ? (acc && v) : acc * v;
+    case lang::ReduceOp::Min: return b ? (acc && v) : Halide::min(acc, v);
+    case lang::ReduceOp::Max: return b ? (acc || v) : Halide::max(acc, v);
+    default: return b ? (acc || v) : acc + v;
+  }
+}
+
+std::string halide_name(const std::string& prefix, const std::string& name) {
+  return prefix + "_" + name;  // TC identifiers are valid C identifiers
+}
+
+class Builder {
+ public:
+  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {}
+
+  LoweredPipeline build() {
+    current_.assign(def_.tensors.size(), -1);
+    initial_.assign(def_.tensors.size(), -1);
+    p_.caller_outputs.resize(def_.outputs.size());
+    p_.output_stage.resize(def_.outputs.size());
+    make_inputs();
+    for (size_t s = 0; s < def_.stmts.size(); ++s) lower_statement(static_cast<int>(s));
+    make_outputs();
+    return std::move(p_);
+  }
+
+ private:
+  const std::vector<int64_t>& shape(int t) const { return b_.tensors[t].shape; }
+
+  // Halide order: dimension d of a Func is TC dimension ndim-1-d.
+  std::vector<int64_t> halide_extents(int t) const {
+    std::vector<int64_t> e(shape(t).rbegin(), shape(t).rend());
+    return e;
+  }
+
+  void constrain(Halide::OutputImageParam p, int t) {
+    auto e = halide_extents(t);
+    for (size_t d = 0; d < e.size(); ++d) p.dim(static_cast<int>(d)).set_bounds(0, static_cast<int>(e[d]));
+    // Halide assumes a unit innermost stride unless told otherwise.
+    if (!e.empty()) p.dim(0).set_stride(dense_ ? Expr(1) : Expr());
+  }
+
+  void make_inputs() {
+    p_.inputs.resize(def_.inputs.size());
+    for (size_t t = 0; t < def_.tensors.size(); ++t) {
+      const auto& decl = def_.tensors[t];
+      if (decl.role != TensorRole::Input) continue;
+      Halide::ImageParam p(halide_type(decl.type), decl.ndim, halide_name("in", decl.name));
+      constrain(p, static_cast<int>(t));
+      p_.inputs[decl.param_index] = p;
+    }
+  }
+
+  int add_stage(Stage s) {
+    p_.stages.push_back(std::move(s));
+    return static_cast<int>(p_.stages.size()) - 1;
+  }
+
+  Stage new_stage(Stage::Kind kind, int t, const std::string& name, const std::vector<std::string>& var_names) {
+    Stage s;
+    s.kind = kind;
+    s.func = Func(halide_name(name, def_.tensors[t].name));
+    s.type = halide_type(def_.tensors[t].type);
+    s.extents = halide_extents(t);
+    for (size_t d = 0; d < s.extents.size(); ++d) s.vars.emplace_back(var_names[var_names.size() - 1 - d]);
+    return s;
+  }
+
+  std::vector<std::string> dim_names(int t) const {
+    std::vector<std::string> n;
+    for (int d = 0; d < def_.tensors[t].ndim; ++d) n.push_back("d" + std::to_string(d));
+    return n;
+  }
+
+  static std::vector<Expr> as_exprs(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
+
+  // An output's contents before any statement writes it: the caller's values where some
+  // statement writes, 0 where none does (so unwritten elements end up 0).
+  int initial_stage(int t) {
+    if (initial_[t] >= 0) return initial_[t];
+    const auto& decl = def_.tensors[t];
+    Stage s = new_stage(Stage::Kind::Initial, t, "entry", dim_names(t));
+    Halide::ImageParam& caller = p_.caller_outputs[decl.param_index];
+    caller = Halide::ImageParam(s.type, decl.ndim, halide_name("caller", decl.name));
+    constrain(caller, t);
+    Expr written = Halide::Internal::make_bool(false);
+    for (size_t i = 0; i < def_.stmts.size(); ++i) {
+      if (def_.stmts[i].lhs_tensor != t) continue;
+      Expr inside = Halide::Internal::make_bool(true);
+      for (int d = 0; d < decl.ndim; ++d) {
+        auto [lo, hi] = b_.ranges[i][d];
+        const Var& v = s.vars[decl.ndim - 1 - d];
+        inside = inside && v >= static_cast<int>(lo) && v < static_cast<int>(hi);
+      }
+      written = written || inside;
+    }
+    written = Halide::Internal::simplify(written);
+    Expr caller_value = caller(as_exprs(s.vars));
+    s.func(s.vars) = Halide::Internal::is_const_one(written) ? caller_value
+                                                             : Halide::select(written, caller_value, Halide::Internal::make_zero(s.type));
+    initial_[t] = add_stage(std::move(s));
+    return initial_[t];
+  }
+
+  // The value of tensor t at Halide-order indices `idx`, as seen by stage `consumer`.
+  Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false) {
+    const auto& decl = def_.tensors[t];
+    if (decl.role == TensorRole::Input) return p_.inputs[decl.param_index](idx);
+    int version = current_[t];
+    if (version < 0) {
+      if (decl.role == TensorRole::Temporary) return Halide::Internal::make_zero(halide_type(decl.type));
+      version = initial_stage(t);
+    }
+    p_.stages[version].uses.push_back({consumer, pointwise, in_loop});
+    return p_.stages[version].func(idx);
+  }
+
+  // A read is pointwise when its subscripts are the consumer statement's LHS indices in order.
+  static bool is_pointwise(const lang::Expr& access, const lang::Stmt& st) {
+    if (access.args.size() != st.indices.size()) return false;
+    for (size_t d = 0; d < access.args.size(); ++d) {
+      const auto& a = *access.args[d];
+      if (a.kind != ExprKind::Ident || a.ref != Ref::Index || a.name != st.indices[d]) return false;
+    }
+    return true;
+  }
+
+  Expr checked_index(const lang::Expr& access, int d, Expr i, bool gather, bool guarded) {
+    int64_t extent = shape(access.tensor)[d];
+    Halide::Type it = i.type();
+    Expr lo = Halide::Internal::make_zero(it), hi = Halide::Internal::make_const(it, extent - 1);
+    if (gather && !guarded && checked_) {
+      int k = static_cast<int>(p_.gather_checks.size());
+      p_.gather_checks.push_back({access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent,
+                                  current_stmt_vars_});
+      // The message carries the index and the statement's loop variables: "tc-gather:K:I;v0;v1".
+      std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
+                                   Halide::cast(Halide::Int(64), i)};
+      for (const Expr& v : loop_vars_) {
+        message.push_back(Halide::Internal::StringImm::make(";"));
+        message.push_back(v);
+      }
+      i = Halide::Internal::Call::make(it, Halide::Internal::Call::require,
+                                       {i >= lo && i <= hi, i, Halide::Internal::requirement_failed_error(i >= lo && i <= hi, message)},
+                                       Halide::Internal::Call::PureIntrinsic);
+    }
+    return Halide::clamp(i, lo, hi);
+  }
+
+  Expr load(const lang::Expr& access, std::vector<Expr> index, bool guarded, int consumer, const lang::Stmt& st,
+            bool full_box, bool in_loop) {
+    int t = access.tensor;
+    bool gather = false;
+    for (const auto& a : access.args) gather = gather || reads_tensor(*a);
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < index.size(); ++d) {
+      if (shape(t)[d] == 0) return Halide::Internal::make_zero(halide_type(def_.tensors[t].type));  // nothing to read
+      Expr i = index[d];
+      if (guarded || gather) i = checked_index(access, static_cast<int>(d), i, gather, guarded);
+      idx.push_back(Halide::cast(Halide::Int(32), i));
+    }
+    std::reverse(idx.begin(), idx.end());
+    return read(t, idx, consumer, full_box && is_pointwise(access, st), in_loop);
+  }
+
+  // Which pure variable (Halide order) the contiguous reads run along, and which share them.
+  void analyse_reduction(Stage& s, const lang::Stmt& st) {
+    if (st.indices.empty()) return;  // a 0-d result: one scalar accumulator
+    std::vector<const lang::Expr*> reads;
+    tensor_reads(*st.rhs, reads);
+    const std::string& inner = st.indices.back();
+    bool inner_contiguous = false;
+    std::set<std::string> contiguous_red, with_inner;
+    for (const auto* r : reads) {
+      if (r->args.empty()) continue;
+      std::set<std::string> last, all;
+      index_vars_in(*r->args.back(), last);
+      for (const auto& a : r->args) index_vars_in(*a, all);
+      if (last.count(inner)) inner_contiguous = true;
+      for (size_t v = st.num_lhs_vars(); v < st.vars.size(); ++v)
+        if (last.count(st.vars[v])) contiguous_red.insert(st.vars[v]);
+      if (all.count(inner)) with_inner.insert(all.begin(), all.end());
+    }
+    if (!inner_contiguous && !contiguous_red.empty()) {
+      size_t nred = st.vars.size() - st.num_lhs_vars();
+      for (size_t k = 0; k < nred; ++k)  // rdom[k] is reduction variable nred-1-k
+        if (contiguous_red.count(st.vars[st.num_lhs_vars() + nred - 1 - k])) {
+          s.contiguous_rvar = static_cast<int>(k);
+          break;
+        }
+    }
+    size_t n = st.num_lhs_vars();
+    for (size_t d = 1; d < n && s.block_var < 0; ++d)
+      if (!with_inner.count(st.indices[n - 1 - d])) s.block_var = static_cast<int>(d);
+    if (s.block_var < 0 && n >= 2) s.block_var = 1;
+  }
+
+  void lower_statement(int si) {
+    const lang::Stmt& st = def_.stmts[si];
+    const auto& ranges = b_.ranges[si];
+    size_t n = st.num_lhs_vars();
+    for (size_t v = 0; v < n; ++v)
+      if (ranges[v].first >= ranges[v].second) return;  // writes nothing
+    int t = st.lhs_tensor;
+    bool full_box = true;
+    for (size_t v = 0; v < n; ++v) full_box = full_box && ranges[v].first == 0 && ranges[v].second == shape(t)[v];
+    bool reduce = st.reduce != lang::ReduceOp::None;
+    bool empty_reduction = false;
+    for (size_t v = n; v < st.vars.size(); ++v) empty_reduction = empty_reduction || ranges[v].first >= ranges[v].second;
+
+    std::vector<std::string> names(st.indices.begin(), st.indices.end());
+    Stage s = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si), names);
+    s.stmt = si;
+    int me = add_stage(s);  // placeholder: reads lowered below record this index as their consumer
+
+    // The domain: pure variables for a full-box LHS, else an RDom over the box (plus the
+    // reduction variables either way). rdom[0] is the last variable, so loops nest like the
+    // reference's (first variable outermost).
+    std::vector<Halide::Range> region;
+    size_t first_rdom_var = full_box ? n : 0;
+    for (size_t v = st.vars.size(); v-- > first_rdom_var;)
+      region.emplace_back(static_cast<int>(ranges[v].first), static_cast<int>(ranges[v].second - ranges[v].first));
+    Halide::RDom dom;
+    if (!region.empty() && !(full_box && empty_reduction)) dom = Halide::RDom(region, "r_s" + std::to_string(si));
+
+    bool in_loop = reduce && !empty_reduction;
+    ExprContext ctx;
+    ctx.bound = &b_;
+    ctx.var_names = &st.vars;
+    for (size_t v = 0; v < st.vars.size(); ++v) {
+      if (v < first_rdom_var) ctx.vars.push_back(s.vars[n - 1 - v]);
+      else if (dom.defined()) ctx.vars.push_back(dom[static_cast<int>(st.vars.size() - 1 - v)]);
+      else ctx.vars.push_back(Expr(static_cast<int>(ranges[v].first)));  // empty reduction: never evaluated
+    }
+    loop_vars_ = ctx.vars;
+    current_stmt_vars_ = st.vars;
+    ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, bool guarded) {
+      return load(access, std::move(index), guarded, me, st, full_box, in_loop);
+    };
+    Expr rhs = convert(lower_expr(*st.rhs, ctx), st.rhs->type, def_.tensors[t].type);
+
+    std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
+    Halide::Type type = p_.stages[me].type;
+    // The version before this statement (may create the Initial stage: read it before taking
+    // references into p_.stages).
+    bool needs_previous = !full_box || (reduce && !st.init);
+    Expr previous = needs_previous ? read(t, pure, me, true) : Expr();
+    Stage& out = p_.stages[me];
+    Func& f = out.func;
+    bool has_rvars = st.vars.size() > n;
+    if (full_box && (!reduce || empty_reduction)) {
+      // '=' over the whole tensor; or a reduction over nothing: the identity, or unchanged.
+      f(pure) = !reduce ? rhs : (st.init ? identity(st.reduce, type) : previous);
+      out.kind = Stage::Kind::Pointwise;
+    } else if (full_box && !has_rvars) {
+      // "O(i) += x(i)": one combination per element.
+      f(pure) = combine(st.reduce, st.init ? identity(st.reduce, type) : previous, rhs);
+      out.kind = Stage::Kind::Pointwise;
+    } else if (full_box) {
+      f(pure) = st.init ? identity(st.reduce, type) : previous;
+      f(pure) = combine(st.reduce, f(pure), rhs);
+      out.kind = Stage::Kind::Reduction;
+      out.rdom = dom;
+      analyse_reduction(out, st);
+    } else {
+      f(pure) = previous;
+      std::vector<Expr> box;
+      for (size_t v = 0; v < n; ++v) box.push_back(ctx.vars[n - 1 - v]);
+      if (reduce && st.init) {
+        std::vector<Halide::Range> lhs_region(region.end() - static_cast<long>(n), region.end());
+        Halide::RDom lhs_dom(lhs_region, "r_init" + std::to_string(si));
+        std::vector<Expr> lhs_box;
+        for (size_t v = 0; v < n; ++v) lhs_box.push_back(lhs_dom[static_cast<int>(v)]);
+        f(lhs_box) = identity(st.reduce, type);
+      }
+      if (!(reduce && empty_reduction)) f(box) = reduce ? combine(st.reduce, f(box), rhs) : rhs;
+      out.kind = Stage::Kind::Partial;
+    }
+    current_[t] = me;
+  }
+
+  void make_outputs() {
+    for (size_t t = 0; t < def_.tensors.size(); ++t) {
+      const auto& decl = def_.tensors[t];
+      if (decl.role != TensorRole::Output) continue;
+      int ti = static_cast<int>(t);
+      Stage s = new_stage(Stage::Kind::Output, ti, "out", dim_names(ti));
+      int me = add_stage(s);
+      Stage& out = p_.stages[me];
+      std::vector<Expr> pure = as_exprs(out.vars);
+      out.func(pure) = current_[t] >= 0 ? read(ti, pure, me, true) : Halide::Internal::make_zero(out.type);
+      constrain(out.func.output_buffer(), ti);
+      p_.output_stage[decl.param_index] = me;
+    }
+  }
+
+  const ir::BoundDef& b_;
+  const lang::Def& def_;
+  bool dense_, checked_;
+  LoweredPipeline p_;
+  std::vector<std::string> current_stmt_vars_;
+  std::vector<Expr> loop_vars_;  // the statement being lowered: its variables, in Stmt::vars order
+  std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write
+  std::vector<int> initial_;  // per output tensor: its Initial stage, -1 until needed
+};
+
+}  // namespace
+
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked) {
+  return Builder(bound, dense_innermost, checked).build();
+}
+
+}  // namespace tc::backends::cpu

@@ -1,0 +1,69 @@
+// lower.h — a bound def as a Halide pipeline: one Func per version of each tensor a statement
+// writes (so a statement that reads its own LHS reads the version before it: the snapshot
+// semantics for free), pure definitions for '=' statements, update definitions over an RDom
+// for reductions (with the identity first for '!'), the caller's values where an output is
+// read before it is written or accumulated into, zeros where nothing writes it, and one
+// pure copy per output that writes the caller's buffer. Reads that may leave the tensor (in
+// an untaken ?: branch, or gathers) are clamped, and with `checked` a gather out of range is
+// a run-time error. It records what the scheduler needs; it does not schedule.
+#pragma once
+
+#include <vector>
+
+#include <Halide.h>
+
+#include "ir/bind.h"
+
+namespace tc::backends::cpu {
+
+struct Use {
+  int consumer = -1;       // stage index
+  bool pointwise = false;  // read at exactly the consumer's own pure variables
+  bool in_loop = false;    // read inside the consumer's reduction loop (once per reduction step)
+};
+
+struct Stage {
+  enum class Kind {
+    Initial,    // an output's contents on entry (caller's values, zeros where never written)
+    Pointwise,  // '=' over the whole tensor, or a reduction with an empty domain
+    Reduction,  // a reduction over the whole tensor: pure init + one update over `rdom`
+    Partial,    // a statement that writes part of the tensor: updates over the written box
+    Output,     // the copy into the caller's output buffer
+  };
+  Kind kind = Kind::Pointwise;
+  Halide::Func func;
+  Halide::Type type;
+  std::vector<Halide::Var> vars;  // Halide order: vars[0] is TC's last (contiguous) index
+  std::vector<int64_t> extents;   // per var
+  int stmt = -1;                  // defining statement, -1 for Initial and Output
+  std::vector<Use> uses;
+  // Reduction only:
+  Halide::RDom rdom;              // rdom[0] is the statement's last reduction variable
+  int contiguous_rvar = -1;       // rdom dimension the reads are contiguous in, when they are
+                                  // contiguous in no pure variable (dot-product reductions)
+  int block_var = -1;             // var whose iterations share the vector reads (register block)
+};
+
+// A gather whose index is checked at run time: the generated code reports
+// "tc-gather:<number>:<index>" and the kernel turns it into a located message.
+struct GatherCheck {
+  lang::SourceLoc loc;
+  std::string access;  // source text
+  std::string tensor;
+  int dim = 0;
+  int64_t extent = 0;
+  std::vector<std::string> vars;  // the statement's loop variables, reported with their values
+};
+
+struct LoweredPipeline {
+  std::vector<Halide::ImageParam> inputs;          // per def input, in parameter order
+  std::vector<Halide::ImageParam> caller_outputs;  // per def output; defined when its entry values are read
+  std::vector<int> output_stage;                   // per def output: its Output stage
+  std::vector<Stage> stages;
+  std::vector<GatherCheck> gather_checks;
+};
+
+// dense_innermost: every tensor's last dimension has stride 1 (the fast variant).
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked);
+
+}  // namespace tc::backends::cpu

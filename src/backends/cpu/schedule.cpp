@@ -1,0 +1,305 @@
+// schedule.cpp — see schedule.h. The default schedule:
+//   - producers used once, outside any reduction loop, are inlined; others computed whole;
+//   - a reduction is computed tile by tile inside its host: the pointwise consumer that reads
+//     it element for element (fusing, say, a bias and ReLU into a matmul), else a copy
+//     (Func::in). The host is tiled TX x TY over the contiguous dimension and the register
+//     block dimension; the reduction runs over a TX x U block whose accumulators stay in
+//     registers, vectorised along the contiguous dimension, with the reduction loops outside
+//     the block (the classic register-blocked matmul);
+//   - a reduction whose reads are contiguous only along a reduction variable (dot products,
+//     row sums) is vectorised along that variable instead, through rfactor;
+//   - root stages vectorise their contiguous dimension and run their outer loops in parallel.
+#include "backends/cpu/schedule.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+namespace tc::backends::cpu {
+
+using Halide::Func;
+using Halide::RVar;
+using Halide::Var;
+using Halide::VarOrRVar;
+
+namespace {
+
+int number(const std::string& v) { return v == "auto" ? 0 : std::atoi(v.c_str()); }
+
+}  // namespace
+
+CpuSchedule CpuSchedule::from_options(const Options& o) {
+  CpuSchedule s;
+  s.vector = number(o.get("cpu.vectorize"));
+  const std::string& tile = o.get("cpu.tile");
+  if (tile != "auto") {
+    size_t x = tile.find('x');
+    s.tile_x = std::atoi(tile.substr(0, x).c_str());
+    s.tile_y = std::atoi(tile.substr(x + 1).c_str());
+  }
+  s.unroll = number(o.get("cpu.unroll"));
+  s.parallel = o.get("cpu.parallel") != "none";
+  const std::string& inl = o.get("cpu.inline");
+  s.inline_mode = inl == "auto" ? -1 : std::atoi(inl.c_str());
+  s.threads = number(o.get("threads"));
+  if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return s;
+}
+
+namespace {
+
+int largest_power_of_two_at_most(int64_t n) {
+  int p = 1;
+  while (p * 2 <= n && p < 1024) p *= 2;
+  return p;
+}
+
+class Scheduler {
+ public:
+  Scheduler(LoweredPipeline& p, const CpuSchedule& k, const Halide::Target& t) : p_(p), k_(k), target_(t) {}
+
+  std::string run() {
+    size_t n = p_.stages.size();
+    host_.assign(n, -1);
+    hosts_.assign(n, -1);
+    root_.assign(n, false);
+    for (size_t i = 0; i < n; ++i) place(static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i) {
+      Stage& s = p_.stages[i];
+      if (s.kind == Stage::Kind::Reduction) schedule_reduction(static_cast<int>(i));
+      else if (root_[i] && hosts_[i] < 0) schedule_root(s);
+      else if (!root_[i]) say(s, "inlined into its consumer");
+    }
+    return log_;
+  }
+
+ private:
+  // Lanes for this stage's element type: the knob counts 32-bit lanes.
+  int lanes(const Stage& s) const {
+    int bits = std::max(8, s.type.bits());
+    if (k_.vector > 0) return std::max(1, k_.vector * 32 / bits);
+    Halide::Type t = s.type.is_bool() ? Halide::UInt(8) : s.type;
+    return std::max(1, target_.natural_vector_size(t));
+  }
+
+  void say(const Stage& s, const std::string& what) { log_ += s.func.name() + ": " + what + "\n"; }
+
+  void place(int i) {
+    Stage& s = p_.stages[i];
+    switch (s.kind) {
+      case Stage::Kind::Output:
+      case Stage::Kind::Initial:  // a snapshot of the caller's buffer, before anything writes it
+      case Stage::Kind::Partial: root_[i] = true; return;
+      case Stage::Kind::Reduction: {
+        root_[i] = true;
+        if (s.uses.size() == 1) {
+          const Use& u = s.uses[0];
+          Stage& c = p_.stages[u.consumer];
+          bool pure_consumer = c.kind == Stage::Kind::Pointwise || c.kind == Stage::Kind::Output;
+          if (u.pointwise && !u.in_loop && pure_consumer && hosts_[u.consumer] < 0) {
+            host_[i] = u.consumer;
+            hosts_[u.consumer] = i;
+            root_[u.consumer] = true;
+          }
+        }
+        return;
+      }
+      case Stage::Kind::Pointwise: {
+        if (hosts_[i] >= 0) return;  // already made a root host
+        bool single = s.uses.size() == 1;
+        bool inline_it = k_.inline_mode == 1 ? single : k_.inline_mode == 0 ? false : single && !s.uses[0].in_loop;
+        root_[i] = !inline_it;
+        return;
+      }
+    }
+  }
+
+  // Fuses vars[from..] (in loop order, innermost first) into one loop and runs it in parallel.
+  Var fuse_outer(Func& f, std::vector<Var> outer, const std::string& name) {
+    Var fused = outer[0];
+    for (size_t d = 1; d < outer.size(); ++d) {
+      Var v(name + std::to_string(d));
+      f.fuse(fused, outer[d], v);
+      fused = v;
+    }
+    if (k_.parallel) f.parallel(fused);
+    return fused;
+  }
+
+  void schedule_root(Stage& s) {
+    Func& f = s.func;
+    f.compute_root();
+    size_t n = s.vars.size();
+    if (n == 0) {
+      say(s, "computed at root");
+      return;
+    }
+    int L = lanes(s);
+    std::string what = "computed at root";
+    if (s.extents[0] >= L && L > 1) {
+      f.vectorize(s.vars[0], L, Halide::TailStrategy::ShiftInwards);
+      what += ", vectorized " + std::to_string(L);
+    }
+    if (n >= 2) {
+      std::vector<Var> outer(s.vars.begin() + 1, s.vars.end());
+      fuse_outer(f, outer, f.name() + "_par");
+      if (k_.parallel) what += ", outer loops in parallel";
+    } else if (k_.parallel && s.extents[0] >= 16384) {
+      Var o("o"), i("i");
+      f.split(s.vars[0], o, i, 4096, Halide::TailStrategy::ShiftInwards).parallel(o);
+      what += ", chunks of 4096 in parallel";
+    }
+    say(s, what);
+  }
+
+  // The host of reduction i: its pointwise consumer, or a copy made for it.
+  Func host_func(int i, Stage& r, std::string& name) {
+    if (host_[i] >= 0) {
+      name = p_.stages[host_[i]].func.name();
+      return p_.stages[host_[i]].func;
+    }
+    Func w = r.func.in();
+    name = "a copy";
+    return w;
+  }
+
+  void schedule_reduction(int i) {
+    Stage& r = p_.stages[i];
+    std::string host_name;
+    Func w = host_func(i, r, host_name);
+    w.compute_root();
+    size_t n = r.vars.size();
+    if (n == 0) {
+      r.func.compute_at(w, Var::outermost());
+      say(r, "scalar reduction, computed inside " + host_name);
+      return;
+    }
+    if (r.contiguous_rvar >= 0) return schedule_dot(r, w, host_name);
+    schedule_blocked(r, w, host_name);
+  }
+
+  // Tiles of the host: TX along vars[0], TY along the block var; the remaining pure vars and
+  // the tile loops are fused into one parallel loop `outer`, and each tile's rows are split
+  // into blocks of U (yi: the block loop, yii: the rows of one block).
+  struct Tiling {
+    int tx = 1, ty = 1, u = 1;
+    Var xi{"xi"}, yi{"yi"}, yii{"yii"}, outer;
+  };
+
+  // forced_tx > 0 overrides the cpu.tile X.
+  Tiling tile_host(Stage& r, Func& w, int default_tx, int default_ty, int default_u, int forced_tx = 0) {
+    size_t n = r.vars.size();
+    int b = r.block_var;
+    Tiling t;
+    t.tx = forced_tx > 0 ? forced_tx : static_cast<int>(std::min<int64_t>(k_.tile_x ? k_.tile_x : default_tx, r.extents[0]));
+    t.ty = b >= 0 ? static_cast<int>(std::min<int64_t>(k_.tile_y ? k_.tile_y : default_ty, r.extents[b])) : 1;
+    t.u = std::min(k_.unroll ? k_.unroll : default_u, t.ty);
+    std::vector<Var> hv = w.args();  // the host's pure vars, in the order of r.vars
+    Var xo("xo"), yo("yo");
+    // ShiftInwards everywhere: tiles overlap at the edges instead of reading past them
+    // (overlapping tiles recompute identical values; the caller's outputs are never read
+    // here, the Initial stage snapshots them).
+    const auto shift = Halide::TailStrategy::ShiftInwards;
+    w.split(hv[0], xo, t.xi, t.tx, shift);
+    std::vector<VarOrRVar> order = {t.xi};
+    std::vector<Var> outer = {xo};
+    if (b >= 0) {
+      w.split(hv[b], yo, t.yi, t.ty, shift);
+      order.push_back(t.yi);
+      outer.push_back(yo);
+    }
+    for (size_t d = 1; d < n; ++d)
+      if (static_cast<int>(d) != b) outer.push_back(hv[d]);
+    order.insert(order.end(), outer.begin(), outer.end());
+    w.reorder(order);
+    t.outer = fuse_outer(w, outer, w.name() + "_tile");
+    if (b >= 0) w.split(t.yi, t.yi, t.yii, t.u, shift);
+    return t;
+  }
+
+  void schedule_blocked(Stage& r, Func& w, const std::string& host_name) {
+    int L = lanes(r);
+    int b = r.block_var;
+    if (r.extents[0] < L) L = largest_power_of_two_at_most(r.extents[0]);
+    // The block width must be a multiple of the vector width: the block is computed whole.
+    int tx = k_.tile_x ? k_.tile_x : 2 * L;
+    tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
+    Tiling t = tile_host(r, w, tx, 32, 4, tx);
+    if (L > 1) w.vectorize(t.xi, L);
+    if (b >= 0) w.unroll(t.yii);
+    Func& f = r.func;
+    f.compute_at(w, b >= 0 ? t.yi : t.outer);
+    std::vector<VarOrRVar> order = {r.vars[0]};
+    if (b >= 0) order.push_back(r.vars[b]);
+    for (int k = 0; k < r.rdom.dimensions(); ++k) order.push_back(r.rdom[k]);
+    for (size_t d = 1; d < r.vars.size(); ++d)
+      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    if (L > 1) f.vectorize(r.vars[0], L);
+    if (b >= 0) f.unroll(r.vars[b]);
+    auto u = f.update();
+    u.reorder(order);
+    if (L > 1) u.vectorize(r.vars[0], L);
+    if (t.tx > L && t.tx % L == 0) u.unroll(r.vars[0]);
+    if (b >= 0) u.unroll(r.vars[b]);
+    say(r, "register-blocked " + std::to_string(t.tx) + "x" + std::to_string(t.u) + " (vector " + std::to_string(L) +
+               "), tiles " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + " inside " + host_name +
+               (k_.parallel ? ", tiles in parallel" : ""));
+  }
+
+  // Reductions along a contiguous reduction variable: split it by the vector width and
+  // rfactor the lanes into a vector of partial results, summed once per output element.
+  void schedule_dot(Stage& r, Func& w, const std::string& host_name) {
+    RVar rc = r.rdom[r.contiguous_rvar];
+    int64_t extent = 0;
+    {
+      // the extent of the contiguous reduction variable
+      const Halide::Internal::ReductionDomain& dom = r.rdom.domain();
+      extent = *Halide::Internal::as_const_int(dom.domain()[r.contiguous_rvar].extent);
+    }
+    int L = lanes(r);
+    while (L > 1 && extent % L != 0) L /= 2;
+    int b = r.block_var;
+    Tiling t = tile_host(r, w, 4, 4, 4);
+    if (b >= 0) w.unroll(t.yii);
+    Var at = b >= 0 ? t.yi : t.outer;
+    Func& f = r.func;
+    f.compute_at(w, at);
+    if (L < 4) {
+      say(r, "scalar reduction, blocks inside " + host_name);
+      return;
+    }
+    RVar rco("rco"), rci("rci");
+    Var lane("lane");
+    f.update().split(rc, rco, rci, L);
+    Func partial = f.update().rfactor(rci, lane);
+    partial.compute_at(w, at).vectorize(lane);
+    std::vector<VarOrRVar> order = {lane, r.vars[0]};
+    if (b >= 0) order.push_back(r.vars[b]);
+    order.push_back(rco);
+    for (int k = 0; k < r.rdom.dimensions(); ++k)
+      if (k != r.contiguous_rvar) order.push_back(r.rdom[k]);
+    for (size_t d = 1; d < r.vars.size(); ++d)
+      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    partial.update().reorder(order).vectorize(lane);
+    if (t.tx > 1) partial.update().unroll(r.vars[0]);
+    if (b >= 0) partial.update().unroll(r.vars[b]);
+    say(r, "vectorized along its contiguous reduction variable (rfactor " + std::to_string(L) + " lanes), blocks " +
+               std::to_string(t.tx) + "x" + std::to_string(t.u) + " inside " + host_name);
+  }
+
+  LoweredPipeline& p_;
+  const CpuSchedule& k_;
+  Halide::Target target_;
+  std::vector<int> host_;   // per reduction stage: the stage hosting it, -1: a copy
+  std::vector<int> hosts_;  // per stage: the reduction it hosts, -1
+  std::vector<bool> root_;
+  std::string log_;
+};
+
+}  // namespace
+
+std::string apply_schedule(LoweredPipeline& p, const CpuSchedule& s, const Halide::Target& target) {
+  return Scheduler(p, s, target).run();
+}
+
+}  // namespace tc::backends::cpu
