@@ -292,6 +292,18 @@ class Program:
                "num_params")
         return ni.value, no.value
 
+    def input_params(self, entry=None):
+        """[(name, NumPy dtype, dims strings)] of the def's inputs (tc_program_input_info)."""
+        ni, _ = self.num_params(entry)
+        res = []
+        for i in range(ni):
+            p = ParamInfo()
+            _check(lib().tc_program_input_info(self.h, _enc(entry), i, ctypes.byref(p)),
+                   "input_info")
+            res.append((p.name.decode(), np_dtype(p.dtype),
+                        [p.dims[d].decode() for d in range(p.ndim)]))
+        return res
+
     def output_params(self, entry=None):
         """[(name, dims strings)] of the def's outputs as tc_program_output_info reports them."""
         _, no = self.num_params(entry)
@@ -360,3 +372,13 @@ class Kernel:
         kin, ain = _tensor_array(inputs)
         kout, aout = _tensor_array(outputs)
         _check(lib().tc_run(self.h, ain, len(kin), aout, len(kout)), "run")
+
+    def bind(self, inputs, outputs):
+        """A no-argument function running the kernel on these tensors, converted to DLTensors
+        once: for timing, where run()'s conversion on every call would be measured too."""
+        kin, ain = _tensor_array(inputs)
+        kout, aout = _tensor_array(outputs)
+
+        def run_bound():
+            _check(lib().tc_run(self.h, ain, len(kin), aout, len(kout)), "run")
+        return run_bound
