@@ -258,6 +258,47 @@ static void test_infer_outputs_mm(void **state) {
   tc_program_destroy(p);
 }
 
+/* Every schedule knob and thread count computes the same matmul as the reference backend,
+ * and tc_kernel_describe reports the options and the schedule. */
+static void test_cpu_knobs_and_describe(void **state) {
+  (void)state;
+  enum { M = 37, K = 29, N = 53 };
+  static float a[M * K], b[K * N], ref[M * N], got[M * N];
+  for (int i = 0; i < M * K; ++i) a[i] = (float)((i * 7) % 11) - 5;
+  for (int i = 0; i < K * N; ++i) b[i] = (float)((i * 5) % 13) - 6;
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  DLTensor in[2] = {make_tensor(a, dt_f32(), 2, sa, NULL), make_tensor(b, dt_f32(), 2, sb, NULL)};
+  tc_program *p = NULL;
+  assert_tc_ok(tc_define(&p, "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"));
+  const char *knobs[][2][2] = {
+      {{"backend", "reference"}, {"checked", "1"}},  {{"cpu.tile", "16x4"}, {"threads", "1"}},
+      {{"cpu.vectorize", "4"}, {"cpu.unroll", "3"}}, {{"cpu.parallel", "none"}, {"cpu.inline", "0"}},
+      {{"cpu.tile", "1x1"}, {"threads", "7"}},       {{"cpu.vectorize", "1"}, {"cpu.tile", "4096x4096"}}};
+  for (size_t t = 0; t < sizeof knobs / sizeof knobs[0]; ++t) {
+    tc_options *o = NULL;
+    assert_tc_ok(tc_options_create(&o));
+    for (int j = 0; j < 2; ++j) assert_tc_ok(tc_options_set(o, knobs[t][j][0], knobs[t][j][1]));
+    tc_kernel *k = NULL;
+    assert_tc_ok(tc_compile(&k, p, NULL, in, 2, o));
+    float *dst = t == 0 ? ref : got;
+    DLTensor out = make_tensor(dst, dt_f32(), 2, sc, NULL);
+    assert_tc_ok(tc_run(k, in, 2, &out, 1));
+    if (t > 0)
+      for (int i = 0; i < M * N; ++i) assert_true(got[i] == ref[i]); /* small integers: exact */
+    const char *text = NULL;
+    assert_tc_ok(tc_kernel_describe(k, &text));
+    char expect[64];
+    snprintf(expect, sizeof expect, "%s=%s", knobs[t][1][0], knobs[t][1][1]);
+    assert_non_null(strstr(text, expect));
+    assert_non_null(strstr(text, t == 0 ? "backend: reference" : "backend: cpu"));
+    if (t > 0) assert_non_null(strstr(text, "schedule:"));
+    tc_kernel_destroy(k);
+    tc_options_destroy(o);
+  }
+  assert_int_equal(tc_kernel_describe(NULL, NULL), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+}
+
 static void test_options(void **state) {
   (void)state;
   tc_options *o = NULL;
@@ -426,6 +467,7 @@ int main(void) {
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),
       cmocka_unit_test(test_options),
+      cmocka_unit_test(test_cpu_knobs_and_describe),
       cmocka_unit_test(test_kernel_queries),
       cmocka_unit_test(test_define_named),
       cmocka_unit_test(test_inferred_extent_expressions),

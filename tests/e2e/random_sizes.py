@@ -26,6 +26,10 @@ KERNELS = {
     "tmm": ("def tmm(float(M,K) A, float(N,K) B) -> (C) { C(m,n) +=! A(m,k) * B(n,k) }",
             lambda r, s: [r.standard_normal((s["M"], s["K"])), r.standard_normal((s["N"], s["K"]))],
             lambda s: s["K"]),
+    "tbmm": ("def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }",
+             lambda r, s: [r.standard_normal((s["B"] % 5 + 1, s["N"], s["K"])),
+                           r.standard_normal((s["B"] % 5 + 1, s["M"], s["K"]))],
+             lambda s: s["K"]),
     "conv2d": ("""def conv(float(N,C,H,W) I, float(M,C,KH,KW) Wt) -> (O) {
                     O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * Wt(m,c,kh,kw) }""",
                lambda r, s: [r.standard_normal((s["N"] % 3 + 1, s["C"] % 9 + 1, s["H"] + 2, s["W"] + 2)),

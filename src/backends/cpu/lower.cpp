@@ -2,7 +2,9 @@
 #include "backends/cpu/lower.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "backends/cpu/lower_expr.h"
 #include "lang/printer.h"
@@ -219,7 +221,63 @@ class Builder {
       idx.push_back(Halide::cast(Halide::Int(32), i));
     }
     std::reverse(idx.begin(), idx.end());
+    auto pack = pack_dims_.find(t);
+    if (pack != pack_dims_.end() && !gather) return packed(t, pack->second, consumer)(idx);
     return read(t, idx, consumer, full_box && is_pointwise(access, st), in_loop);
+  }
+
+  // A reduction whose reads are contiguous in no LHS variable (C(m,n) += A(m,k) * B(n,k))
+  // reads better from a copy of the operand indexed by the LHS's last variable, stored with
+  // that dimension innermost: then the register-blocked schedule applies. Tensor -> the TC
+  // dimension to store innermost.
+  std::map<int, int> operands_to_pack(const lang::Stmt& st) const {
+    std::vector<const lang::Expr*> reads;
+    tensor_reads(*st.rhs, reads);
+    const std::string& inner = st.indices.back();
+    for (const auto* r : reads) {
+      if (r->args.empty()) continue;
+      std::set<std::string> last;
+      index_vars_in(*r->args.back(), last);
+      if (last.count(inner)) return {};
+    }
+    std::map<int, int> pack;
+    for (const auto* r : reads) {
+      if (r->tensor == st.lhs_tensor || r->args.size() < 2 || pack.count(r->tensor)) continue;
+      bool gather = false;
+      for (const auto& a : r->args) gather = gather || reads_tensor(*a);
+      if (gather) continue;
+      for (size_t d = 0; d + 1 < r->args.size(); ++d) {
+        const auto& a = *r->args[d];
+        if (a.kind == ExprKind::Ident && a.ref == Ref::Index && a.name == inner) pack[r->tensor] = static_cast<int>(d);
+      }
+    }
+    return pack;
+  }
+
+  // The Pack stage of tensor t (its current version) with TC dimension `dim` innermost.
+  Func packed(int t, int dim, int consumer) {
+    int version = def_.tensors[t].role == TensorRole::Input ? -2 : current_[t];
+    auto key = std::make_tuple(t, version, dim);
+    auto it = packs_.find(key);
+    if (it != packs_.end()) {
+      p_.stages[it->second].uses.push_back({consumer, false, true});
+      return p_.stages[it->second].func;
+    }
+    Stage s = new_stage(Stage::Kind::Pack, t, "packed", dim_names(t));
+    int ndim = def_.tensors[t].ndim;
+    s.packed_var = ndim - 1 - dim;
+    int me = add_stage(s);
+    std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
+    Expr value = read(t, pure, me, true);
+    Stage& st = p_.stages[me];
+    st.func(pure) = value;
+    std::vector<Var> storage = {st.vars[st.packed_var]};
+    for (int d = 0; d < ndim; ++d)
+      if (d != st.packed_var) storage.push_back(st.vars[d]);
+    st.func.reorder_storage(storage);
+    st.uses.push_back({consumer, false, true});
+    packs_[key] = me;
+    return st.func;
   }
 
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
@@ -233,7 +291,8 @@ class Builder {
     for (const auto* r : reads) {
       if (r->args.empty()) continue;
       std::set<std::string> last, all;
-      index_vars_in(*r->args.back(), last);
+      auto pack = pack_dims_.find(r->tensor);
+      index_vars_in(*r->args[pack != pack_dims_.end() ? pack->second : r->args.size() - 1], last);
       for (const auto& a : r->args) index_vars_in(*a, all);
       if (last.count(inner)) inner_contiguous = true;
       for (size_t v = st.num_lhs_vars(); v < st.vars.size(); ++v)
@@ -283,6 +342,8 @@ class Builder {
     if (!region.empty() && !(full_box && empty_reduction)) dom = Halide::RDom(region, "r_s" + std::to_string(si));
 
     bool in_loop = reduce && !empty_reduction;
+    pack_dims_.clear();
+    if (full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st);
     ExprContext ctx;
     ctx.bound = &b_;
     ctx.var_names = &st.vars;
@@ -357,6 +418,8 @@ class Builder {
   const lang::Def& def_;
   bool dense_, checked_;
   LoweredPipeline p_;
+  std::map<int, int> pack_dims_;                       // the statement being lowered: see operands_to_pack
+  std::map<std::tuple<int, int, int>, int> packs_;     // (tensor, version, dim) -> Pack stage
   std::vector<std::string> current_stmt_vars_;
   std::vector<Expr> loop_vars_;  // the statement being lowered: its variables, in Stmt::vars order
   std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write

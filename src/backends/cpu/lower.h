@@ -29,6 +29,7 @@ struct Stage {
     Reduction,  // a reduction over the whole tensor: pure init + one update over `rdom`
     Partial,    // a statement that writes part of the tensor: updates over the written box
     Output,     // the copy into the caller's output buffer
+    Pack,       // a copy of a reduction's operand stored with another dimension innermost
   };
   Kind kind = Kind::Pointwise;
   Halide::Func func;
@@ -42,6 +43,8 @@ struct Stage {
   int contiguous_rvar = -1;       // rdom dimension the reads are contiguous in, when they are
                                   // contiguous in no pure variable (dot-product reductions)
   int block_var = -1;             // var whose iterations share the vector reads (register block)
+  // Pack only: the var (Halide order) stored innermost.
+  int packed_var = -1;
 };
 
 // A gather whose index is checked at run time: the generated code reports

@@ -96,7 +96,28 @@ Expr nan_propagating(BuiltinId id, const Expr& a, const Expr& b) {
   return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
 }
 
+// exp for float32 that vectorises (libm's expf is called one lane at a time): Cephes' expf,
+// exp(x) = 2^n * exp(r) with |r| <= ln2/2 and a degree-6 polynomial for exp(r), within about
+// 1 ulp of expf. 2^n is applied as two factors so that results that overflow to inf or
+// underflow through the subnormals come out as IEEE arithmetic makes them.
+Expr vector_exp_f32(const Expr& x_in) {
+  Expr x = Halide::cast(Halide::Float(32), x_in);
+  Expr xc = Halide::clamp(x, -104.0f, 89.0f);
+  Expr n = Halide::floor(xc * 1.44269504088896341f + 0.5f);
+  Expr r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  Expr p = 1.9875691500e-4f;
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f}) p = p * r + c;
+  Expr y = p * r * r + r + 1.0f;
+  Expr ni = Halide::cast(Halide::Int(32), n);
+  Expr n1 = ni >> 1, n2 = ni - n1;
+  auto pow2 = [](const Expr& k) { return Halide::reinterpret(Halide::Float(32), (k + 127) << 23); };
+  Expr result = y * pow2(n1) * pow2(n2);
+  return Halide::select(Halide::is_nan(x), x, result);
+}
+
 Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
+  if (id == BuiltinId::Exp && t != ScalarType::Float64) return Halide::cast(halide_type(t), vector_exp_f32(a[0]));
   if (const char* name = libm_name(id)) return libm(name, a, t);
   Halide::Type ht = halide_type(t);
   switch (id) {

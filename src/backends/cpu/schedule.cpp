@@ -67,6 +67,7 @@ class Scheduler {
     for (size_t i = 0; i < n; ++i) {
       Stage& s = p_.stages[i];
       if (s.kind == Stage::Kind::Reduction) schedule_reduction(static_cast<int>(i));
+      else if (s.kind == Stage::Kind::Pack) schedule_pack(s);
       else if (root_[i] && hosts_[i] < 0) schedule_root(s);
       else if (!root_[i]) say(s, "inlined into its consumer");
     }
@@ -88,6 +89,7 @@ class Scheduler {
     Stage& s = p_.stages[i];
     switch (s.kind) {
       case Stage::Kind::Output:
+      case Stage::Kind::Pack:
       case Stage::Kind::Initial:  // a snapshot of the caller's buffer, before anything writes it
       case Stage::Kind::Partial: root_[i] = true; return;
       case Stage::Kind::Reduction: {
@@ -150,6 +152,36 @@ class Scheduler {
       what += ", chunks of 4096 in parallel";
     }
     say(s, what);
+  }
+
+  // A transposing copy: 8x8 tiles vectorised both ways (whole rows in, shuffles, whole rows
+  // out), tiles in parallel.
+  void schedule_pack(Stage& s) {
+    Func& f = s.func;
+    f.compute_root();
+    int inner = s.packed_var, from = 0;
+    int tile = 8;
+    bool tiled = s.extents[inner] >= tile && s.extents[from] >= tile && s.type.bits() <= 32;
+    std::vector<Var> outer;
+    if (tiled) {
+      Var xi("xi"), yi("yi"), xo("xo"), yo("yo");
+      const auto shift = Halide::TailStrategy::ShiftInwards;
+      f.split(s.vars[inner], xo, xi, tile, shift).split(s.vars[from], yo, yi, tile, shift);
+      std::vector<VarOrRVar> order = {xi, yi, xo, yo};
+      outer = {xo, yo};
+      for (size_t d = 1; d < s.vars.size(); ++d)
+        if (static_cast<int>(d) != inner) {
+          order.push_back(s.vars[d]);
+          outer.push_back(s.vars[d]);
+        }
+      f.reorder(order).vectorize(xi).vectorize(yi);
+    } else {
+      for (size_t d = 0; d < s.vars.size(); ++d)
+        if (static_cast<int>(d) != inner) outer.push_back(s.vars[d]);
+    }
+    if (!outer.empty()) fuse_outer(f, outer, f.name() + "_par");
+    say(s, std::string("copy with dimension ") + std::to_string(s.vars.size() - 1 - inner) + " innermost" +
+               (tiled ? ", 8x8 tiles transposed in vector registers" : ""));
   }
 
   // The host of reduction i: its pointwise consumer, or a copy made for it.
