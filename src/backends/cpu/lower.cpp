@@ -186,25 +186,59 @@ class Builder {
     return true;
   }
 
+  // The range check of a gather subscript, as its own stage over just the variables the
+  // subscript depends on (LUT(I(b,l), d) checks I(b,l) once per (b,l), not once per d and
+  // not inside the vectorised reduction). Its message carries the index and those variables'
+  // values: "tc-gather:K:I;v0;v1".
+  Expr hoisted_check(const lang::Expr& access, int d, const Expr& i, const Expr& lo, const Expr& hi) {
+    std::set<std::string> used;
+    index_vars_in(*access.args[d], used);
+    std::vector<std::string> names;
+    std::vector<Var> fvars;  // Halide order
+    std::vector<Expr> at;    // the statement's values of fvars
+    std::vector<int64_t> extents;
+    Expr body = i;
+    for (size_t v = current_stmt_vars_.size(); v-- > 0;) {
+      if (!used.count(current_stmt_vars_[v])) continue;
+      const auto* var = loop_vars_[v].as<Halide::Internal::Variable>();
+      if (var == nullptr) return i;  // never evaluated (an empty reduction): nothing to check
+      Var fv("g_" + current_stmt_vars_[v]);
+      body = Halide::Internal::substitute(var->name, fv, body);
+      fvars.push_back(fv);
+      at.push_back(loop_vars_[v]);
+      extents.push_back(b_.ranges[current_stmt_][v].second - b_.ranges[current_stmt_][v].first);
+    }
+    for (size_t v = 0; v < current_stmt_vars_.size(); ++v)
+      if (used.count(current_stmt_vars_[v])) names.push_back(current_stmt_vars_[v]);
+    int k = static_cast<int>(p_.gather_checks.size());
+    p_.gather_checks.push_back(
+        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, shape(access.tensor)[d], names});
+    std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
+                                 Halide::cast(Halide::Int(64), body)};
+    for (auto it = fvars.rbegin(); it != fvars.rend(); ++it) {  // in statement order
+      message.push_back(Halide::Internal::StringImm::make(";"));
+      message.push_back(*it);
+    }
+    Expr ok = body >= lo && body <= hi;
+    Stage s;
+    s.kind = Stage::Kind::Pointwise;
+    s.func = Func("check" + std::to_string(k) + "_" + def_.tensors[access.tensor].name);
+    s.type = i.type();
+    s.vars = fvars;
+    s.extents = extents;
+    s.func(fvars) = Halide::Internal::Call::make(i.type(), Halide::Internal::Call::require,
+                                                 {ok, body, Halide::Internal::requirement_failed_error(ok, message)},
+                                                 Halide::Internal::Call::PureIntrinsic);
+    Func f = s.func;
+    add_stage(std::move(s));
+    return f(at);
+  }
+
   Expr checked_index(const lang::Expr& access, int d, Expr i, bool gather, bool guarded) {
     int64_t extent = shape(access.tensor)[d];
     Halide::Type it = i.type();
     Expr lo = Halide::Internal::make_zero(it), hi = Halide::Internal::make_const(it, extent - 1);
-    if (gather && !guarded && checked_) {
-      int k = static_cast<int>(p_.gather_checks.size());
-      p_.gather_checks.push_back({access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent,
-                                  current_stmt_vars_});
-      // The message carries the index and the statement's loop variables: "tc-gather:K:I;v0;v1".
-      std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
-                                   Halide::cast(Halide::Int(64), i)};
-      for (const Expr& v : loop_vars_) {
-        message.push_back(Halide::Internal::StringImm::make(";"));
-        message.push_back(v);
-      }
-      i = Halide::Internal::Call::make(it, Halide::Internal::Call::require,
-                                       {i >= lo && i <= hi, i, Halide::Internal::requirement_failed_error(i >= lo && i <= hi, message)},
-                                       Halide::Internal::Call::PureIntrinsic);
-    }
+    if (gather && !guarded && checked_) i = hoisted_check(access, d, i, lo, hi);
     return Halide::clamp(i, lo, hi);
   }
 
@@ -217,7 +251,8 @@ class Builder {
     for (size_t d = 0; d < index.size(); ++d) {
       if (shape(t)[d] == 0) return Halide::Internal::make_zero(halide_type(def_.tensors[t].type));  // nothing to read
       Expr i = index[d];
-      if (guarded || gather) i = checked_index(access, static_cast<int>(d), i, gather, guarded);
+      bool gathered = reads_tensor(*access.args[d]);  // this subscript is data-dependent
+      if (guarded || gathered) i = checked_index(access, static_cast<int>(d), i, gathered, guarded);
       idx.push_back(Halide::cast(Halide::Int(32), i));
     }
     std::reverse(idx.begin(), idx.end());
@@ -354,6 +389,7 @@ class Builder {
     }
     loop_vars_ = ctx.vars;
     current_stmt_vars_ = st.vars;
+    current_stmt_ = si;
     ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, bool guarded) {
       return load(access, std::move(index), guarded, me, st, full_box, in_loop);
     };
@@ -421,6 +457,7 @@ class Builder {
   std::map<int, int> pack_dims_;                       // the statement being lowered: see operands_to_pack
   std::map<std::tuple<int, int, int>, int> packs_;     // (tensor, version, dim) -> Pack stage
   std::vector<std::string> current_stmt_vars_;
+  int current_stmt_ = -1;
   std::vector<Expr> loop_vars_;  // the statement being lowered: its variables, in Stmt::vars order
   std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write
   std::vector<int> initial_;  // per output tensor: its Initial stage, -1 until needed
