@@ -9,8 +9,8 @@ Julia arrays to libtc as DLPack tensors without copying, and turns failing statu
 Julia is column-major, and the binding passes every array with its own size and strides
 (`size(A)`, `strides(A)`), so TC's `A(i,j)` is Julia's `A[i+1,j+1]`: a TC `float(M,K) A` takes a
 Julia `M×K` `Matrix{Float32}`, and outputs come back as Julia arrays of the inferred size.
-Any `StridedArray` works (views such as `view(A, 1:2:5, :)`, `PermutedDimsArray`), as long as
-its strides are non-negative (libtc's rule). Tests: `test/runtests.jl`; the C side of the
+Any strided array works (`Array`, views such as `view(A, 1:2:5, :)`, `PermutedDimsArray`:
+anything with `strides` and `pointer`), as long as its strides are non-negative (libtc's rule). Tests: `test/runtests.jl`; the C side of the
 exact calls made here is tested by libtc's `tests/abi/test_julia_layout.c`.
 
 The library is `ENV["TC_LIBRARY"]` if set, else `libtc.so.0` from the loader's search path.
@@ -127,16 +127,23 @@ struct Lent
     tensor::DLTensor
 end
 
-function lend(a::StridedArray{T}) where {T}
+function lend(a::AbstractArray{T}) where {T}
     haskey(DTYPES, T) || throw(ArgumentError("element type $T is not a TC type ($(join(keys(DTYPES), ", ")))"))
+    # Strided = has strides and a pointer to its first element: Array, strided views,
+    # PermutedDimsArray, ... (not all of them are `StridedArray`s).
+    data, st = try
+        Ptr{Cvoid}(pointer(a)), Base.strides(a)
+    catch
+        throw(ArgumentError("$(typeof(a)) has no strides or pointer: pass an Array, a strided view or a PermutedDimsArray"))
+    end
     shape = Int64[size(a)...]
-    strides = Int64[Base.strides(a)...]  # may be negative (reversed views): libtc says no
-    tensor = DLTensor(Ptr{Cvoid}(pointer(a)), DLDevice(kDLCPU, 0), Int32(ndims(a)), DTYPES[T],
-                      pointer(shape), pointer(strides), UInt64(0))
+    strides = Int64[st...]  # may be negative (reversed views): libtc says no
+    tensor = DLTensor(data, DLDevice(kDLCPU, 0), Int32(ndims(a)), DTYPES[T], pointer(shape),
+                      pointer(strides), UInt64(0))
     return Lent(a, shape, strides, tensor)
 end
 lend(x::Number) = lend(fill(x))  # a scalar is a 0-d tensor (TC's `float alpha`)
-lend(x) = throw(ArgumentError("expected a strided array of a TC element type or a number, got $(typeof(x))"))
+lend(x) = throw(ArgumentError("expected an array of a TC element type or a number, got $(typeof(x))"))
 
 # Calls f(tensors::Vector{DLTensor}) with every object rooted until f returns.
 function with_tensors(f, objects)
