@@ -54,7 +54,7 @@ def _candidates():
         except (OSError, subprocess.SubprocessError):
             libdir = ""
         if libdir:
-            yield "pkg-config", os.path.join(libdir, _SONAME)
+            yield "pkg-config", os.path.normpath(os.path.join(libdir, _SONAME))
 
 
 def _load():
