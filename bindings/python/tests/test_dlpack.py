@@ -102,6 +102,13 @@ class Consuming(unittest.TestCase):
             k(LegacyProducer(filled("float32", [1, 2, 3])), out=(tc.Tensor("float32", (3,)),) * 2)
         # tearDown checks that nothing is still held
 
+    def test_bool_input_through_a_tc_tensor(self):
+        # NumPy < 1.25 cannot export bool through DLPack; a tc.Tensor can.
+        prog = tc.define("def count(bool(N) M) -> (n) { n +=! int32(M(i)) }")
+        mask = tc.Tensor("bool", (5,))
+        np.asarray(mask)[:] = [True, False, True, True, False]
+        self.assertEqual(int(np.asarray(prog.count(mask))), 3)
+
     def test_not_a_capsule(self):
         class Liar:
             def __dlpack__(self, stream=None):
