@@ -128,7 +128,6 @@ class Consuming(unittest.TestCase):
         self.prog.f(Replay())
         with self.assertRaises(TypeError):
             self.prog.f(Replay())  # renamed "used_dltensor": nobody may take it again
-        del capsule
 
 
 class Producing(unittest.TestCase):
