@@ -118,8 +118,8 @@ def _borrow_all(stack, objs, what, writable):
 
 def _signature(array, count):
     """What a kernel is specialised to: each input's dtype and shape."""
-    return tuple((t.dtype.code, t.dtype.bits, t.dtype.lanes, tuple(t.shape[d] for d in range(t.ndim)))
-                 for t in array[:count])
+    return tuple((t.dtype.code, t.dtype.bits, t.dtype.lanes,
+                  tuple(t.shape[d] for d in range(t.ndim))) for t in array[:count])
 
 
 def _tensor_info(info):

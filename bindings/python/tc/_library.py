@@ -69,7 +69,8 @@ def _load():
 
 
 def _declare(lib):
-    P, vp, sz, cs, i = ctypes.POINTER, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int
+    P, vp, sz = ctypes.POINTER, ctypes.c_void_p, ctypes.c_size_t
+    cs, i = ctypes.c_char_p, ctypes.c_int
     signatures = {
         "tc_version_number": (i, []),
         "tc_version_string": (cs, []),
