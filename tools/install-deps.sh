@@ -9,8 +9,14 @@ packages=(
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
   libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
   python3 python3-numpy                          # end-to-end corpus expected values
+  python3-torch python3-pip                      # Python binding tests; pip install in the install test
   clang-14 libclang-rt-14-dev                    # libFuzzer (tools/fuzz.sh)
 )
+
+# The Rust binding's tests need cargo: a rustup install (~/.cargo/bin) will do, else Debian's.
+if ! command -v cargo >/dev/null && [ ! -x "${HOME:-/root}/.cargo/bin/cargo" ] && [ ! -x /root/.cargo/bin/cargo ]; then
+  packages+=(cargo)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # install_test.sh — installs the build into a temporary prefix and builds the examples against
-# it, as a user would: pkg-config + cc, and find_package(TC) + TC::tc.
+# it, as a user would: pkg-config + cc, find_package(TC) + TC::tc, the Python package
+# (pip install --target into the prefix, offline) running examples/python, and the Rust crate
+# (cargo, libtc found through PKG_CONFIG_PATH) building and running examples/rust.
 #
 # usage: install_test.sh <build dir> <source dir> <CMAKE_INSTALL_LIBDIR> <cmake> [sanitize flags]
+# environment: TC_TEST_PYTHON (python3 with NumPy; empty: skip Python), TC_TEST_CARGO (empty:
+#   skip Rust), TC_TEST_HOST_ENV ("VAR=value ..." for programs not built with the sanitizers).
 set -euo pipefail
 
 build=$1 src=$2 libdir_rel=$3 cmake=$4 sanitize=${5:-}
@@ -83,5 +87,54 @@ tc_dir=$(sed -n 's/^TC_DIR:PATH=//p' "$tmp/cmake-build/CMakeCache.txt")
 resolved=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/cmake-build/app" | awk '/libtc\.so/ {print $3}')
 [ "$(readlink -f "$resolved")" = "$real" ] || fail "app loads '$resolved', not the installed $real"
 LD_LIBRARY_PATH=$libdir "$tmp/cmake-build/app" || fail "app (CMake build) exited with $?"
+
+# Programs not built here (python3, the cargo-built example) run with the sanitizer runtime
+# preloaded in sanitizer builds; nothing else runs with it.
+host_env=(${TC_TEST_HOST_ENV:-})
+run_host() { env "${host_env[@]}" "$@"; }
+
+step "Python: pip install --target (offline) and examples/python against the installed libtc"
+python=${TC_TEST_PYTHON:-}
+if [ -z "$python" ]; then
+  echo "note: TC_TEST_PYTHON not set; Python example skipped"
+else
+  site=$prefix/lib/python3/site-packages
+  "$python" -m pip install --no-index --no-deps --disable-pip-version-check --no-cache-dir -q \
+    --target "$site" "$src/bindings/python" >"$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; fail "pip install ./bindings/python"; }
+  [ -f "$site/tc/__init__.py" ] || fail "pip did not install the tc package into $site"
+  ls -d "$site"/libtc-*.dist-info >/dev/null || fail "pip did not install libtc's metadata"
+  # No TC_LIBRARY, no LD_LIBRARY_PATH, no build tree next to the package: tc finds the
+  # installed library through PKG_CONFIG_PATH (exported above).
+  py_env=(env -u TC_LIBRARY -u LD_LIBRARY_PATH PYTHONPATH="$site" PYTHONDONTWRITEBYTECODE=1)
+  (cd "$tmp" && "${py_env[@]}" "${host_env[@]}" "$python" "$src/examples/python/numpy_example.py") >"$tmp/py.log" 2>&1 ||
+    { cat "$tmp/py.log"; fail "examples/python/numpy_example.py"; }
+  cat "$tmp/py.log"
+  loaded=$(sed -n 's/^libtc .* from //p' "$tmp/py.log")
+  if [ "$loaded" = libtc.so.0 ]; then
+    echo "note: tc loaded a libtc.so.0 on the loader's path, which comes before pkg-config"
+  else
+    [ "$(readlink -f "$loaded")" = "$real" ] || fail "tc loaded '$loaded', not the installed $real"
+  fi
+  if "$python" -c "import torch" 2>/dev/null; then
+    (cd "$tmp" && "${py_env[@]}" "${host_env[@]}" "$python" "$src/examples/python/torch_example.py") ||
+      fail "examples/python/torch_example.py"
+  else
+    echo "note: $python has no torch; examples/python/torch_example.py skipped"
+  fi
+fi
+
+step "Rust: examples/rust with the tc crate, libtc found through PKG_CONFIG_PATH"
+cargo=${TC_TEST_CARGO:-}
+if [ -z "$cargo" ]; then
+  echo "note: TC_TEST_CARGO not set; Rust example skipped"
+else
+  env -u TC_LIB_DIR CARGO_TARGET_DIR="$tmp/cargo-target" "$cargo" build --offline --locked -q \
+    --manifest-path "$src/examples/rust/Cargo.toml" >"$tmp/cargo.log" 2>&1 || { cat "$tmp/cargo.log"; fail "cargo build examples/rust"; }
+  rust_app=$tmp/cargo-target/debug/tc-example
+  readelf -d "$rust_app" | grep -q 'NEEDED.*\[libtc\.so\.0\]' || fail "tc-example does not need libtc.so.0"
+  resolved=$(LD_LIBRARY_PATH=$libdir ldd "$rust_app" | awk '/libtc\.so/ {print $3}')
+  [ "$(readlink -f "$resolved")" = "$real" ] || fail "tc-example loads '$resolved', not the installed $real"
+  LD_LIBRARY_PATH=$libdir run_host "$rust_app" || fail "examples/rust exited with $?"
+fi
 
 echo "install test passed"

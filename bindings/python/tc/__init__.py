@@ -1,0 +1,39 @@
+"""tc - Python binding of libtc, the Tensor Comprehensions compiler (pure Python over ctypes).
+
+    import numpy as np, tc
+    prog = tc.define("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }")
+    A, B = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    k = prog.compile("mm", A, B, backend="reference")   # options go to tc_options_set
+    C = k(A, B)                    # NumPy in -> NumPy out (torch in -> torch out)
+    k(A, B, out=(C,))              # into caller buffers
+    C = prog.mm(A, B)              # compiles once per input signature, then reuses the kernel
+    tc.infer_outputs(prog, "mm", A, B)  # [TensorInfo(dtype='float32', shape=(2, 4))]
+
+Tensors go in and out through DLPack without copies (any object with __dlpack__; strides and
+offsets are honoured). Failures raise tc.Error subclasses carrying libtc's status and message.
+All checking and computing happens in libtc; this package only crosses the boundary. The
+library is found through TC_LIBRARY, the build tree, the dynamic loader or pkg-config (see
+_library.py); tc.library_path says which one was loaded.
+"""
+from . import _library
+from ._api import (Entry, Kernel, Options, Param, Program, Tensor, TensorInfo, define,
+                   infer_outputs)
+from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
+                     TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
+                     TcShapeError, TcSyntaxError, TcUnsupportedError)
+
+__version__ = "0.1.0"  # the libtc version this binding was written for (pyproject reads it)
+
+library_path = _library.path  # the libtc that was loaded
+
+
+def library_version():
+    """The loaded libtc's version string, e.g. "0.1.0"."""
+    return _library.lib.tc_version_string().decode()
+
+
+__all__ = ["define", "infer_outputs", "Program", "Kernel", "Entry", "Options", "Tensor",
+           "TensorInfo", "Param", "Error", "TcInvalidArgumentError", "TcSyntaxError",
+           "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",
+           "TcRuntimeError", "TcCacheError", "TcNoMemoryError", "TcInternalError",
+           "library_path", "library_version", "__version__"]

@@ -1,0 +1,322 @@
+"""_api.py - programs, kernels and options: the Python face of tc_define, the tc_program_*
+queries, tc_infer_outputs, tc_options_*, tc_compile and tc_run.
+
+Everything is decided by libtc (parsing, types, shapes, strides, option values); this module
+only moves arguments across: tensors through DLPack (_dlpack.py), statuses into exceptions
+(errors.py).
+
+Ownership: each Program, Kernel and Options owns one C handle and destroys it when it is
+garbage-collected or closed (close(), or a `with` block). A Kernel does not need its Program.
+Thread safety is tc.h's: Programs and Kernels may be used by any number of threads at once
+(ctypes releases the GIL during each C call, so kernels run in parallel); do not change an
+Options while another thread compiles with it.
+"""
+import collections
+import contextlib
+import ctypes
+import sys
+import types
+
+from . import _dlpack
+from . import _library
+from ._library import lib
+from .errors import check
+
+TensorInfo = collections.namedtuple("TensorInfo", "dtype shape")  # ("float32", (2, 3))
+TensorInfo.__doc__ = "dtype name and shape of a tensor (tc_tensor_info)"
+Param = collections.namedtuple("Param", "name dtype dims")  # ("A", "float32", ("M", "K"))
+Param.__doc__ = ("a def's parameter as written (tc_param_info); dims are size names, literals "
+                 "or, for outputs, the inferred extent in size names")
+
+__all__ = ["define", "infer_outputs", "Program", "Kernel", "Entry", "Options", "TensorInfo",
+           "Param", "Tensor"]
+
+Tensor = _dlpack.Tensor
+
+
+def _enc(text):
+    """A str (or bytes) as a C string; C strings end at NUL, so one inside is an error."""
+    if text is None:
+        return None
+    if not isinstance(text, (str, bytes)):
+        raise TypeError("expected a str, got %s" % type(text).__name__)
+    raw = text if isinstance(text, bytes) else text.encode("utf-8")
+    if b"\0" in raw:
+        raise ValueError("%r contains a NUL character, which a C string cannot hold"
+                         % (text[:40] + "..." if len(text) > 40 else text))
+    return raw
+
+
+def _dec(raw):
+    return raw.decode("utf-8", "replace")
+
+
+class _Handle:
+    """Owns one C handle and destroys it exactly once."""
+
+    # The tc_*_destroy function, held by the class so that it is still there when objects are
+    # collected at interpreter exit, after module globals are cleared.
+    _destroy = None
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def close(self):
+        """Frees the C object now; later calls on this object fail with TcInvalidArgumentError."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle:
+            self._destroy(handle)
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _option_text(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+class Options(_Handle):
+    """tc_options: compile options as key=value strings (True/False become "1"/"0"). libtc
+    checks every key and value in set(): unknown ones raise TcInvalidArgumentError."""
+
+    _destroy = staticmethod(lib.tc_options_destroy)
+
+    def __init__(self, **options):
+        handle = ctypes.c_void_p()
+        check(lib.tc_options_create(ctypes.byref(handle)))
+        _Handle.__init__(self, handle)
+        for key, value in options.items():
+            self.set(key, value)
+
+    def set(self, key, value):
+        check(lib.tc_options_set(self._handle, _enc(key), _enc(_option_text(value))))
+
+    def get(self, key):
+        """The value of key: what was set, else libtc's default."""
+        value = ctypes.c_char_p()
+        check(lib.tc_options_get(self._handle, _enc(key), ctypes.byref(value)))
+        return _dec(value.value)
+
+
+def _borrow_all(stack, objs, what, writable):
+    """A DLTensor array over objs, borrowed (zero-copy) until `stack` closes."""
+    array = (_dlpack.DLTensor * max(1, len(objs)))()
+    for i, obj in enumerate(objs):
+        borrowed = _dlpack.borrow(obj, "%s %d" % (what, i), writable)
+        stack.callback(borrowed.release)
+        array[i] = borrowed.tensor
+    return array
+
+
+def _signature(array, count):
+    """What a kernel is specialised to: each input's dtype and shape."""
+    return tuple((t.dtype.code, t.dtype.bits, t.dtype.lanes,
+                  tuple(t.shape[d] for d in range(t.ndim))) for t in array[:count])
+
+
+def _tensor_info(info):
+    return TensorInfo(_dlpack.dtype_name(info.dtype), tuple(info.shape[:info.ndim]))
+
+
+def _same_kind(template, tensor):
+    """`tensor` as the kind of array `template` is, without a copy: NumPy through
+    __array_interface__ (NumPy < 2 makes from_dlpack arrays read-only and cannot take bool),
+    other libraries (PyTorch, ...) through their from_dlpack. A tc.Tensor if there is no such
+    library or it cannot take this dtype (bool in PyTorch < 2.0)."""
+    if template is None or isinstance(template, Tensor):
+        return tensor
+    library = type(template).__module__.partition(".")[0]
+    module = sys.modules.get(library)
+    if library == "numpy":
+        return module.asarray(tensor)
+    from_dlpack = getattr(module, "from_dlpack", None)
+    if from_dlpack is None:
+        return tensor
+    try:
+        return from_dlpack(tensor)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        return tensor
+
+
+class Kernel(_Handle):
+    """One def compiled for one input signature (tc_kernel). Call it with the inputs:
+    `k(A, B)` returns the output (a tuple if the def has several), allocated zero-filled as the
+    same kind of array as the first input; `k(A, B, out=(C,))` writes into caller tensors and
+    returns them (reductions without '!' accumulate into their contents)."""
+
+    _destroy = staticmethod(lib.tc_kernel_destroy)
+
+    def __init__(self, handle, entry):
+        _Handle.__init__(self, handle)
+        self.entry = entry
+        count = ctypes.c_size_t()
+        check(lib.tc_kernel_num_outputs(self._handle, ctypes.byref(count)))
+        infos = []
+        for i in range(count.value):
+            info = _library.TensorInfo()
+            check(lib.tc_kernel_output_info(self._handle, i, ctypes.byref(info)))
+            infos.append(_tensor_info(info))
+        self.outputs = tuple(infos)  # what tc_run expects: TensorInfo per output
+
+    def __call__(self, *inputs, out=None):
+        with contextlib.ExitStack() as stack:
+            return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out)
+
+    def _run(self, stack, input_array, inputs, out):
+        if out is None:
+            results = [Tensor(info.dtype, info.shape) for info in self.outputs]
+        else:
+            results = list(out) if isinstance(out, (tuple, list)) else [out]
+        output_array = _borrow_all(stack, results, "output", True)
+        check(lib.tc_run(self._handle, input_array, len(inputs), output_array, len(results)))
+        if out is None:
+            results = [_same_kind(inputs[0] if inputs else None, r) for r in results]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def __repr__(self):
+        return "tc.Kernel(entry=%r, outputs=%r)" % (self.entry, self.outputs)
+
+
+class Entry:
+    """prog.NAME or prog["NAME"]: calls def NAME, compiling it with default options the first
+    time it sees an input signature (dtypes and shapes) and reusing that kernel after."""
+
+    def __init__(self, program, name):
+        self.program, self.name = program, name
+
+    def __call__(self, *inputs, out=None):
+        kernels = self.program._kernels
+        with contextlib.ExitStack() as stack:
+            array = _borrow_all(stack, inputs, "input", False)
+            key = (self.name, _signature(array, len(inputs)))
+            kernel = kernels.get(key)
+            if kernel is None:
+                # Two threads may both compile; setdefault keeps one (kernels are immutable).
+                kernel = kernels.setdefault(key, self.program._compile(self.name, array,
+                                                                       len(inputs), None))
+            return kernel._run(stack, array, inputs, out)
+
+    def __repr__(self):
+        return "tc.Entry(%r)" % self.name
+
+
+class Program(_Handle):
+    """Parsed and checked TC source: one or more defs (tc_program), immutable."""
+
+    _destroy = staticmethod(lib.tc_program_destroy)
+
+    def __init__(self, handle):
+        _Handle.__init__(self, handle)
+        self._kernels = {}  # (entry, input signature) -> Kernel, for Entry
+
+    @property
+    def defs(self):
+        """The def names, in source order."""
+        count = ctypes.c_size_t()
+        check(lib.tc_program_num_defs(self._handle, ctypes.byref(count)))
+        names = []
+        for i in range(count.value):
+            name = ctypes.c_char_p()
+            check(lib.tc_program_def_name(self._handle, i, ctypes.byref(name)))
+            names.append(_dec(name.value))
+        return tuple(names)
+
+    @property
+    def kernels(self):
+        """The kernels prog.NAME(...) calls compiled and reuse, keyed by (def name, input
+        signature: (dtype code, bits, lanes, shape) per input); read-only."""
+        return types.MappingProxyType(self._kernels)
+
+    def _params(self, entry, outputs):
+        num_inputs, num_outputs = ctypes.c_size_t(), ctypes.c_size_t()
+        check(lib.tc_program_num_params(self._handle, _enc(entry), ctypes.byref(num_inputs),
+                                        ctypes.byref(num_outputs)))
+        query = lib.tc_program_output_info if outputs else lib.tc_program_input_info
+        params = []
+        for i in range((num_outputs if outputs else num_inputs).value):
+            p = _library.ParamInfo()
+            check(query(self._handle, _enc(entry), i, ctypes.byref(p)))
+            params.append(Param(_dec(p.name), _dlpack.dtype_name(p.dtype),
+                                tuple(_dec(p.dims[d]) for d in range(p.ndim))))
+        return params
+
+    def inputs(self, entry=None):
+        """[Param] of def `entry`'s inputs (entry None: the only def)."""
+        return self._params(entry, outputs=False)
+
+    def outputs(self, entry=None):
+        """[Param] of def `entry`'s outputs, dtypes and extents inferred."""
+        return self._params(entry, outputs=True)
+
+    def describe(self, entry=None):
+        """libtc's description of the inferred extents and index ranges of def `entry`."""
+        text = ctypes.c_char_p()
+        check(lib.tc_program_describe(self._handle, _enc(entry), ctypes.byref(text)))
+        return _dec(text.value)
+
+    def infer_outputs(self, entry, *inputs):
+        """[TensorInfo] of def `entry`'s outputs for these inputs (only dtypes/shapes are read)."""
+        with contextlib.ExitStack() as stack:
+            array = _borrow_all(stack, inputs, "input", False)
+            count = ctypes.c_size_t(0)
+            check(lib.tc_infer_outputs(self._handle, _enc(entry), array, len(inputs), None,
+                                       ctypes.byref(count)))
+            infos = (_library.TensorInfo * max(1, count.value))()
+            check(lib.tc_infer_outputs(self._handle, _enc(entry), array, len(inputs), infos,
+                                       ctypes.byref(count)))
+            return [_tensor_info(infos[i]) for i in range(count.value)]
+
+    def compile(self, entry, *inputs, **options):
+        """Kernel for def `entry` specialised to the inputs' dtypes and shapes; keyword
+        arguments are tc options (backend="reference", checked=False, ...)."""
+        with contextlib.ExitStack() as stack:
+            array = _borrow_all(stack, inputs, "input", False)
+            opts = stack.enter_context(Options(**options)) if options else None
+            return self._compile(entry, array, len(inputs), opts)
+
+    def _compile(self, entry, array, count, options):
+        handle = ctypes.c_void_p()
+        check(lib.tc_compile(ctypes.byref(handle), self._handle, _enc(entry), array, count,
+                             options._handle if options is not None else None))
+        return Kernel(handle, entry)
+
+    def __getitem__(self, entry):
+        if entry not in self.defs:
+            raise KeyError("no def %r in this program (defs: %s)" % (entry, ", ".join(self.defs)))
+        return Entry(self, entry)
+
+    def __getattr__(self, name):
+        # Only reached for names that are not attributes; "_" names are never defs here.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self.defs:
+            return Entry(self, name)
+        raise AttributeError("tc.Program has no attribute or def %r (defs: %s)"
+                             % (name, ", ".join(self.defs)))
+
+    def __repr__(self):
+        return "tc.Program(defs=%r)" % (self.defs,) if self._handle else "tc.Program(closed)"
+
+
+def define(source, name=None):
+    """Parses and checks TC source (tc_define; with `name`, tc_define_named: diagnostics start
+    with it, e.g. "mm.tc:2:14: error: ..."). Raises TcSyntaxError, TcSemanticError, ..."""
+    handle = ctypes.c_void_p()
+    if name is None:
+        check(lib.tc_define(ctypes.byref(handle), _enc(source)))
+    else:
+        check(lib.tc_define_named(ctypes.byref(handle), _enc(source), _enc(name)))
+    return Program(handle)
+
+
+def infer_outputs(program, entry, *inputs):
+    """[TensorInfo] of def `entry`'s outputs for these inputs; see Program.infer_outputs."""
+    return program.infer_outputs(entry, *inputs)

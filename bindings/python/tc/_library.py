@@ -1,0 +1,106 @@
+"""_library.py - finds and loads libtc.so and declares the C API (include/tc/tc.h) for ctypes.
+
+This is the only module that knows where the library lives and what the C signatures are. It
+does no tensor handling (see _dlpack.py) and no error translation (see errors.py).
+
+Search order, first hit wins:
+  1. the TC_LIBRARY environment variable (a path to libtc.so);
+  2. the build tree, when this package is imported from a source checkout
+     (<repo>/build/src/libtc.so);
+  3. the installed library, through the dynamic loader ("libtc.so.0": LD_LIBRARY_PATH,
+     the ldconfig cache, the default directories);
+  4. pkg-config's libdir for tc (an install in a prefix listed in PKG_CONFIG_PATH).
+"""
+import ctypes
+import os
+import shutil
+import subprocess
+
+from ._dlpack import DLDataType, DLTensor
+
+TC_MAX_NDIM = 16
+_SONAME = "libtc.so.0"
+
+
+class TensorInfo(ctypes.Structure):
+    """tc_tensor_info: dtype and shape of one tensor."""
+    _fields_ = [("dtype", DLDataType), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * TC_MAX_NDIM)]
+
+
+class ParamInfo(ctypes.Structure):
+    """tc_param_info: a def's parameter as written (dims are strings owned by the program)."""
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType),
+                ("ndim", ctypes.c_int32), ("dims", ctypes.c_char_p * TC_MAX_NDIM)]
+
+
+def _candidates():
+    """(description, path-or-soname) pairs in search order."""
+    env = os.environ.get("TC_LIBRARY")
+    if env:
+        yield "TC_LIBRARY", env
+        return  # an explicit choice: never fall back to another library silently
+    # <repo>/bindings/python/tc/_library.py -> <repo>/build/src/libtc.so
+    bindings_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    build_lib = os.path.join(os.path.dirname(bindings_dir), "build", "src", "libtc.so")
+    if os.path.basename(bindings_dir) == "bindings" and os.path.exists(build_lib):
+        yield "build tree", build_lib
+    yield "dynamic loader", _SONAME
+    pkg_config = shutil.which("pkg-config")
+    if pkg_config:
+        try:
+            libdir = subprocess.run([pkg_config, "--variable=libdir", "tc"], capture_output=True,
+                                    text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            libdir = ""
+        if libdir:
+            yield "pkg-config", os.path.normpath(os.path.join(libdir, _SONAME))
+
+
+def _load():
+    tried = []
+    for where, path in _candidates():
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append("%s (%s): %s" % (path, where, e))
+    raise ImportError("tc: cannot load libtc; set TC_LIBRARY to the path of libtc.so. Tried:\n  "
+                      + "\n  ".join(tried))
+
+
+def _declare(lib):
+    P, vp, sz = ctypes.POINTER, ctypes.c_void_p, ctypes.c_size_t
+    cs, i = ctypes.c_char_p, ctypes.c_int
+    signatures = {
+        "tc_version_number": (i, []),
+        "tc_version_string": (cs, []),
+        "tc_strerror": (cs, [i]),
+        "tc_last_error_message": (cs, []),
+        "tc_define": (i, [P(vp), cs]),
+        "tc_define_named": (i, [P(vp), cs, cs]),
+        "tc_program_destroy": (None, [vp]),
+        "tc_program_num_defs": (i, [vp, P(sz)]),
+        "tc_program_def_name": (i, [vp, sz, P(cs)]),
+        "tc_program_num_params": (i, [vp, cs, P(sz), P(sz)]),
+        "tc_program_input_info": (i, [vp, cs, sz, P(ParamInfo)]),
+        "tc_program_output_info": (i, [vp, cs, sz, P(ParamInfo)]),
+        "tc_program_describe": (i, [vp, cs, P(cs)]),
+        "tc_infer_outputs": (i, [vp, cs, P(DLTensor), sz, P(TensorInfo), P(sz)]),
+        "tc_options_create": (i, [P(vp)]),
+        "tc_options_set": (i, [vp, cs, cs]),
+        "tc_options_get": (i, [vp, cs, P(cs)]),
+        "tc_options_destroy": (None, [vp]),
+        "tc_compile": (i, [P(vp), vp, cs, P(DLTensor), sz, vp]),
+        "tc_kernel_num_outputs": (i, [vp, P(sz)]),
+        "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
+        "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
+        "tc_kernel_destroy": (None, [vp]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = restype, argtypes
+    return lib
+
+
+lib, path = _load()
+_declare(lib)

@@ -1,0 +1,80 @@
+"""test_torch.py - the Python binding on PyTorch tensors: torch in -> torch out (zero-copy),
+strided and offset views, out= into a view of a larger tensor, 0-d tensors, several dtypes,
+mixing with NumPy, and the bool fallback (PyTorch < 2.0 cannot take bool through DLPack).
+"""
+import unittest
+
+import numpy as np
+import torch
+
+import tc
+
+MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
+
+
+def small_ints(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-4, 5, shape, generator=g).to(dtype)
+
+
+class Torch(unittest.TestCase):
+    def setUp(self):
+        self.prog = tc.define(MM)
+
+    def test_torch_in_torch_out(self):
+        A, B = small_ints(3, 5, seed=1), small_ints(5, 4, seed=2)
+        C = self.prog.compile("mm", A, B)(A, B)
+        self.assertIsInstance(C, torch.Tensor)
+        self.assertEqual(C.dtype, torch.float32)
+        self.assertEqual(tuple(C.shape), (3, 4))
+        self.assertTrue(torch.equal(C, A @ B))
+        C[0, 0] = 99  # an ordinary, writable tensor
+        self.assertEqual(float(C[0, 0]), 99)
+
+    def test_strided_views(self):
+        base = small_ints(8, 12, seed=3)
+        A = base[1:7:2, 2:12:2]          # 3x5, steps and an offset
+        B = small_ints(4, 5, seed=4).t()  # transposed
+        self.assertFalse(A.is_contiguous() or B.is_contiguous())
+        self.assertTrue(torch.equal(self.prog.mm(A, B), A @ B))
+
+    def test_out_into_a_view_writes_the_original_tensor(self):
+        A, B = small_ints(3, 5, seed=5), small_ints(5, 4, seed=6)
+        big = torch.full((6, 8), -1.0)
+        view = big[::2, 1::2]  # 3x4
+        self.assertIs(self.prog.mm(A, B, out=(view,)), view)
+        expected = torch.full((6, 8), -1.0)
+        expected[::2, 1::2] = A @ B
+        self.assertTrue(torch.equal(big, expected))
+
+    def test_zero_dim_and_dtypes(self):
+        prog = tc.define("def f(double(N) A, double s, int64(N) I) -> (B, J) {\n"
+                         "  B(i) = A(i) * s\n  J(i) = I(i) * 3\n}")
+        A = torch.arange(4, dtype=torch.float64)
+        I = torch.tensor([1, -2, 2**40, 0], dtype=torch.int64)
+        B, J = prog.f(A, torch.tensor(0.5, dtype=torch.float64), I)
+        self.assertEqual((B.dtype, J.dtype), (torch.float64, torch.int64))
+        self.assertTrue(torch.equal(B, A * 0.5))
+        self.assertTrue(torch.equal(J, I * 3))
+
+    def test_output_kind_follows_the_first_input(self):
+        A, B = small_ints(2, 3, seed=7), small_ints(3, 2, seed=8)
+        self.assertIsInstance(self.prog.mm(A.numpy(), B), np.ndarray)
+        self.assertIsInstance(self.prog.mm(A, B.numpy()), torch.Tensor)
+
+    def test_torch_view_of_a_tc_tensor_shares_memory(self):
+        t = tc.Tensor("float32", (2, 2))
+        as_torch, as_numpy = torch.from_dlpack(t), np.asarray(t)
+        as_torch[1, 0] = 5
+        self.assertEqual(as_numpy[1, 0], 5)
+
+    def test_bool_output_falls_back_to_tc_tensor(self):
+        prog = tc.define("def pos(float(N) A) -> (P) { P(i) = A(i) > 0 }")
+        P = prog.pos(torch.tensor([-1.0, 2.0, 0.0, 3.0]))
+        self.assertIsInstance(P, tc.Tensor)  # torch 1.x: no bool through DLPack
+        self.assertEqual(P.dtype, "bool")
+        np.testing.assert_array_equal(np.asarray(P), [False, True, False, True])
+
+
+if __name__ == "__main__":
+    unittest.main()
