@@ -48,11 +48,6 @@ void collect_accesses(const Expr& e, bool guarded, std::vector<Access>& out) {
   }
 }
 
-void collect_vars(const Expr& e, std::set<std::string>& out) {
-  if (e.kind == ExprKind::Ident && e.ref == Ref::Index) out.insert(e.name);
-  for (const auto& a : e.args) collect_vars(*a, out);
-}
-
 std::string join_quoted(const std::vector<std::string>& v) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? (i + 1 == v.size() ? " and '" : ", '") : "'") + v[i] + "'";
@@ -174,7 +169,7 @@ class DefInference {
     std::vector<std::string> lhs_free, stuck;
     std::set<std::string> in_accesses;
     for (const Access& a : accesses)
-      for (const auto& arg : a.expr->args) collect_vars(*arg, in_accesses);
+      for (const auto& arg : a.expr->args) lang::collect_index_vars(*arg, in_accesses);
     for (const auto& v : s.vars) {
       if (!unresolved.count(v)) continue;
       bool on_lhs = std::find(s.indices.begin(), s.indices.end(), v) != s.indices.end();
@@ -225,7 +220,7 @@ class DefInference {
     for (const Access& a : accesses)
       for (const auto& arg : a.expr->args) {
         std::set<std::string> vs;
-        collect_vars(*arg, vs);
+        lang::collect_index_vars(*arg, vs);
         std::vector<std::string> together;
         for (const auto& v : stuck)
           if (vs.count(v)) together.push_back(v);

@@ -12,9 +12,7 @@ using lang::Tok;
 Halide::Expr index_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
 Halide::Expr size_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
 
-namespace {
-
-Halide::Expr binary(Tok op, const Halide::Expr& a, const Halide::Expr& b) {
+Halide::Expr binary_op(Tok op, const Halide::Expr& a, const Halide::Expr& b) {
   switch (op) {
     case Tok::Plus: return a + b;
     case Tok::Minus: return a - b;
@@ -32,6 +30,8 @@ Halide::Expr binary(Tok op, const Halide::Expr& a, const Halide::Expr& b) {
     default: return Halide::Expr();
   }
 }
+
+namespace {
 
 bool is_int(const Halide::Expr& e) { return e.defined() && e.type().is_int(); }
 bool is_bool(const Halide::Expr& e) { return e.defined() && e.type().is_bool(); }
@@ -60,7 +60,7 @@ Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent) {
       Halide::Expr b = to_halide(*e.args[1], dim_extent);
       bool logical = e.op == Tok::AndAnd || e.op == Tok::OrOr;
       if (logical ? !(is_bool(a) && is_bool(b)) : !(is_int(a) && is_int(b))) return Halide::Expr();
-      return binary(e.op, a, b);
+      return binary_op(e.op, a, b);
     }
     case ExprKind::Ternary: {
       Halide::Expr c = to_halide(*e.args[0], dim_extent);

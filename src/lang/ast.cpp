@@ -1,4 +1,4 @@
-// ast.cpp — small helpers of the syntax tree (deep copy, lookups).
+// ast.cpp — small helpers of the syntax tree (deep copy, lookups, queries).
 #include "lang/ast.h"
 
 #include <algorithm>
@@ -19,6 +19,31 @@ int Def::find_tensor(const std::string& n) const {
 
 bool Def::is_size(const std::string& n) const {
   return std::find(size_names.begin(), size_names.end(), n) != size_names.end();
+}
+
+bool reads_tensor(const Expr& e) {
+  if (e.ref == Ref::Tensor) return true;
+  for (const auto& a : e.args)
+    if (reads_tensor(*a)) return true;
+  return false;
+}
+
+namespace {
+void add_tensor_reads(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.ref == Ref::Tensor) out.push_back(&e);
+  for (const auto& a : e.args) add_tensor_reads(*a, out);
+}
+}  // namespace
+
+std::vector<const Expr*> tensor_reads(const Expr& e) {
+  std::vector<const Expr*> out;
+  add_tensor_reads(e, out);
+  return out;
+}
+
+void collect_index_vars(const Expr& e, std::set<std::string>& out) {
+  if (e.kind == ExprKind::Ident && e.ref == Ref::Index) out.insert(e.name);
+  for (const auto& a : e.args) collect_index_vars(*a, out);
 }
 
 }  // namespace tc::lang

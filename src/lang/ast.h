@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,5 +148,10 @@ struct Program {
   SourceText source;
   std::vector<Def> defs;
 };
+
+// Queries on an annotated expression (after sema).
+bool reads_tensor(const Expr& e);                                 // any tensor read inside
+std::vector<const Expr*> tensor_reads(const Expr& e);             // every tensor read, outermost first
+void collect_index_vars(const Expr& e, std::set<std::string>& out);  // index variables used
 
 }  // namespace tc::lang

@@ -21,21 +21,15 @@ using lang::TensorRole;
 
 namespace {
 
-bool reads_tensor(const lang::Expr& e) {
-  if (e.ref == Ref::Tensor) return true;
-  for (const auto& a : e.args)
+using lang::collect_index_vars;
+using lang::reads_tensor;
+using lang::tensor_reads;
+
+// A subscript list reads a tensor: the access is a gather.
+bool is_gather(const lang::Expr& access) {
+  for (const auto& a : access.args)
     if (reads_tensor(*a)) return true;
   return false;
-}
-
-void index_vars_in(const lang::Expr& e, std::set<std::string>& out) {
-  if (e.kind == ExprKind::Ident && e.ref == Ref::Index) out.insert(e.name);
-  for (const auto& a : e.args) index_vars_in(*a, out);
-}
-
-void tensor_reads(const lang::Expr& e, std::vector<const lang::Expr*>& out) {
-  if (e.ref == Ref::Tensor) out.push_back(&e);
-  for (const auto& a : e.args) tensor_reads(*a, out);
 }
 
 // The identity of a reduction and the combination of an accumulator with a value.
@@ -192,7 +186,7 @@ class Builder {
   // values: "tc-gather:K:I;v0;v1".
   Expr hoisted_check(const lang::Expr& access, int d, const Expr& i, const Expr& lo, const Expr& hi) {
     std::set<std::string> used;
-    index_vars_in(*access.args[d], used);
+    collect_index_vars(*access.args[d], used);
     std::vector<std::string> names;
     std::vector<Var> fvars;  // Halide order
     std::vector<Expr> at;    // the statement's values of fvars
@@ -245,8 +239,7 @@ class Builder {
   Expr load(const lang::Expr& access, std::vector<Expr> index, bool guarded, int consumer, const lang::Stmt& st,
             bool full_box, bool in_loop) {
     int t = access.tensor;
-    bool gather = false;
-    for (const auto& a : access.args) gather = gather || reads_tensor(*a);
+    bool gather = is_gather(access);
     std::vector<Expr> idx;
     for (size_t d = 0; d < index.size(); ++d) {
       if (shape(t)[d] == 0) return Halide::Internal::make_zero(halide_type(def_.tensors[t].type));  // nothing to read
@@ -266,21 +259,18 @@ class Builder {
   // that dimension innermost: then the register-blocked schedule applies. Tensor -> the TC
   // dimension to store innermost.
   std::map<int, int> operands_to_pack(const lang::Stmt& st) const {
-    std::vector<const lang::Expr*> reads;
-    tensor_reads(*st.rhs, reads);
+    std::vector<const lang::Expr*> reads = tensor_reads(*st.rhs);
     const std::string& inner = st.indices.back();
     for (const auto* r : reads) {
       if (r->args.empty()) continue;
       std::set<std::string> last;
-      index_vars_in(*r->args.back(), last);
+      collect_index_vars(*r->args.back(), last);
       if (last.count(inner)) return {};
     }
     std::map<int, int> pack;
     for (const auto* r : reads) {
       if (r->tensor == st.lhs_tensor || r->args.size() < 2 || pack.count(r->tensor)) continue;
-      bool gather = false;
-      for (const auto& a : r->args) gather = gather || reads_tensor(*a);
-      if (gather) continue;
+      if (is_gather(*r)) continue;
       for (size_t d = 0; d + 1 < r->args.size(); ++d) {
         const auto& a = *r->args[d];
         if (a.kind == ExprKind::Ident && a.ref == Ref::Index && a.name == inner) pack[r->tensor] = static_cast<int>(d);
@@ -318,8 +308,7 @@ class Builder {
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
   void analyse_reduction(Stage& s, const lang::Stmt& st) {
     if (st.indices.empty()) return;  // a 0-d result: one scalar accumulator
-    std::vector<const lang::Expr*> reads;
-    tensor_reads(*st.rhs, reads);
+    std::vector<const lang::Expr*> reads = tensor_reads(*st.rhs);
     const std::string& inner = st.indices.back();
     bool inner_contiguous = false;
     std::set<std::string> contiguous_red, with_inner;
@@ -327,8 +316,8 @@ class Builder {
       if (r->args.empty()) continue;
       std::set<std::string> last, all;
       auto pack = pack_dims_.find(r->tensor);
-      index_vars_in(*r->args[pack != pack_dims_.end() ? pack->second : r->args.size() - 1], last);
-      for (const auto& a : r->args) index_vars_in(*a, all);
+      collect_index_vars(*r->args[pack != pack_dims_.end() ? pack->second : r->args.size() - 1], last);
+      for (const auto& a : r->args) collect_index_vars(*a, all);
       if (last.count(inner)) inner_contiguous = true;
       for (size_t v = st.num_lhs_vars(); v < st.vars.size(); ++v)
         if (last.count(st.vars[v])) contiguous_red.insert(st.vars[v]);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "infer/to_halide.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -155,24 +156,6 @@ Expr constant(const lang::Expr& e) {
   return Halide::Internal::make_const(t, e.int_value);
 }
 
-Expr arithmetic(Tok op, const Expr& a, const Expr& b) {
-  switch (op) {
-    case Tok::Plus: return a + b;
-    case Tok::Minus: return a - b;
-    case Tok::Star: return a * b;
-    case Tok::Slash: return a / b;
-    case Tok::Percent: return a % b;
-    case Tok::Eq: return a == b;
-    case Tok::Ne: return a != b;
-    case Tok::Lt: return a < b;
-    case Tok::Le: return a <= b;
-    case Tok::Gt: return a > b;
-    case Tok::Ge: return a >= b;
-    default: break;
-  }
-  fail(TC_ERROR_INTERNAL, "cpu backend: unknown binary operator");
-}
-
 class Lowerer {
  public:
   explicit Lowerer(const ExprContext& ctx) : ctx_(ctx) {}
@@ -223,7 +206,7 @@ class Lowerer {
     ScalarType work = (t == ScalarType::Bool && !lang::is_comparison(e.op)) ? ScalarType::Int32 : t;
     Expr a = convert(convert(lower(*e.args[0], guarded), e.args[0]->type, t), t, work);
     Expr b = convert(convert(lower(*e.args[1], guarded), e.args[1]->type, t), t, work);
-    Expr r = arithmetic(e.op, a, b);
+    Expr r = infer::binary_op(e.op, a, b);
     ScalarType produced = lang::is_comparison(e.op) ? ScalarType::Bool : work;
     return convert(r, produced, e.type);
   }
