@@ -168,6 +168,27 @@ static void test_negative_strides_rejected(void **state) {
   tc_program_destroy(p);
 }
 
+/* A stride beyond 32 bits: the cpu backend's generated code indexes with 32-bit strides, so it
+ * refuses, naming the tensor and dimension (the reference backend has no such limit). Nothing
+ * is read: the check comes before the call. */
+static void test_stride_beyond_32_bits(void **state) {
+  (void)state;
+  tc_program *p = define_ok("def f(float(N) A) -> (B) { B(i) = A(i) * 2 }");
+  static float a[1] = {3};
+  float b[2] = {0, 0};
+  int64_t s[1] = {2}, huge[1] = {(int64_t)1 << 32};
+  DLTensor meta = make_tensor(NULL, dt_f32(), 1, s, NULL);
+  DLTensor in = make_tensor(a, dt_f32(), 1, s, huge), out = make_tensor(b, dt_f32(), 1, s, NULL);
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, &meta, 1, NULL));
+  assert_fails_with(tc_run(k, &in, 1, &out, 1), TC_ERROR_UNSUPPORTED);
+  has("input 'A' dimension 0");
+  has("4294967296");
+  assert_true(b[0] == 0 && b[1] == 0);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+}
+
 static void test_misaligned_data_works(void **state) {
   (void)state;
   tc_program *p = define_ok("def f(double(N) A) -> (B) { B(i) = A(i) * 2 }");
@@ -276,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_sizes_overflowing_int64),
       cmocka_unit_test(test_zero_size_dimensions),
       cmocka_unit_test(test_negative_strides_rejected),
+      cmocka_unit_test(test_stride_beyond_32_bits),
       cmocka_unit_test(test_misaligned_data_works),
       cmocka_unit_test(test_device_and_lanes_mismatch),
       cmocka_unit_test(test_canaries_around_strided_outputs),

@@ -31,27 +31,40 @@ struct HalideView {
   halide_dimension_t dims[TC_MAX_NDIM]{};
 };
 
-void view_of(const TensorView& v, const std::string& what, HalideView& out) {
+// The stride Halide is given for dimension d: an innermost dimension of extent <= 1 may have
+// any stride, and counts as unit-stride (so such tensors use the fast variant).
+int64_t halide_stride(const TensorView& v, int d) {
+  return d == v.ndim - 1 && v.shape[d] <= 1 ? 1 : v.strides[d];
+}
+
+bool dense_innermost(const TensorView& v) { return v.ndim == 0 || halide_stride(v, v.ndim - 1) == 1; }
+
+// Fills `out` with a view of v (TC's last dimension is Halide's first); returns the first
+// dimension whose stride does not fit the generated code's 32-bit strides, or -1.
+int view_of(const TensorView& v, HalideView& out) {
   out.buffer.host = reinterpret_cast<uint8_t*>(v.data);
   out.buffer.type = halide_type(v.type);
   out.buffer.dimensions = v.ndim;
   out.buffer.dim = out.dims;
   for (int d = 0; d < v.ndim; ++d) {
-    int64_t stride = v.shape[d] <= 1 && d == v.ndim - 1 ? 1 : v.strides[d];
-    if (stride > INT_MAX || stride < INT_MIN)
-      fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + what + " dimension " + std::to_string(d) + " has stride " +
-                                     std::to_string(stride) + ", beyond the 32-bit strides the generated code uses");
+    int64_t stride = halide_stride(v, d);
+    if (stride > INT_MAX || stride < INT_MIN) return d;
     out.dims[v.ndim - 1 - d] = {0, static_cast<int32_t>(v.shape[d]), static_cast<int32_t>(stride), 0};
   }
+  return -1;
 }
-
-bool dense_innermost(const TensorView& v) { return v.ndim == 0 || v.shape[v.ndim - 1] <= 1 || v.strides[v.ndim - 1] == 1; }
 
 class CpuKernel : public Kernel {
  public:
   CpuKernel(const ir::BoundDef& bound, const Options& options)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(Halide::get_host_target()) {
+    size_t ni = b_.def().inputs.size();
+    tensor_names_.resize(ni + b_.def().outputs.size());
+    for (const auto& t : b_.def().tensors) {
+      if (t.role == lang::TensorRole::Input) tensor_names_[t.param_index] = "input '" + t.name + "'";
+      if (t.role == lang::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
+    }
     dense_ = build(true);
   }
 
@@ -60,14 +73,20 @@ class CpuKernel : public Kernel {
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
     const Variant& variant = dense ? dense_ : general();
-    std::vector<HalideView> views(inputs.size() + outputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) view_of(inputs[i], "input " + std::to_string(i), views[i]);
-    for (size_t i = 0; i < outputs.size(); ++i)
-      view_of(outputs[i], "output " + std::to_string(i), views[inputs.size() + i]);
+    size_t ni = inputs.size();
+    std::vector<HalideView> views(ni + outputs.size());
+    for (size_t i = 0; i < views.size(); ++i) {
+      const TensorView& v = i < ni ? inputs[i] : outputs[i - ni];
+      int bad = view_of(v, views[i]);
+      if (bad >= 0)
+        fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " dimension " + std::to_string(bad) +
+                                       " has stride " + std::to_string(v.strides[bad]) +
+                                       ", beyond the 32-bit strides the generated code uses");
+    }
     std::vector<halide_buffer_t*> args;
-    for (size_t i = 0; i < inputs.size(); ++i) args.push_back(&views[i].buffer);
-    for (int o : variant.caller_outputs) args.push_back(&views[inputs.size() + o].buffer);
-    for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[inputs.size() + i].buffer);
+    for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);
+    for (int o : variant.caller_outputs) args.push_back(&views[ni + o].buffer);
+    for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
     std::string error;
     if (variant.fn->call(args, schedule_.threads, error) != 0) fail(TC_ERROR_RUNTIME, explain(variant, error));
   }
@@ -138,6 +157,7 @@ class CpuKernel : public Kernel {
   CpuSchedule schedule_;
   bool checked_;
   Halide::Target target_;
+  std::vector<std::string> tensor_names_;  // inputs then outputs, in parameter order: "input 'A'"
   Variant dense_;
   mutable std::once_flag general_once_;
   mutable Variant general_;

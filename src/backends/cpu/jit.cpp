@@ -46,6 +46,13 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
     Halide::Module m = pipeline.compile_to_module(inputs, name, t).resolve_submodules();
     module_ = Halide::Internal::JITModule(m, m.get_function_by_name(name), {});
     entry_ = module_.argv_function();
+    // The runtime hooks every call uses, resolved once here rather than in each tc_run.
+    Halide::JITUserContext ctx;
+    ctx.handlers.custom_error = on_error;
+    ctx.handlers.custom_print = on_print;
+    ctx.handlers.custom_do_par_for = on_par_for;
+    Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
+    handlers_ = ctx.handlers;
   } catch (const Halide::Error& e) {
     fail(TC_ERROR_COMPILE, std::string("cpu backend: Halide could not compile the kernel: ") + e.what());
   }
@@ -56,10 +63,7 @@ int JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads,
   CallContext ctx;
   ctx.error = &error;
   ctx.threads = threads;
-  ctx.handlers.custom_error = on_error;
-  ctx.handlers.custom_print = on_print;
-  ctx.handlers.custom_do_par_for = on_par_for;
-  Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
+  ctx.handlers = handlers_;
   Halide::JITUserContext* ctx_ptr = &ctx;
   std::vector<const void*> args;
   args.reserve(buffers.size() + 1);

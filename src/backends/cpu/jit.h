@@ -26,6 +26,7 @@ class JitFunction {
  private:
   Halide::Internal::JITModule module_;
   int (*entry_)(const void**) = nullptr;
+  Halide::JITHandlers handlers_;  // error, print and parallel-for hooks, filled in once
 };
 
 }  // namespace tc::backends::cpu
