@@ -185,6 +185,7 @@ class Builder {
   // not inside the vectorised reduction). Its message carries the index and those variables'
   // values: "tc-gather:K:I;v0;v1".
   Expr hoisted_check(const lang::Expr& access, int d, const Expr& i, const Expr& lo, const Expr& hi) {
+    const std::vector<std::string>& stmt_vars = def_.stmts[current_stmt_].vars;
     std::set<std::string> used;
     collect_index_vars(*access.args[d], used);
     std::vector<std::string> names;
@@ -192,18 +193,17 @@ class Builder {
     std::vector<Expr> at;    // the statement's values of fvars
     std::vector<int64_t> extents;
     Expr body = i;
-    for (size_t v = current_stmt_vars_.size(); v-- > 0;) {
-      if (!used.count(current_stmt_vars_[v])) continue;
+    for (size_t v = stmt_vars.size(); v-- > 0;) {
+      if (!used.count(stmt_vars[v])) continue;
       const auto* var = loop_vars_[v].as<Halide::Internal::Variable>();
       if (var == nullptr) return i;  // never evaluated (an empty reduction): nothing to check
-      Var fv("g_" + current_stmt_vars_[v]);
+      Var fv("g_" + stmt_vars[v]);
       body = Halide::Internal::substitute(var->name, fv, body);
       fvars.push_back(fv);
       at.push_back(loop_vars_[v]);
       extents.push_back(b_.ranges[current_stmt_][v].second - b_.ranges[current_stmt_][v].first);
+      names.insert(names.begin(), stmt_vars[v]);  // statement order, for the message
     }
-    for (size_t v = 0; v < current_stmt_vars_.size(); ++v)
-      if (used.count(current_stmt_vars_[v])) names.push_back(current_stmt_vars_[v]);
     int k = static_cast<int>(p_.gather_checks.size());
     p_.gather_checks.push_back(
         {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, shape(access.tensor)[d], names});
@@ -377,7 +377,6 @@ class Builder {
       else ctx.vars.push_back(Expr(static_cast<int>(ranges[v].first)));  // empty reduction: never evaluated
     }
     loop_vars_ = ctx.vars;
-    current_stmt_vars_ = st.vars;
     current_stmt_ = si;
     ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, bool guarded) {
       return load(access, std::move(index), guarded, me, st, full_box, in_loop);
@@ -431,10 +430,11 @@ class Builder {
       int ti = static_cast<int>(t);
       Stage s = new_stage(Stage::Kind::Output, ti, "out", dim_names(ti));
       int me = add_stage(s);
-      Stage& out = p_.stages[me];
-      std::vector<Expr> pure = as_exprs(out.vars);
-      out.func(pure) = current_[t] >= 0 ? read(ti, pure, me, true) : Halide::Internal::make_zero(out.type);
-      constrain(out.func.output_buffer(), ti);
+      std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
+      Expr value = current_[t] >= 0 ? read(ti, pure, me, true) : Halide::Internal::make_zero(p_.stages[me].type);
+      Func& f = p_.stages[me].func;  // after read(), which may add stages
+      f(pure) = value;
+      constrain(f.output_buffer(), ti);
       p_.output_stage[decl.param_index] = me;
     }
   }
@@ -443,11 +443,12 @@ class Builder {
   const lang::Def& def_;
   bool dense_, checked_;
   LoweredPipeline p_;
-  std::map<int, int> pack_dims_;                       // the statement being lowered: see operands_to_pack
-  std::map<std::tuple<int, int, int>, int> packs_;     // (tensor, version, dim) -> Pack stage
-  std::vector<std::string> current_stmt_vars_;
+  // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
+  // the operands it reads packed (see operands_to_pack).
   int current_stmt_ = -1;
-  std::vector<Expr> loop_vars_;  // the statement being lowered: its variables, in Stmt::vars order
+  std::vector<Expr> loop_vars_;
+  std::map<int, int> pack_dims_;
+  std::map<std::tuple<int, int, int>, int> packs_;  // (tensor, version, dim) -> Pack stage
   std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write
   std::vector<int> initial_;  // per output tensor: its Initial stage, -1 until needed
 };

@@ -116,7 +116,7 @@ class Scheduler {
     }
   }
 
-  // Fuses vars[from..] (in loop order, innermost first) into one loop and runs it in parallel.
+  // Fuses `outer` (in loop order, innermost first) into one loop, run in parallel if asked.
   Var fuse_outer(Func& f, std::vector<Var> outer, const std::string& name) {
     Var fused = outer[0];
     for (size_t d = 1; d < outer.size(); ++d) {
@@ -210,6 +210,19 @@ class Scheduler {
     schedule_blocked(r, w, host_name);
   }
 
+  // The loop order of a reduction's update, innermost first: `inner`, the block var, the
+  // reduction variables (rdom dimension `replaced`, if any, by `replacement`), then the other
+  // pure vars (extent 1 inside a block).
+  std::vector<VarOrRVar> block_outside_in(const Stage& r, std::vector<VarOrRVar> order, int replaced,
+                                          const RVar& replacement = RVar()) const {
+    int b = r.block_var;
+    if (b >= 0) order.push_back(r.vars[b]);
+    for (int k = 0; k < r.rdom.dimensions(); ++k) order.push_back(k == replaced ? replacement : r.rdom[k]);
+    for (size_t d = 1; d < r.vars.size(); ++d)
+      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    return order;
+  }
+
   // Tiles of the host: TX along vars[0], TY along the block var; the remaining pure vars and
   // the tile loops are fused into one parallel loop `outer`, and each tile's rows are split
   // into blocks of U (yi: the block loop, yii: the rows of one block).
@@ -218,12 +231,12 @@ class Scheduler {
     Var xi{"xi"}, yi{"yi"}, yii{"yii"}, outer;
   };
 
-  // forced_tx > 0 overrides the cpu.tile X.
-  Tiling tile_host(Stage& r, Func& w, int default_tx, int default_ty, int default_u, int forced_tx = 0) {
+  // X is the caller's (it depends on the vector width); Y and U come from the knobs.
+  Tiling tile_host(Stage& r, Func& w, int tx, int default_ty, int default_u) {
     size_t n = r.vars.size();
     int b = r.block_var;
     Tiling t;
-    t.tx = forced_tx > 0 ? forced_tx : static_cast<int>(std::min<int64_t>(k_.tile_x ? k_.tile_x : default_tx, r.extents[0]));
+    t.tx = tx;
     t.ty = b >= 0 ? static_cast<int>(std::min<int64_t>(k_.tile_y ? k_.tile_y : default_ty, r.extents[b])) : 1;
     t.u = std::min(k_.unroll ? k_.unroll : default_u, t.ty);
     std::vector<Var> hv = w.args();  // the host's pure vars, in the order of r.vars
@@ -256,16 +269,12 @@ class Scheduler {
     // The block width must be a multiple of the vector width: the block is computed whole.
     int tx = k_.tile_x ? k_.tile_x : 2 * L;
     tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
-    Tiling t = tile_host(r, w, tx, 32, 4, tx);
+    Tiling t = tile_host(r, w, tx, 32, 4);
     if (L > 1) w.vectorize(t.xi, L);
     if (b >= 0) w.unroll(t.yii);
     Func& f = r.func;
     f.compute_at(w, b >= 0 ? t.yi : t.outer);
-    std::vector<VarOrRVar> order = {r.vars[0]};
-    if (b >= 0) order.push_back(r.vars[b]);
-    for (int k = 0; k < r.rdom.dimensions(); ++k) order.push_back(r.rdom[k]);
-    for (size_t d = 1; d < r.vars.size(); ++d)
-      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    std::vector<VarOrRVar> order = block_outside_in(r, {r.vars[0]}, -1);
     if (L > 1) f.vectorize(r.vars[0], L);
     if (b >= 0) f.unroll(r.vars[b]);
     auto u = f.update();
@@ -282,16 +291,12 @@ class Scheduler {
   // rfactor the lanes into a vector of partial results, summed once per output element.
   void schedule_dot(Stage& r, Func& w, const std::string& host_name) {
     RVar rc = r.rdom[r.contiguous_rvar];
-    int64_t extent = 0;
-    {
-      // the extent of the contiguous reduction variable
-      const Halide::Internal::ReductionDomain& dom = r.rdom.domain();
-      extent = *Halide::Internal::as_const_int(dom.domain()[r.contiguous_rvar].extent);
-    }
+    int64_t extent = *Halide::Internal::as_const_int(rc.extent());  // the RDom is built from constants
     int L = lanes(r);
     while (L > 1 && extent % L != 0) L /= 2;
     int b = r.block_var;
-    Tiling t = tile_host(r, w, 4, 4, 4);
+    int tx = static_cast<int>(std::min<int64_t>(k_.tile_x ? k_.tile_x : 4, r.extents[0]));
+    Tiling t = tile_host(r, w, tx, 4, 4);
     if (b >= 0) w.unroll(t.yii);
     Var at = b >= 0 ? t.yi : t.outer;
     Func& f = r.func;
@@ -305,13 +310,7 @@ class Scheduler {
     f.update().split(rc, rco, rci, L);
     Func partial = f.update().rfactor(rci, lane);
     partial.compute_at(w, at).vectorize(lane);
-    std::vector<VarOrRVar> order = {lane, r.vars[0]};
-    if (b >= 0) order.push_back(r.vars[b]);
-    order.push_back(rco);
-    for (int k = 0; k < r.rdom.dimensions(); ++k)
-      if (k != r.contiguous_rvar) order.push_back(r.rdom[k]);
-    for (size_t d = 1; d < r.vars.size(); ++d)
-      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    std::vector<VarOrRVar> order = block_outside_in(r, {lane, r.vars[0]}, r.contiguous_rvar, rco);
     partial.update().reorder(order).vectorize(lane);
     if (t.tx > 1) partial.update().unroll(r.vars[0]);
     if (b >= 0) partial.update().unroll(r.vars[b]);
