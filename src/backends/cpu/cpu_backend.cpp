@@ -111,14 +111,13 @@ class CpuKernel : public Kernel {
     std::vector<Halide::Func> outs;
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
     v.gather_checks = p.gather_checks;
-    v.fn = std::make_unique<JitFunction>(outs, args, target_, "tc_" + b_.def().name);
+    v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
   }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.
   const Variant& general() const {
-    std::call_once(general_once_, [&] { general_ = build(false); });
-    if (!general_.fn) fail(TC_ERROR_COMPILE, "cpu backend: the general-stride variant failed to compile earlier");
+    std::call_once(general_once_, [&] { general_ = build(false); });  // a throw leaves it to the next call
     return general_;
   }
 
@@ -140,7 +139,7 @@ class CpuKernel : public Kernel {
                                 std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
       }
     }
-    return "cpu backend: the kernel failed at run time: " + (error.empty() ? std::string("no message") : error);
+    return "cpu backend: '" + b_.def().name + "' failed at run time: " + (error.empty() ? std::string("no message") : error);
   }
 
   // "7;1;0\n" -> {"7", "1", "0"}: the runtime pads and ends the message with whitespace.

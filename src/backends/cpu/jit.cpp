@@ -38,7 +38,8 @@ std::mutex& compile_mutex() {
 }  // namespace
 
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
-                         const Halide::Target& target, const std::string& name) {
+                         const Halide::Target& target, const std::string& def_name) {
+  std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
   std::lock_guard<std::mutex> lock(compile_mutex());
   try {
     Halide::Pipeline pipeline(outputs);
@@ -54,9 +55,9 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
     Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
     handlers_ = ctx.handlers;
   } catch (const Halide::Error& e) {
-    fail(TC_ERROR_COMPILE, std::string("cpu backend: Halide could not compile the kernel: ") + e.what());
+    fail(TC_ERROR_COMPILE, "cpu backend: Halide could not compile '" + def_name + "': " + e.what());
   }
-  if (entry_ == nullptr) fail(TC_ERROR_COMPILE, "cpu backend: the JIT produced no entry point");
+  if (entry_ == nullptr) fail(TC_ERROR_COMPILE, "cpu backend: the JIT produced no entry point for '" + def_name + "'");
 }
 
 int JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads, std::string& error) const {

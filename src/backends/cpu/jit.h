@@ -17,7 +17,7 @@ class JitFunction {
   // Compiles `outputs` as one pipeline taking `inputs` (then one buffer per output).
   // Throws TC_ERROR_COMPILE with Halide's message on failure.
   JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
-              const Halide::Target& target, const std::string& name);
+              const Halide::Target& target, const std::string& def_name);
 
   // buffers: the inputs, then the outputs, in the order given at construction. Returns the
   // generated code's status; on failure `error` holds the runtime's message.
