@@ -15,6 +15,7 @@
 #include <Halide.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -126,9 +127,22 @@ class DefInference {
     return scope;
   }
 
+  // An integer literal that index arithmetic (32-bit) cannot hold, or nullptr.
+  static const Expr* oversized_literal(const Expr& e) {
+    if (e.kind == ExprKind::IntLit && (e.int_value > INT32_MAX || e.int_value < INT32_MIN)) return &e;
+    for (const auto& a : e.args)
+      if (const Expr* big = oversized_literal(*a)) return big;
+    return nullptr;
+  }
+
   // Where clauses give ranges up front; returns false if a bound needs an unknown extent.
   bool where_ranges(const Stmt& s, std::map<std::string, Range>& ranges) const {
     for (const auto& r : s.ranges) {
+      for (const Expr* bound : {r.lo.get(), r.hi.get()})
+        if (const Expr* big = oversized_literal(*bound))
+          lang::report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, big->loc,
+                       "range bound " + std::to_string(big->int_value) +
+                           " is outside the supported 32-bit index range (extents are at most 2147483647)");
       Halide::Expr lo = to_halide(*r.lo, dim_fn()), hi = to_halide(*r.hi, dim_fn());
       if (!lo.defined() || !hi.defined()) return false;
       Range range{SymExpr(simplify(lo)), SymExpr(simplify(hi)), true};
@@ -316,7 +330,7 @@ class DefInference {
         if (!idx.defined()) continue;
         HI::Interval b = HI::bounds_of_expr_in_scope(idx, scope);
         if (!b.is_bounded()) continue;
-        out.push_back(Precondition{si, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
+        out.push_back(Precondition{si, a.expr, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
                                    SymExpr(simplify(b.min)), SymExpr(simplify(b.max))});
       }
     }

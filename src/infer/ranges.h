@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "infer/sym_expr.h"
+#include "lang/ast.h"
 #include "lang/diagnostics.h"
 
 namespace tc::infer {
@@ -20,6 +21,7 @@ struct Range {
 // An access whose index bounds inference did not guarantee: checked when sizes are known.
 struct Precondition {
   int stmt = -1;
+  const lang::Expr* expr = nullptr;  // the access (a node of the program's AST)
   lang::SourceLoc loc;
   std::string access;  // source text, e.g. "C(i + j)"
   int tensor = -1;

@@ -4,6 +4,8 @@
 
 #include <Halide.h>
 
+#include <climits>
+#include <cstdint>
 #include <sstream>
 
 #include "support/error.h"
@@ -29,18 +31,36 @@ std::string SymExpr::to_string() const {
 
 namespace {
 
+// Thrown inside the evaluator when a result leaves the 64-bit range; never escapes this file.
+struct Overflow {};
+
+// a OP b, or Overflow when the exact result does not fit in 64 bits.
+template <typename Op>
+int64_t exact(Op op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (op(a, b, &r)) throw Overflow{};
+  return r;
+}
+
+bool add(int64_t a, int64_t b, int64_t* r) { return __builtin_add_overflow(a, b, r); }
+bool sub(int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); }
+bool mul(int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }
+
 int64_t eval(const Halide::Expr& e, const SizeValues& s) {
   if (const auto* n = e.as<HI::IntImm>()) return n->value;
-  if (const auto* n = e.as<HI::UIntImm>()) return static_cast<int64_t>(n->value);
+  if (const auto* n = e.as<HI::UIntImm>()) {
+    if (n->value > INT64_MAX) throw Overflow{};
+    return static_cast<int64_t>(n->value);
+  }
   if (const auto* n = e.as<HI::Variable>()) {
     auto it = s.find(n->name);
     if (it == s.end()) fail(TC_ERROR_INTERNAL, "size '" + n->name + "' has no value");
     return it->second;
   }
   if (const auto* n = e.as<HI::Cast>()) return eval(n->value, s);
-  if (const auto* n = e.as<HI::Add>()) return eval(n->a, s) + eval(n->b, s);
-  if (const auto* n = e.as<HI::Sub>()) return eval(n->a, s) - eval(n->b, s);
-  if (const auto* n = e.as<HI::Mul>()) return eval(n->a, s) * eval(n->b, s);
+  if (const auto* n = e.as<HI::Add>()) return exact(add, eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Sub>()) return exact(sub, eval(n->a, s), eval(n->b, s));
+  if (const auto* n = e.as<HI::Mul>()) return exact(mul, eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Div>()) return euclid_div(eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Mod>()) return euclid_mod(eval(n->a, s), eval(n->b, s));
   if (const auto* n = e.as<HI::Min>()) return std::min(eval(n->a, s), eval(n->b, s));
@@ -55,6 +75,9 @@ int64_t eval(const Halide::Expr& e, const SizeValues& s) {
   if (const auto* n = e.as<HI::And>()) return eval(n->a, s) && eval(n->b, s);
   if (const auto* n = e.as<HI::Or>()) return eval(n->a, s) || eval(n->b, s);
   if (const auto* n = e.as<HI::Not>()) return !eval(n->a, s);
+  // Halide's simplifier replaces a constant fold that overflows (65536 * 65536 in int32) by
+  // this intrinsic: the value is beyond 32 bits, which no extent or index may be.
+  if (const auto* n = e.as<HI::Call>(); n && n->is_intrinsic(HI::Call::signed_integer_overflow)) throw Overflow{};
   std::ostringstream os;
   os << e;
   fail(TC_ERROR_INTERNAL, "cannot evaluate size expression '" + os.str() + "'");
@@ -62,9 +85,19 @@ int64_t eval(const Halide::Expr& e, const SizeValues& s) {
 
 }  // namespace
 
-int64_t SymExpr::evaluate(const SizeValues& sizes) const {
+std::optional<int64_t> SymExpr::try_evaluate(const SizeValues& sizes) const {
   if (!defined()) fail(TC_ERROR_INTERNAL, "evaluating an undefined size expression");
-  return eval(*e_, sizes);
+  try {
+    return eval(*e_, sizes);
+  } catch (const Overflow&) {
+    return std::nullopt;
+  }
+}
+
+int64_t SymExpr::evaluate(const SizeValues& sizes) const {
+  std::optional<int64_t> v = try_evaluate(sizes);
+  if (!v) fail(TC_ERROR_UNSUPPORTED, "the size expression '" + to_string() + "' overflows 64-bit integers");
+  return *v;
 }
 
 }  // namespace tc::infer

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace Halide { struct Expr; }
@@ -23,8 +24,12 @@ class SymExpr {
 
   bool defined() const;
   const Halide::Expr& halide() const;
-  // Evaluates in 64-bit arithmetic with TC's floor division. Throws tc::Error(INTERNAL) on an
-  // unbound name (a bug: binding supplies every size).
+  // Evaluates in exact 64-bit arithmetic with TC's floor division. Returns nullopt when a
+  // result does not fit in 64 bits (or the expression records an overflow that Halide's
+  // simplifier found while folding constants). Throws tc::Error(INTERNAL) on an unbound name
+  // (a bug: binding supplies every size).
+  std::optional<int64_t> try_evaluate(const SizeValues& sizes) const;
+  // As try_evaluate; an overflow is TC_ERROR_UNSUPPORTED naming the expression.
   int64_t evaluate(const SizeValues& sizes) const;
   std::string to_string() const;
 

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <map>
+#include <optional>
 
 #include "lang/diagnostics.h"
 #include "support/error.h"
@@ -122,12 +123,13 @@ class Binder {
       if (decl.role == lang::TensorRole::Input) continue;
       TensorSig sig{decl.type, {}};
       for (int d = 0; d < decl.ndim; ++d) {
-        int64_t e = ranges().extents[t][d].evaluate(b_.sizes);
-        if (e > kMaxExtent)
+        std::optional<int64_t> e = ranges().extents[t][d].try_evaluate(b_.sizes);
+        if (!e || *e > kMaxExtent)
           fail(TC_ERROR_UNSUPPORTED, "'" + decl.name + "' dimension " + std::to_string(d) + " would have extent " +
-                                         std::to_string(e) + ", more than the supported 2147483647");
-        if (decl.has_dims_annotation()) check_annotation(decl, d, e);
-        sig.shape.push_back(e);
+                                         (e ? std::to_string(*e) : std::string("beyond 64-bit integers")) +
+                                         ", more than the supported 2147483647 (sizes: " + sizes_text() + ")");
+        if (decl.has_dims_annotation()) check_annotation(decl, d, *e);
+        sig.shape.push_back(*e);
       }
       check_element_count(decl.name, sig.shape);
       b_.tensors[t] = sig;
@@ -186,8 +188,9 @@ class Binder {
       const lang::Stmt& st = def().stmts[s];
       std::vector<std::pair<int64_t, int64_t>> rs;
       bool empty = false;
-      for (const auto& r : ranges().stmts[s].vars) {
-        rs.emplace_back(r.lo.evaluate(b_.sizes), r.hi.evaluate(b_.sizes));
+      for (size_t v = 0; v < st.vars.size(); ++v) {
+        const infer::Range& r = ranges().stmts[s].vars[v];
+        rs.emplace_back(index_bound(r.lo, st, v), index_bound(r.hi, st, v));
         empty = empty || rs.back().first >= rs.back().second;
       }
       for (size_t v = 0; v < st.num_lhs_vars() && !empty; ++v)
@@ -200,17 +203,28 @@ class Binder {
     }
   }
 
+  // A bound of a loop variable's range: backends index with 32-bit integers, so it must fit.
+  int64_t index_bound(const infer::SymExpr& e, const lang::Stmt& st, size_t v) const {
+    std::optional<int64_t> x = e.try_evaluate(b_.sizes);
+    if (x && *x >= INT32_MIN && *x <= INT32_MAX) return *x;
+    fail(TC_ERROR_UNSUPPORTED, located(st.loc, "the range of '" + st.vars[v] + "' reaches " +
+                                                   (x ? std::to_string(*x) : std::string("beyond 64-bit integers")) +
+                                                   ", outside the supported 32-bit index range (sizes: " +
+                                                   sizes_text() + ")"));
+  }
+
   void check_preconditions() const {
     for (const auto& p : ranges().preconditions) {
       bool empty = false;
       for (const auto& r : b_.ranges[p.stmt]) empty = empty || r.first >= r.second;
       if (empty) continue;
-      int64_t lo = p.min_index.evaluate(b_.sizes), hi = p.max_index.evaluate(b_.sizes);
+      std::optional<int64_t> lo = p.min_index.try_evaluate(b_.sizes), hi = p.max_index.try_evaluate(b_.sizes);
       int64_t extent = b_.tensors[p.tensor].shape[p.dim];
-      if (lo >= 0 && hi < extent) continue;
+      if (lo && hi && *lo >= 0 && *hi < extent) continue;
+      std::string indices = lo && hi ? std::to_string(*lo) + ".." + std::to_string(*hi) : "beyond 64-bit integers";
       fail(TC_ERROR_SHAPE, located(p.loc, "'" + p.access + "' reads '" + def().tensors[p.tensor].name +
                                "' out of bounds in dimension " + std::to_string(p.dim) + ": indices " +
-                               std::to_string(lo) + ".." + std::to_string(hi) + " but the extent is " +
+                               indices + " but the extent is " +
                                std::to_string(extent) + " (sizes: " + sizes_text() + ")"));
     }
   }

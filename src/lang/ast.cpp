@@ -21,6 +21,12 @@ bool Def::is_size(const std::string& n) const {
   return std::find(size_names.begin(), size_names.end(), n) != size_names.end();
 }
 
+size_t count_nodes(const Expr& e) {
+  size_t n = 1;
+  for (const auto& a : e.args) n += count_nodes(*a);
+  return n;
+}
+
 bool reads_tensor(const Expr& e) {
   if (e.ref == Ref::Tensor) return true;
   for (const auto& a : e.args)

@@ -150,6 +150,11 @@ struct Program {
 };
 
 // Queries on an annotated expression (after sema).
+size_t count_nodes(const Expr& e);                                // e and all its operands
+// Inlining (where-clause lets in sema, calls in inline_calls) copies expressions; chains of
+// them grow exponentially, so the copies for one statement (lets) or one def (calls) are
+// limited to this many nodes, and a program past it is refused with a located error.
+constexpr size_t kMaxInlinedNodes = 100000;
 bool reads_tensor(const Expr& e);                                 // any tensor read inside
 std::vector<const Expr*> tensor_reads(const Expr& e);             // every tensor read, outermost first
 void collect_index_vars(const Expr& e, std::set<std::string>& out);  // index variables used

@@ -10,6 +10,16 @@
 namespace tc::lang {
 namespace {
 
+// Inlining copies a callee's statements into each caller, so a chain of defs each calling the
+// previous one twice grows exponentially: the copies count against kMaxInlinedNodes.
+size_t count_nodes(const Stmt& s) {
+  size_t n = 1 + (s.rhs ? count_nodes(*s.rhs) : 0);
+  for (const auto& r : s.ranges) n += count_nodes(*r.lo) + count_nodes(*r.hi);
+  for (const auto& l : s.lets) n += count_nodes(*l.value);
+  for (const auto& e : s.exists) n += count_nodes(*e);
+  return n;
+}
+
 bool is_reserved(const std::string& n) { return find_builtin(n) || scalar_type_from_name(n); }
 
 const Def* find_def(const Program& p, const std::string& name) {
@@ -33,6 +43,7 @@ class Inliner {
   void run() {
     for (Def& d : prog_.defs) {
       current_ = &d;
+      copied_nodes_ = 0;
       std::vector<std::string> stack{d.name};
       std::vector<Stmt> out;
       for (const Stmt& s : d.stmts) expand(d, s, stack, out);
@@ -84,7 +95,16 @@ class Inliner {
     // Only the def being expanded records requirements; a nested call's arguments are the
     // callee's own tensors, already checked by the outer call's requirements on its inputs.
     if (stack.size() == 1) record_requirements(*current_, *callee, *call);
-    for (const Stmt& cs : body) out.push_back(r.stmt(cs, *callee));
+    if (stack.size() == 1) top_call_loc_ = call->loc;
+    for (const Stmt& cs : body) {
+      copied_nodes_ += count_nodes(cs);
+      if (copied_nodes_ > kMaxInlinedNodes)
+        error(*current_, stack.size() == 1 ? call->loc : top_call_loc_,
+              "inlining the calls of '" + current_->name + "' makes it too large (over " +
+                  std::to_string(kMaxInlinedNodes) +
+                  " expression nodes copied; each call copies its callee's statements)");
+      out.push_back(r.stmt(cs, *callee));
+    }
   }
 
   struct Renamer {
@@ -215,6 +235,8 @@ class Inliner {
 
   Program& prog_;
   Def* current_ = nullptr;
+  size_t copied_nodes_ = 0;  // for the def being expanded, across all its (nested) calls
+  SourceLoc top_call_loc_;   // the call statement of current_ being expanded
   std::map<const Def*, std::set<std::string>> taken_;
   int call_count_ = 0;
 };

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -16,15 +17,6 @@
 
 namespace tc::lang {
 namespace {
-
-// Lets are inlined by copying; chained lets ("b = a*a, c = b*b, ...") grow exponentially.
-constexpr size_t kMaxInlinedNodes = 100000;
-
-size_t count_nodes(const Expr& e) {
-  size_t n = 1;
-  for (const auto& a : e.args) n += count_nodes(*a);
-  return n;
-}
 
 class DefChecker {
  public:
@@ -41,6 +33,13 @@ class DefChecker {
   }
 
  private:
+  // Backends index with 32-bit integers: a literal extent beyond that is not supported.
+  void check_dim_literal(const DimSpec& d) const {
+    if (d.is_literal() && d.value > INT32_MAX)
+      report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, d.loc,
+             "dimension " + std::to_string(d.value) + " exceeds the largest supported extent 2147483647");
+  }
+
   [[noreturn]] void error(SourceLoc loc, const std::string& msg) const {
     report(TC_ERROR_SEMANTIC, prog_.source, def_.name, loc, msg);
   }
@@ -62,6 +61,7 @@ class DefChecker {
       t.param_index = static_cast<int>(&p - def_.inputs.data());
       for (const DimSpec& d : p.dims) {
         if (d.is_literal() && d.value < 0) error(d.loc, "a dimension cannot be negative");
+        check_dim_literal(d);
         if (!d.is_literal() && !def_.is_size(d.name)) def_.size_names.push_back(d.name);
       }
       def_.tensors.push_back(t);
@@ -74,6 +74,7 @@ class DefChecker {
       t.ndim = p.has_dims ? static_cast<int>(p.dims.size()) : -1;  // -1: from the statements
       t.dims = p.dims;
       t.param_index = static_cast<int>(&p - def_.outputs.data());
+      for (const DimSpec& d : p.dims) check_dim_literal(d);
       for (const DimSpec& d : p.dims)
         if (!d.is_literal() && !def_.is_size(d.name))
           error(d.loc, "size '" + d.name + "' of output '" + p.name +

@@ -2,6 +2,7 @@
 // (src/infer) and every backend's scalar semantics. It is Halide's rule: Euclidean, so
 // 0 <= a % b < |b| and a == b * (a / b) + a % b ('/' rounds toward negative infinity for
 // positive divisors); division by zero gives 0, and INT64_MIN / -1 wraps instead of trapping.
+// No intermediate result overflows (the functions are UBSan-clean for every input).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,9 @@ inline int64_t euclid_mod(int64_t a, int64_t b) {
 inline int64_t euclid_div(int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-  return (a - euclid_mod(a, b)) / b;
+  int64_t q = a / b;  // truncated; |b| >= 2 here, so it cannot overflow
+  if (a % b < 0) q += b > 0 ? -1 : 1;
+  return q;
 }
 
 }  // namespace tc

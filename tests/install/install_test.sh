@@ -57,6 +57,11 @@ echo "$(wc -w <<<"$api") API functions exported"
 others=$(grep -v '^tc_' <<<"$exported" | grep -v '^_init$\|^_fini$' || true)
 [ -z "$others" ] || echo "note: $(wc -l <<<"$others") exported symbols outside the tc_ namespace, e.g. $(head -n3 <<<"$others" | tr '\n' ' ')"
 
+step "installed tc tool runs (its run path finds the installed libtc.so.0)"
+[ -x "$prefix/bin/tc" ] || fail "bin/tc not installed"
+env -u LD_LIBRARY_PATH "$prefix/bin/tc" version || fail "the installed bin/tc cannot start"
+env -u LD_LIBRARY_PATH "$prefix/bin/tc" check "$src/examples/tc/mm.tc" >/dev/null || fail "installed tc check"
+
 step "pkg-config"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 pc_prefix=$(pkg-config --variable=prefix tc)

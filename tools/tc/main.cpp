@@ -4,7 +4,9 @@
 //                                      deterministic random inputs, run, print output shapes,
 //                                      a checksum and the time
 //   tc version
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +39,14 @@ bool read_file(const char* path, std::string& out) {
   return true;
 }
 
+// The C API takes sources as C strings: a NUL byte would silently cut the program there.
+bool is_text(const char* path, const std::string& source) {
+  size_t nul = source.find('\0');
+  if (nul == std::string::npos) return true;
+  std::fprintf(stderr, "tc: '%s' contains a NUL byte at offset %zu; a TC source is text\n", path, nul);
+  return false;
+}
+
 int report(int status) {
   std::fprintf(stderr, "%s\n", tc_last_error_message());
   return status == TC_OK ? 0 : 1;
@@ -48,6 +58,7 @@ tc_program* load(const char* path) {
     std::fprintf(stderr, "tc: cannot read '%s'\n", path);
     return nullptr;
   }
+  if (!is_text(path, source)) return nullptr;
   tc_program* prog = nullptr;
   if (tc_define_named(&prog, source.c_str(), path) != TC_OK) {
     report(1);
@@ -80,13 +91,25 @@ struct RunArgs {
   int64_t int_lo = 0, int_hi = 2;
 };
 
+// "M=64,K=32": each value an integer in 0..2^31-1 (the largest extent libtc supports).
 bool parse_sizes(const std::string& spec, std::map<std::string, int64_t>& sizes) {
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
     size_t eq = item.find('=');
-    if (eq == std::string::npos) return false;
-    sizes[item.substr(0, eq)] = std::strtoll(item.c_str() + eq + 1, nullptr, 10);
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "tc: --size expects NAME=N[,NAME=N...], got '%s'\n", item.c_str());
+      return false;
+    }
+    const char* text = item.c_str() + eq + 1;
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || errno == ERANGE || v < 0 || v > INT32_MAX) {
+      std::fprintf(stderr, "tc: --size %s: a size must be an integer in 0..2147483647\n", item.c_str());
+      return false;
+    }
+    sizes[item.substr(0, eq)] = v;
   }
   return true;
 }
@@ -134,6 +157,16 @@ double element(const char* p, DLDataType dt) {
   }
 }
 
+bool allocate(std::vector<char>& buf, size_t bytes, const char* tensor) {
+  try {
+    buf.assign(bytes, 0);
+    return true;
+  } catch (const std::exception&) {
+    std::fprintf(stderr, "tc: cannot allocate %zu bytes for '%s'\n", bytes, tensor);
+    return false;
+  }
+}
+
 DLTensor make_tensor(std::vector<char>& buf, DLDataType dt, int ndim, int64_t* shape) {
   DLTensor t{};
   t.data = buf.data();
@@ -169,9 +202,10 @@ int cmd_run(const char* path, const RunArgs& a) {
         return 1;
       }
       in_shapes[i].push_back(v);
-      n *= v;
+      if (v != 0 && n > INT64_MAX / 8 / v) n = INT64_MAX / 8;  // saturate: the allocation below refuses it
+      else n *= v;
     }
-    in_bufs[i].resize(static_cast<size_t>(n) * info.dtype.bits / 8 + 1);
+    if (!allocate(in_bufs[i], static_cast<size_t>(n) * info.dtype.bits / 8 + 1, info.name)) return 1;
     fill(in_bufs[i], info.dtype, n, rng, a);
     inputs[i] = make_tensor(in_bufs[i], info.dtype, info.ndim, in_shapes[i].data());
   }
@@ -189,7 +223,9 @@ int cmd_run(const char* path, const RunArgs& a) {
     tc_kernel_output_info(k, o, &infos[o]);
     int64_t n = 1;
     for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
-    out_bufs[o].assign(static_cast<size_t>(n) * infos[o].dtype.bits / 8 + 1, 0);
+    tc_param_info info;
+    tc_program_output_info(prog, a.entry, o, &info);
+    if (!allocate(out_bufs[o], static_cast<size_t>(n) * infos[o].dtype.bits / 8 + 1, info.name)) return 1;
     outputs[o] = make_tensor(out_bufs[o], infos[o].dtype, infos[o].ndim, infos[o].shape);
   }
   double best = 1e300;
@@ -237,7 +273,7 @@ int main(int argc, char** argv) {
     const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!val) return usage();
     if (arg == "--entry") a.entry = val;
-    else if (arg == "--size") { if (!parse_sizes(val, a.sizes)) return usage(); }
+    else if (arg == "--size") { if (!parse_sizes(val, a.sizes)) return 2; }
     else if (arg == "--backend") a.backend = val;
     else if (arg == "--repeat") a.repeat = std::max(1, std::atoi(val));
     else if (arg == "--int-range") { if (std::sscanf(val, "%lld:%lld", (long long*)&a.int_lo, (long long*)&a.int_hi) != 2) return usage(); }

@@ -3,13 +3,16 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <cctype>
+#include <cpuid.h>
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <mutex>
 
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
-#include "backends/cpu/lower_expr.h"
 #include "backends/cpu/schedule.h"
+#include "backends/cpu/values.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -21,6 +24,7 @@ namespace {
 // One compiled specialisation and what its arguments are.
 struct Variant {
   std::unique_ptr<JitFunction> fn;
+  std::vector<std::pair<int64_t, std::string>> buffers;  // bytes of each internal buffer, and its tensor
   std::vector<int> caller_outputs;  // outputs whose entry values are passed as inputs, in order
   std::vector<GatherCheck> gather_checks;
   std::string schedule;
@@ -39,11 +43,31 @@ int64_t halide_stride(const TensorView& v, int d) {
 
 bool dense_innermost(const TensorView& v) { return v.ndim == 0 || halide_stride(v, v.ndim - 1) == 1; }
 
+// The generated code addresses every buffer with 32-bit offsets (Halide without large_buffers).
+constexpr int64_t kMaxBufferBytes = INT32_MAX;
+
+// Bytes from the first to the last element of v, inclusive.
+int64_t span_bytes(const TensorView& v) {
+  int64_t last = 0;
+  for (int d = 0; d < v.ndim; ++d) {
+    if (v.shape[d] == 0) return 0;
+    int64_t step = 0;
+    if (__builtin_mul_overflow(v.shape[d] - 1, v.strides[d] < 0 ? -v.strides[d] : v.strides[d], &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return INT64_MAX;
+  }
+  return last >= INT64_MAX / 8 ? INT64_MAX : (last + 1) * bytes(v.type);
+}
+
+// Halide reads a buffer whose host pointer is NULL as a bounds query and computes nothing; an
+// empty tensor may legally have data == NULL, so such views point here instead (never read).
+alignas(64) uint8_t empty_tensor_data[64];
+
 // Fills `out` with a view of v (TC's last dimension is Halide's first); returns the first
 // dimension whose stride does not fit the generated code's 32-bit strides, or -1.
 int view_of(const TensorView& v, HalideView& out) {
-  out.buffer.host = reinterpret_cast<uint8_t*>(v.data);
-  out.buffer.type = halide_type(v.type);
+  out.buffer.host = v.data != nullptr ? reinterpret_cast<uint8_t*>(v.data) : empty_tensor_data;
+  out.buffer.type = storage_type(v.type);
   out.buffer.dimensions = v.ndim;
   out.buffer.dim = out.dims;
   for (int d = 0; d < v.ndim; ++d) {
@@ -54,11 +78,25 @@ int view_of(const TensorView& v, HalideView& out) {
   return -1;
 }
 
+// This machine as Halide's target, with IEEE arithmetic (StrictFloat: NaN, infinities and
+// signed zeros as the reference computes them, no contraction into FMA; Halide's default
+// fast-math assumes there are no NaNs). Halide 14 takes a CPU with AVX512-BF16 for a Sapphire
+// Rapids, whose LLVM CPU model includes AVX512-FP16; without that extension the code would
+// contain instructions this CPU cannot execute (vmovw), so the feature is dropped then.
+Halide::Target host_target() {
+  Halide::Target t = Halide::get_host_target().with_feature(Halide::Target::StrictFloat);
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  bool fp16 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 23)) != 0;
+  if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && !fp16)
+    t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
+  return t;
+}
+
 class CpuKernel : public Kernel {
  public:
   CpuKernel(const ir::BoundDef& bound, const Options& options)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
-        target_(Halide::get_host_target()) {
+        target_(host_target()) {
     size_t ni = b_.def().inputs.size();
     tensor_names_.resize(ni + b_.def().outputs.size());
     for (const auto& t : b_.def().tensors) {
@@ -82,13 +120,18 @@ class CpuKernel : public Kernel {
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " dimension " + std::to_string(bad) +
                                        " has stride " + std::to_string(v.strides[bad]) +
                                        ", beyond the 32-bit strides the generated code uses");
+      int64_t span = span_bytes(v);
+      if (span > kMaxBufferBytes)
+        fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " spans " + std::to_string(span) +
+                                       " bytes; the generated code addresses at most 2147483647 bytes per tensor "
+                                       "(use backend=reference)");
     }
     std::vector<halide_buffer_t*> args;
     for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);
     for (int o : variant.caller_outputs) args.push_back(&views[ni + o].buffer);
     for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
-    std::string error;
-    if (variant.fn->call(args, schedule_.threads, error) != 0) fail(TC_ERROR_RUNTIME, explain(variant, error));
+    CallOutcome outcome = variant.fn->call(args, schedule_.threads);
+    if (outcome.status != 0) report(variant, outcome);
   }
 
   std::string describe() const override {
@@ -111,6 +154,7 @@ class CpuKernel : public Kernel {
     std::vector<Halide::Func> outs;
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
     v.gather_checks = p.gather_checks;
+    v.buffers = buffer_sizes(p);
     v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
   }
@@ -119,6 +163,49 @@ class CpuKernel : public Kernel {
   const Variant& general() const {
     std::call_once(general_once_, [&] { general_ = build(false); });  // a throw leaves it to the next call
     return general_;
+  }
+
+  // Every stage's whole extent in bytes, and its tensor; refuses what 32-bit offsets cannot
+  // address (Halide would wrap the size of the allocation).
+  std::vector<std::pair<int64_t, std::string>> buffer_sizes(const LoweredPipeline& p) const {
+    std::vector<std::pair<int64_t, std::string>> sizes;
+    for (const Stage& s : p.stages) {
+      int64_t n = std::max(1, s.type.bytes());
+      for (int64_t e : s.extents) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
+      if (n > kMaxBufferBytes && !s.tensor.empty())
+        fail(TC_ERROR_UNSUPPORTED, "cpu backend: '" + s.tensor + "' of '" + b_.def().name + "' needs " + std::to_string(n) +
+                                       " bytes; the generated code addresses at most 2147483647 bytes per tensor "
+                                       "(use backend=reference)");
+      sizes.emplace_back(n, s.tensor);
+    }
+    return sizes;
+  }
+
+  [[noreturn]] void report(const Variant& v, const CallOutcome& outcome) const {
+    const std::string& def = b_.def().name;
+    if (!outcome.thread_failure.empty())
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: '" + def + "' could not start its worker threads (threads=" +
+                                   std::to_string(schedule_.threads) + "): " + outcome.thread_failure +
+                                   "; set a smaller 'threads' option");
+    if (outcome.failed_allocation != 0)
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory running '" + def + "': " +
+                                   std::to_string(outcome.failed_allocation) + " bytes for " +
+                                   buffer_named(v, outcome.failed_allocation) + " could not be allocated");
+    if (outcome.error.find("tc-gather:") != std::string::npos) fail(TC_ERROR_RUNTIME, explain(v, outcome.error));
+    const char* debug = std::getenv("TC_DEBUG_HALIDE");
+    fail(TC_ERROR_INTERNAL, "cpu backend: '" + def + "' failed at run time (a libtc bug: please report it with the " +
+                                "program; backend=reference runs it)" +
+                                (debug && *debug && std::string(debug) != "0" ? "; Halide: " + outcome.error : ""));
+  }
+
+  // The tensor whose internal buffer is closest in size to a failed allocation of `bytes`.
+  static std::string buffer_named(const Variant& v, size_t bytes) {
+    const std::pair<int64_t, std::string>* best = nullptr;
+    for (const auto& b : v.buffers)
+      if (!b.second.empty() && (best == nullptr || std::llabs(b.first - static_cast<int64_t>(bytes)) <
+                                                       std::llabs(best->first - static_cast<int64_t>(bytes))))
+        best = &b;
+    return best ? "'" + best->second + "'" : "an internal buffer";
   }
 
   // "... tc-gather:<k>:<index>;<v0>;<v1>..." -> the located message of check k.
@@ -139,7 +226,7 @@ class CpuKernel : public Kernel {
                                 std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
       }
     }
-    return "cpu backend: '" + b_.def().name + "' failed at run time: " + (error.empty() ? std::string("no message") : error);
+    return "cpu backend: '" + b_.def().name + "' failed a bounds check at run time";
   }
 
   // "7;1;0\n" -> {"7", "1", "0"}: the runtime pads and ends the message with whitespace.

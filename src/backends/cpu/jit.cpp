@@ -1,6 +1,9 @@
 // jit.cpp — see jit.h.
 #include "backends/cpu/jit.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "backends/cpu/thread_pool.h"
@@ -9,23 +12,76 @@
 namespace tc::backends::cpu {
 namespace {
 
-// What one call passes to the runtime hooks: where to put errors, how many threads to use.
+// What one call passes to the runtime hooks: where to report, how many threads to use. The
+// hooks may run on several threads at once (inside parallel loops).
 struct CallContext : Halide::JITUserContext {
-  std::string* error = nullptr;
+  CallOutcome* outcome = nullptr;
+  std::mutex* mu = nullptr;
   int threads = 1;
 };
 
 void on_error(Halide::JITUserContext* ctx, const char* message) {
   auto* c = static_cast<CallContext*>(ctx);
-  if (c->error && c->error->empty()) *c->error = message;
+  try {
+    std::lock_guard<std::mutex> lock(*c->mu);
+    if (c->outcome->error.empty()) c->outcome->error = message;
+  } catch (...) {  // no memory for the message: the status still says the call failed
+  }
 }
 
 void on_print(Halide::JITUserContext*, const char*) {}
 
+// Halide asks for 32-byte alignment and leave to read a few bytes either side of a block:
+// blocks are 64-byte aligned with 64 bytes of slack each side; the offset to the start of the
+// underlying allocation sits just before the block.
+constexpr size_t kAlign = 64;
+
+void* on_malloc(Halide::JITUserContext* ctx, size_t bytes) {
+  void* raw = bytes <= SIZE_MAX - 3 * kAlign ? std::malloc(bytes + 3 * kAlign) : nullptr;
+  if (raw == nullptr) {
+    auto* c = static_cast<CallContext*>(ctx);
+    std::lock_guard<std::mutex> lock(*c->mu);
+    if (c->outcome->failed_allocation == 0) c->outcome->failed_allocation = bytes;
+    return nullptr;
+  }
+  auto start = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t block = (start + 2 * kAlign) & ~(kAlign - 1);
+  reinterpret_cast<uintptr_t*>(block)[-1] = block - start;
+  return reinterpret_cast<void*>(block);
+}
+
+void on_free(Halide::JITUserContext*, void* block) {
+  if (block == nullptr) return;
+  auto b = reinterpret_cast<uintptr_t>(block);
+  std::free(reinterpret_cast<void*>(b - reinterpret_cast<uintptr_t*>(b)[-1]));
+}
+
 int on_par_for(Halide::JITUserContext* ctx, int (*task)(Halide::JITUserContext*, int, uint8_t*), int min, int extent,
                uint8_t* closure) {
   auto* c = static_cast<CallContext*>(ctx);
-  return parallel_for(c->threads, reinterpret_cast<Task>(task), ctx, min, extent, closure);
+  int status = parallel_for(c->threads, reinterpret_cast<Task>(task), ctx, min, extent, closure);
+  if (status == kThreadStartFailed) {
+    try {
+      std::lock_guard<std::mutex> lock(*c->mu);
+      if (c->outcome->thread_failure.empty()) c->outcome->thread_failure = thread_start_failure();
+    } catch (...) {
+    }
+  }
+  return status;
+}
+
+// Halide reports compile-time problems through one process-wide reporter; the default writes
+// to stderr. This one drops warnings and turns errors into exceptions (caught below).
+class QuietReporter : public Halide::CompileTimeErrorReporter {
+ public:
+  void warning(const char*) override {}
+  void error(const char* msg) override { throw Halide::CompileError(msg); }
+};
+
+void install_quiet_reporter() {
+  static QuietReporter reporter;
+  static std::once_flag once;
+  std::call_once(once, [] { Halide::set_custom_compile_time_error_reporter(&reporter); });
 }
 
 // Halide's lowering and LLVM code generation share process-wide state (the JIT runtime, name
@@ -35,11 +91,17 @@ std::mutex& compile_mutex() {
   return m;
 }
 
+std::string halide_detail(const char* what) {
+  const char* debug = std::getenv("TC_DEBUG_HALIDE");
+  return debug && *debug && std::strcmp(debug, "0") != 0 ? std::string("; Halide: ") + what : std::string();
+}
+
 }  // namespace
 
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
                          const Halide::Target& target, const std::string& def_name) {
   std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
+  install_quiet_reporter();
   std::lock_guard<std::mutex> lock(compile_mutex());
   try {
     Halide::Pipeline pipeline(outputs);
@@ -51,18 +113,25 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
     Halide::JITUserContext ctx;
     ctx.handlers.custom_error = on_error;
     ctx.handlers.custom_print = on_print;
+    ctx.handlers.custom_malloc = on_malloc;
+    ctx.handlers.custom_free = on_free;
     ctx.handlers.custom_do_par_for = on_par_for;
     Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
     handlers_ = ctx.handlers;
   } catch (const Halide::Error& e) {
-    fail(TC_ERROR_COMPILE, "cpu backend: Halide could not compile '" + def_name + "': " + e.what());
+    fail(TC_ERROR_INTERNAL, "cpu backend: could not compile '" + def_name +
+                                "' (a libtc bug: please report it with the program; backend=reference runs it)" +
+                                halide_detail(e.what()));
   }
-  if (entry_ == nullptr) fail(TC_ERROR_COMPILE, "cpu backend: the JIT produced no entry point for '" + def_name + "'");
+  if (entry_ == nullptr) fail(TC_ERROR_INTERNAL, "cpu backend: the JIT produced no entry point for '" + def_name + "'");
 }
 
-int JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads, std::string& error) const {
+CallOutcome JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads) const {
+  CallOutcome outcome;
+  std::mutex mu;
   CallContext ctx;
-  ctx.error = &error;
+  ctx.outcome = &outcome;
+  ctx.mu = &mu;
   ctx.threads = threads;
   ctx.handlers = handlers_;
   Halide::JITUserContext* ctx_ptr = &ctx;
@@ -70,7 +139,8 @@ int JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads,
   args.reserve(buffers.size() + 1);
   args.push_back(&ctx_ptr);
   for (halide_buffer_t* b : buffers) args.push_back(b);
-  return entry_(args.data());
+  outcome.status = entry_(args.data());
+  return outcome;
 }
 
 }  // namespace tc::backends::cpu

@@ -1,8 +1,9 @@
 // jit.h — a scheduled Halide pipeline compiled to machine code in this process (Halide's
 // LLVM JIT), and calls of it on caller memory: no realize(), no bounds queries, no copies —
 // one call through the generated argv entry point with halide_buffer_t views of the tensors.
-// Run-time errors of the generated code (a failed gather check, a buffer it cannot address)
-// come back as the runtime's message.
+// Halide's compile-time warnings and errors never reach the host's stderr: errors become
+// exceptions here, warnings are dropped. What a failed call reports (the runtime's message,
+// an allocation that failed, a worker thread that could not start) comes back as a CallOutcome.
 #pragma once
 
 #include <string>
@@ -12,21 +13,28 @@
 
 namespace tc::backends::cpu {
 
+struct CallOutcome {
+  int status = 0;                 // the generated code's: 0 on success
+  std::string error;              // the runtime's first error message
+  size_t failed_allocation = 0;   // bytes of an internal buffer that could not be allocated, or 0
+  std::string thread_failure;     // why a worker thread could not be started, or empty
+};
+
 class JitFunction {
  public:
   // Compiles `outputs` as one pipeline taking `inputs` (then one buffer per output).
-  // Throws TC_ERROR_COMPILE with Halide's message on failure.
+  // Throws TC_ERROR_INTERNAL on failure (every valid program must compile: a failure is a
+  // libtc bug); Halide's own text is appended only when TC_DEBUG_HALIDE is set.
   JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
               const Halide::Target& target, const std::string& def_name);
 
-  // buffers: the inputs, then the outputs, in the order given at construction. Returns the
-  // generated code's status; on failure `error` holds the runtime's message.
-  int call(const std::vector<halide_buffer_t*>& buffers, int threads, std::string& error) const;
+  // buffers: the inputs, then the outputs, in the order given at construction.
+  CallOutcome call(const std::vector<halide_buffer_t*>& buffers, int threads) const;
 
  private:
   Halide::Internal::JITModule module_;
   int (*entry_)(const void**) = nullptr;
-  Halide::JITHandlers handlers_;  // error, print and parallel-for hooks, filled in once
+  Halide::JITHandlers handlers_;  // error, print, malloc and parallel-for hooks, filled in once
 };
 
 }  // namespace tc::backends::cpu

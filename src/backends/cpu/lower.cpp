@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "backends/cpu/lower_expr.h"
+#include "backends/cpu/values.h"
 #include "lang/printer.h"
 #include "support/error.h"
 
@@ -47,17 +48,28 @@ Expr identity(lang::ReduceOp op, const Halide::Type& t) {
   }
 }
 
-Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v) {
-  // Plain min/max (not the NaN-propagating builtin rule), so that Halide recognises the
-  // update as associative and can vectorise it (rfactor); NaNs in min=/max= reductions are
-  // not specified on this backend.
+// acc OP v in the tensor's TC type t: the language's + and * (wrapping integers, float16
+// rounded), and min/max that propagate NaN as the builtins do (a NaN anywhere in a min=/max=
+// reduction makes its result NaN, as in the reference).
+Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
   bool b = acc.type().is_bool();
   switch (op) {
-    case lang::ReduceOp::Product: return b ? (acc && v) : acc * v;
-    case lang::ReduceOp::Min: return b ? (acc && v) : Halide::min(acc, v);
-    case lang::ReduceOp::Max: return b ? (acc || v) : Halide::max(acc, v);
-    default: return b ? (acc || v) : acc + v;
+    case lang::ReduceOp::Product: return b ? (acc && v) : arithmetic(lang::Tok::Star, acc, v, t, false);
+    case lang::ReduceOp::Min:
+    case lang::ReduceOp::Max: {
+      if (b) return op == lang::ReduceOp::Min ? (acc && v) : (acc || v);
+      Expr m = op == lang::ReduceOp::Min ? Halide::min(acc, v) : Halide::max(acc, v);
+      if (!is_float(t)) return m;
+      return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, m);
+    }
+    default: return b ? (acc || v) : arithmetic(lang::Tok::Plus, acc, v, t, false);
   }
+}
+
+// Halide can split (rfactor) an update it recognises as associative: sums and products, and
+// min/max of integers (the NaN rule above hides float min/max from its matcher).
+bool splittable(lang::ReduceOp op, ScalarType t) {
+  return op == lang::ReduceOp::Sum || op == lang::ReduceOp::Product || !is_float(t);
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {
@@ -66,7 +78,9 @@ std::string halide_name(const std::string& prefix, const std::string& name) {
 
 class Builder {
  public:
-  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {}
+  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {
+    for (const auto& p : b.program->ranges[b.def_index].preconditions) proven_.insert({p.expr, p.dim});
+  }
 
   LoweredPipeline build() {
     current_.assign(def_.tensors.size(), -1);
@@ -100,7 +114,7 @@ class Builder {
     for (size_t t = 0; t < def_.tensors.size(); ++t) {
       const auto& decl = def_.tensors[t];
       if (decl.role != TensorRole::Input) continue;
-      Halide::ImageParam p(halide_type(decl.type), decl.ndim, halide_name("in", decl.name));
+      Halide::ImageParam p(storage_type(decl.type), decl.ndim, halide_name("in", decl.name));
       constrain(p, static_cast<int>(t));
       p_.inputs[decl.param_index] = p;
     }
@@ -115,7 +129,8 @@ class Builder {
     Stage s;
     s.kind = kind;
     s.func = Func(halide_name(name, def_.tensors[t].name));
-    s.type = halide_type(def_.tensors[t].type);
+    s.type = value_type(def_.tensors[t].type);
+    s.tensor = def_.tensors[t].name;
     s.extents = halide_extents(t);
     for (size_t d = 0; d < s.extents.size(); ++d) s.vars.emplace_back(var_names[var_names.size() - 1 - d]);
     return s;
@@ -136,7 +151,7 @@ class Builder {
     const auto& decl = def_.tensors[t];
     Stage s = new_stage(Stage::Kind::Initial, t, "entry", dim_names(t));
     Halide::ImageParam& caller = p_.caller_outputs[decl.param_index];
-    caller = Halide::ImageParam(s.type, decl.ndim, halide_name("caller", decl.name));
+    caller = Halide::ImageParam(storage_type(decl.type), decl.ndim, halide_name("caller", decl.name));
     constrain(caller, t);
     Expr written = Halide::Internal::make_bool(false);
     for (size_t i = 0; i < def_.stmts.size(); ++i) {
@@ -150,7 +165,7 @@ class Builder {
       written = written || inside;
     }
     written = Halide::Internal::simplify(written);
-    Expr caller_value = caller(as_exprs(s.vars));
+    Expr caller_value = from_storage(caller(as_exprs(s.vars)), decl.type);
     s.func(s.vars) = Halide::Internal::is_const_one(written) ? caller_value
                                                              : Halide::select(written, caller_value, Halide::Internal::make_zero(s.type));
     initial_[t] = add_stage(std::move(s));
@@ -160,10 +175,10 @@ class Builder {
   // The value of tensor t at Halide-order indices `idx`, as seen by stage `consumer`.
   Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false) {
     const auto& decl = def_.tensors[t];
-    if (decl.role == TensorRole::Input) return p_.inputs[decl.param_index](idx);
+    if (decl.role == TensorRole::Input) return from_storage(p_.inputs[decl.param_index](idx), decl.type);
     int version = current_[t];
     if (version < 0) {
-      if (decl.role == TensorRole::Temporary) return Halide::Internal::make_zero(halide_type(decl.type));
+      if (decl.role == TensorRole::Temporary) return Halide::Internal::make_zero(value_type(decl.type));
       version = initial_stage(t);
     }
     p_.stages[version].uses.push_back({consumer, pointwise, in_loop});
@@ -180,7 +195,7 @@ class Builder {
     return true;
   }
 
-  // The range check of a gather subscript, as its own stage over just the variables the
+  // The range check of an unguarded subscript, as its own stage over just the variables the
   // subscript depends on (LUT(I(b,l), d) checks I(b,l) once per (b,l), not once per d and
   // not inside the vectorised reduction). Its message carries the index and those variables'
   // values: "tc-gather:K:I;v0;v1".
@@ -228,24 +243,78 @@ class Builder {
     return f(at);
   }
 
-  Expr checked_index(const lang::Expr& access, int d, Expr i, bool gather, bool guarded) {
+  // A subscript as an integer type in which it can be compared with 0 and the extent: narrow
+  // types widen to int32; uint32 and int64 to int64; uint64 is reinterpreted (an index of 2^63
+  // or more is negative, so out of bounds, as in the reference).
+  static Expr comparable_index(const Expr& i) {
+    Halide::Type t = i.type();
+    if (t.is_bool() || t.bits() < 32 || (t.is_int() && t.bits() == 32)) return Halide::cast(Halide::Int(32), i);
+    if (t.is_uint() && t.bits() == 64) return Halide::reinterpret(Halide::Int(64), i);
+    return Halide::cast(Halide::Int(64), i);
+  }
+
+  // The check of a subscript evaluated only under `guard` (a ?: branch, the right of && / ||):
+  // inline, so that it holds exactly where the reference would evaluate the read. Returns
+  // `value` when the index is in bounds or the guard is false.
+  Expr guarded_check(const lang::Expr& access, int d, const Expr& i, const Expr& guard, const Expr& value) {
     int64_t extent = shape(access.tensor)[d];
-    Halide::Type it = i.type();
-    Expr lo = Halide::Internal::make_zero(it), hi = Halide::Internal::make_const(it, extent - 1);
-    if (gather && !guarded && checked_) i = hoisted_check(access, d, i, lo, hi);
+    const std::vector<std::string>& names = def_.stmts[current_stmt_].vars;
+    int k = static_cast<int>(p_.gather_checks.size());
+    p_.gather_checks.push_back(
+        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent, names});
+    std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
+                                 Halide::cast(Halide::Int(64), i)};
+    for (const Expr& v : loop_vars_) {
+      message.push_back(Halide::Internal::StringImm::make(";"));
+      message.push_back(v);
+    }
+    Expr ok = i >= Halide::Internal::make_zero(i.type()) && i < Halide::Internal::make_const(i.type(), extent);
+    if (guard.defined()) ok = !guard || ok;
+    return Halide::Internal::Call::make(value.type(), Halide::Internal::Call::require,
+                                        {ok, value, Halide::Internal::requirement_failed_error(ok, message)},
+                                        Halide::Internal::Call::PureIntrinsic);
+  }
+
+  // Subscript d of `access`, which binding did not prove in bounds (a gather, a read under a
+  // guard, an index inference cannot bound): with `checked` a bad index is a run-time error
+  // where the read is evaluated; then it is clamped into the tensor. Undefined if the
+  // dimension is empty (there is nothing to read; the caller reads a zero).
+  Expr unproven_index(const lang::Expr& access, int d, Expr i, const Expr& guard) {
+    int64_t extent = shape(access.tensor)[d];
+    i = comparable_index(i);
+    Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), extent - 1);
+    if (extent == 0) return Expr();
+    if (checked_) i = guard.defined() ? guarded_check(access, d, i, guard, i) : hoisted_check(access, d, i, lo, hi);
     return Halide::clamp(i, lo, hi);
   }
 
-  Expr load(const lang::Expr& access, std::vector<Expr> index, bool guarded, int consumer, const lang::Stmt& st,
+  // A read of an empty tensor: a zero, and with `checked` the error the reference reports
+  // when such a read is evaluated.
+  Expr read_of_empty(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
+    Expr zero = Halide::Internal::make_zero(value_type(def_.tensors[access.tensor].type));
+    if (!checked_) return zero;
+    Expr always = Halide::Internal::make_bool(true);
+    return guarded_check(access, d, comparable_index(i), guard.defined() ? guard : always, zero);
+  }
+
+  bool proven(const lang::Expr& access, int d) const {
+    return access.tensor == def_.stmts[current_stmt_].lhs_tensor || proven_.count({&access, d}) > 0;
+  }
+
+  Expr load(const lang::Expr& access, std::vector<Expr> index, const Expr& guard, int consumer, const lang::Stmt& st,
             bool full_box, bool in_loop) {
     int t = access.tensor;
     bool gather = is_gather(access);
     std::vector<Expr> idx;
     for (size_t d = 0; d < index.size(); ++d) {
-      if (shape(t)[d] == 0) return Halide::Internal::make_zero(halide_type(def_.tensors[t].type));  // nothing to read
+      int dim = static_cast<int>(d);
       Expr i = index[d];
-      bool gathered = reads_tensor(*access.args[d]);  // this subscript is data-dependent
-      if (guarded || gathered) i = checked_index(access, static_cast<int>(d), i, gathered, guarded);
+      if (proven(access, dim)) {
+        if (shape(t)[d] == 0) return Halide::Internal::make_zero(value_type(def_.tensors[t].type));  // never evaluated
+      } else {
+        i = unproven_index(access, dim, i, guard);
+        if (!i.defined()) return read_of_empty(access, dim, index[d], guard);
+      }
       idx.push_back(Halide::cast(Halide::Int(32), i));
     }
     std::reverse(idx.begin(), idx.end());
@@ -323,7 +392,7 @@ class Builder {
         if (last.count(st.vars[v])) contiguous_red.insert(st.vars[v]);
       if (all.count(inner)) with_inner.insert(all.begin(), all.end());
     }
-    if (!inner_contiguous && !contiguous_red.empty()) {
+    if (!inner_contiguous && !contiguous_red.empty() && splittable(st.reduce, def_.tensors[st.lhs_tensor].type)) {
       size_t nred = st.vars.size() - st.num_lhs_vars();
       for (size_t k = 0; k < nred; ++k)  // rdom[k] is reduction variable nred-1-k
         if (contiguous_red.count(st.vars[st.num_lhs_vars() + nred - 1 - k])) {
@@ -378,8 +447,9 @@ class Builder {
     }
     loop_vars_ = ctx.vars;
     current_stmt_ = si;
-    ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, bool guarded) {
-      return load(access, std::move(index), guarded, me, st, full_box, in_loop);
+    ctx.proven = [&](const lang::Expr& access, int d) { return proven(access, d); };
+    ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, const Expr& guard) {
+      return load(access, std::move(index), guard, me, st, full_box, in_loop);
     };
     Expr rhs = convert(lower_expr(*st.rhs, ctx), st.rhs->type, def_.tensors[t].type);
 
@@ -398,11 +468,11 @@ class Builder {
       out.kind = Stage::Kind::Pointwise;
     } else if (full_box && !has_rvars) {
       // "O(i) += x(i)": one combination per element.
-      f(pure) = combine(st.reduce, st.init ? identity(st.reduce, type) : previous, rhs);
+      f(pure) = combine(st.reduce, st.init ? identity(st.reduce, type) : previous, rhs, def_.tensors[t].type);
       out.kind = Stage::Kind::Pointwise;
     } else if (full_box) {
       f(pure) = st.init ? identity(st.reduce, type) : previous;
-      f(pure) = combine(st.reduce, f(pure), rhs);
+      f(pure) = combine(st.reduce, f(pure), rhs, def_.tensors[t].type);
       out.kind = Stage::Kind::Reduction;
       out.rdom = dom;
       analyse_reduction(out, st);
@@ -417,7 +487,7 @@ class Builder {
         for (size_t v = 0; v < n; ++v) lhs_box.push_back(lhs_dom[static_cast<int>(v)]);
         f(lhs_box) = identity(st.reduce, type);
       }
-      if (!(reduce && empty_reduction)) f(box) = reduce ? combine(st.reduce, f(box), rhs) : rhs;
+      if (!(reduce && empty_reduction)) f(box) = reduce ? combine(st.reduce, f(box), rhs, def_.tensors[t].type) : rhs;
       out.kind = Stage::Kind::Partial;
     }
     current_[t] = me;
@@ -429,11 +499,12 @@ class Builder {
       if (decl.role != TensorRole::Output) continue;
       int ti = static_cast<int>(t);
       Stage s = new_stage(Stage::Kind::Output, ti, "out", dim_names(ti));
+      s.type = storage_type(decl.type);
       int me = add_stage(s);
       std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
-      Expr value = current_[t] >= 0 ? read(ti, pure, me, true) : Halide::Internal::make_zero(p_.stages[me].type);
+      Expr value = current_[t] >= 0 ? read(ti, pure, me, true) : Halide::Internal::make_zero(value_type(decl.type));
       Func& f = p_.stages[me].func;  // after read(), which may add stages
-      f(pure) = value;
+      f(pure) = to_storage(value, decl.type);
       constrain(f.output_buffer(), ti);
       p_.output_stage[decl.param_index] = me;
     }
@@ -449,6 +520,7 @@ class Builder {
   std::vector<Expr> loop_vars_;
   std::map<int, int> pack_dims_;
   std::map<std::tuple<int, int, int>, int> packs_;  // (tensor, version, dim) -> Pack stage
+  std::set<std::pair<const lang::Expr*, int>> proven_;  // (access, dimension) checked by binding
   std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write
   std::vector<int> initial_;  // per output tensor: its Initial stage, -1 until needed
 };

@@ -34,6 +34,7 @@ struct Stage {
   Kind kind = Kind::Pointwise;
   Halide::Func func;
   Halide::Type type;
+  std::string tensor;             // the TC tensor this stage holds a version (or copy) of; "" for checks
   std::vector<Halide::Var> vars;  // Halide order: vars[0] is TC's last (contiguous) index
   std::vector<int64_t> extents;   // per var
   int stmt = -1;                  // defining statement, -1 for Initial and Output

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "infer/to_halide.h"
+#include "backends/cpu/values.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -14,47 +14,7 @@ using lang::ExprKind;
 using lang::Ref;
 using lang::Tok;
 
-Halide::Type halide_type(ScalarType t) {
-  switch (kind(t)) {
-    case ScalarKind::Bool: return Halide::Bool();
-    case ScalarKind::Signed: return Halide::Int(bits(t));
-    case ScalarKind::Unsigned: return Halide::UInt(bits(t));
-    case ScalarKind::Float: return Halide::Float(bits(t));
-  }
-  return Halide::Int(32);
-}
-
 namespace {
-
-Expr truthy(const Expr& x) { return x.type().is_bool() ? x : x != Halide::Internal::make_zero(x.type()); }
-
-Expr float_to_integer(const Expr& x, ScalarType to) {
-  Expr wide = Halide::cast(Halide::Float(64), x);  // float16 has no saturating_cast of its own
-  return Halide::select(Halide::is_nan(wide), Halide::Internal::make_zero(halide_type(to)),
-                        Halide::saturating_cast(halide_type(to), Halide::trunc(wide)));
-}
-
-}  // namespace
-
-Expr convert(Expr x, ScalarType from, ScalarType to) {
-  if (from == to) return x;
-  if (to == ScalarType::Bool) return truthy(x);
-  if (is_float(from) && !is_float(to)) return float_to_integer(x, to);
-  return Halide::cast(halide_type(to), x);
-}
-
-namespace {
-
-// A libm function called from the generated code, in the precision of `t`: float32 and
-// float16 call the float version (float16 rounds the result), float64 the double one.
-Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
-  bool dbl = t == ScalarType::Float64;
-  Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);
-  std::vector<Expr> a;
-  for (const Expr& x : args) a.push_back(Halide::cast(ft, x));
-  Expr r = Halide::Internal::Call::make(ft, dbl ? name : std::string(name) + "f", a, Halide::Internal::Call::PureExtern);
-  return Halide::cast(halide_type(t), r);
-}
 
 const char* libm_name(BuiltinId id) {
   switch (id) {
@@ -117,13 +77,16 @@ Expr vector_exp_f32(const Expr& x_in) {
   return Halide::select(Halide::is_nan(x), x, result);
 }
 
+// id(a...) with arguments of TC type t (float16 held as float32, values.h).
 Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
-  if (id == BuiltinId::Exp && t != ScalarType::Float64) return Halide::cast(halide_type(t), vector_exp_f32(a[0]));
+  bool half = t == ScalarType::Float16;
+  auto rounded = [&](const Expr& x) { return half ? round_to_half(x) : x; };
+  if (id == BuiltinId::Exp && t != ScalarType::Float64) return rounded(vector_exp_f32(a[0]));
   if (const char* name = libm_name(id)) return libm(name, a, t);
-  Halide::Type ht = halide_type(t);
   switch (id) {
-    case BuiltinId::Sqrt: return Halide::sqrt(a[0]);
-    case BuiltinId::Rsqrt: return Halide::Internal::make_one(ht) / Halide::sqrt(a[0]);
+    case BuiltinId::Sqrt: return rounded(Halide::sqrt(a[0]));
+    case BuiltinId::Rsqrt: return rounded(Halide::Internal::make_one(a[0].type()) / Halide::sqrt(a[0]));
+    // Exact: the result of these is a value of the argument's type.
     case BuiltinId::Fabs: return Halide::abs(a[0]);
     case BuiltinId::Floor: return Halide::floor(a[0]);
     case BuiltinId::Ceil: return Halide::ceil(a[0]);
@@ -137,7 +100,8 @@ Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
     case BuiltinId::Max: return nan_propagating(id, a[0], a[1]);
     case BuiltinId::Abs:
       if (t == ScalarType::Bool || kind(t) == ScalarKind::Unsigned) return a[0];
-      return Halide::cast(ht, Halide::abs(a[0]));  // Halide's abs of a signed int is unsigned
+      if (is_float(t)) return Halide::abs(a[0]);
+      return Halide::cast(a[0].type(), Halide::abs(a[0]));  // Halide's abs of a signed int is unsigned
     default: break;
   }
   fail(TC_ERROR_INTERNAL, "cpu backend: builtin without a lowering");
@@ -149,40 +113,39 @@ Expr size_value(const lang::Expr& e, const ir::BoundDef& b) {
 }
 
 Expr constant(const lang::Expr& e) {
-  Halide::Type t = halide_type(e.type);
-  if (e.kind == ExprKind::FloatLit) return Halide::Internal::make_const(t, e.float_value);
-  if (is_float(e.type)) return Halide::Internal::make_const(t, static_cast<double>(e.int_value));
-  if (e.type == ScalarType::Bool) return Halide::Internal::make_bool(e.int_value != 0);
-  return Halide::Internal::make_const(t, e.int_value);
+  if (e.kind == ExprKind::FloatLit) return literal(e.float_value, e.type);
+  return literal(e.int_value, e.type);
 }
+
+Expr both(const Expr& guard, const Expr& c) { return guard.defined() ? (guard && c) : c; }
 
 class Lowerer {
  public:
   explicit Lowerer(const ExprContext& ctx) : ctx_(ctx) {}
 
-  // `guarded`: inside a ?: branch or the right operand of && / ||.
-  Expr lower(const lang::Expr& e, bool guarded) {
+  // `guard`: the condition under which e is evaluated (undefined: always).
+  Expr lower(const lang::Expr& e, const Expr& guard) {
     switch (e.kind) {
       case ExprKind::IntLit:
       case ExprKind::FloatLit: return constant(e);
       case ExprKind::Dim: return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
       case ExprKind::Ident:
         if (e.ref == Ref::Size) return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
-        if (e.ref == Ref::Tensor) return ctx_.load(e, {}, guarded);
+        if (e.ref == Ref::Tensor) return ctx_.load(e, {}, guard);
         return index_var(e);
       case ExprKind::Unary: {
-        Expr x = lower(*e.args[0], guarded);
-        if (e.op == Tok::Not) return !truthy(x);
-        return -convert(x, e.args[0]->type, e.type);
+        Expr x = lower(*e.args[0], guard);
+        if (e.op == Tok::Not) return !convert(x, e.args[0]->type, ScalarType::Bool);
+        return negate(convert(x, e.args[0]->type, e.type), e.type, native_);
       }
-      case ExprKind::Binary: return binary(e, guarded);
+      case ExprKind::Binary: return binary(e, guard);
       case ExprKind::Ternary: {
-        Expr c = truthy(lower(*e.args[0], guarded));
-        Expr a = convert(lower(*e.args[1], true), e.args[1]->type, e.type);
-        Expr b = convert(lower(*e.args[2], true), e.args[2]->type, e.type);
+        Expr c = convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
+        Expr a = convert(lower(*e.args[1], both(guard, c)), e.args[1]->type, e.type);
+        Expr b = convert(lower(*e.args[2], both(guard, !c)), e.args[2]->type, e.type);
         return Halide::select(c, a, b);
       }
-      case ExprKind::Call: return call(e, guarded);
+      case ExprKind::Call: return call(e, guard);
     }
     fail(TC_ERROR_INTERNAL, "cpu backend: unknown expression kind");
   }
@@ -195,42 +158,47 @@ class Lowerer {
     fail(TC_ERROR_INTERNAL, "cpu backend: unbound index variable '" + e.name + "'");
   }
 
-  Expr binary(const lang::Expr& e, bool guarded) {
+  Expr binary(const lang::Expr& e, const Expr& guard) {
     if (e.op == Tok::AndAnd || e.op == Tok::OrOr) {
-      Expr a = truthy(lower(*e.args[0], guarded));
-      Expr b = truthy(lower(*e.args[1], true));
+      Expr a = convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
+      Expr b = convert(lower(*e.args[1], both(guard, e.op == Tok::AndAnd ? a : !a)), e.args[1]->type, ScalarType::Bool);
       return e.op == Tok::AndAnd ? (a && b) : (a || b);
     }
     ScalarType t = e.operand_type;
     // bool operands of arithmetic compute in int32, as the reference does.
     ScalarType work = (t == ScalarType::Bool && !lang::is_comparison(e.op)) ? ScalarType::Int32 : t;
-    Expr a = convert(convert(lower(*e.args[0], guarded), e.args[0]->type, t), t, work);
-    Expr b = convert(convert(lower(*e.args[1], guarded), e.args[1]->type, t), t, work);
-    Expr r = infer::binary_op(e.op, a, b);
+    Expr a = convert(convert(lower(*e.args[0], guard), e.args[0]->type, t), t, work);
+    Expr b = convert(convert(lower(*e.args[1], guard), e.args[1]->type, t), t, work);
+    Expr r = arithmetic(e.op, a, b, work, native_);
     ScalarType produced = lang::is_comparison(e.op) ? ScalarType::Bool : work;
     return convert(r, produced, e.type);
   }
 
-  Expr call(const lang::Expr& e, bool guarded) {
+  Expr call(const lang::Expr& e, const Expr& guard) {
     if (e.ref == Ref::Tensor) {
       std::vector<Expr> index;
-      for (const auto& a : e.args) index.push_back(lower(*a, guarded));
-      return ctx_.load(e, index, guarded);
+      for (size_t d = 0; d < e.args.size(); ++d) {
+        bool outer = native_;
+        native_ = ctx_.proven(e, static_cast<int>(d));
+        index.push_back(lower(*e.args[d], guard));
+        native_ = outer;
+      }
+      return ctx_.load(e, index, guard);
     }
-    if (e.ref == Ref::Cast) return convert(lower(*e.args[0], guarded), e.args[0]->type, e.type);
+    if (e.ref == Ref::Cast) return convert(lower(*e.args[0], guard), e.args[0]->type, e.type);
     std::vector<Expr> args;
-    for (const auto& a : e.args) args.push_back(convert(lower(*a, guarded), a->type, e.type));
+    for (const auto& a : e.args) args.push_back(convert(lower(*a, guard), a->type, e.type));
     return builtin(e.builtin, args, e.type);
   }
 
- private:
   const ExprContext& ctx_;
+  bool native_ = false;  // lowering a subscript that binding proved in bounds
 };
 
 }  // namespace
 
 Expr lower_expr(const lang::Expr& e, const ExprContext& ctx) {
-  return Lowerer(ctx).lower(e, false);
+  return Lowerer(ctx).lower(e, Expr());
 }
 
 }  // namespace tc::backends::cpu

@@ -1,8 +1,7 @@
 // lower_expr.h — a statement's right-hand side as a Halide expression with the language's
-// scalar semantics (the reference backend's scalar.cpp is the oracle): operands converted to
-// the operation's type, Euclidean integer division with x/0 == 0 (Halide's own rule),
-// saturating float-to-integer casts, libm for the transcendental builtins. It does not decide
-// how tensors are read: the caller's `load` knows the current version of each tensor.
+// scalar semantics (values.h: how values are held, converted and combined; the reference
+// backend's scalar.cpp is the oracle). It does not decide how tensors are read: the caller's
+// `load` knows the current version of each tensor and how to check a subscript.
 #pragma once
 
 #include <functional>
@@ -15,19 +14,17 @@
 
 namespace tc::backends::cpu {
 
-Halide::Type halide_type(ScalarType t);
-
-// x of TC type `from` converted to `to` as the language converts (bool is x != 0, float to
-// integer truncates and saturates, NaN gives 0).
-Halide::Expr convert(Halide::Expr x, ScalarType from, ScalarType to);
-
 struct ExprContext {
   const ir::BoundDef* bound = nullptr;
   const std::vector<std::string>* var_names = nullptr;  // the statement's variables (Stmt::vars)
   std::vector<Halide::Expr> vars;                       // their values, in the same order
+  // Whether binding proved subscript `dim` of `access` in bounds: then its arithmetic is the
+  // index arithmetic Halide's bounds inference understands (it cannot overflow).
+  std::function<bool(const lang::Expr& access, int dim)> proven;
   // A tensor read: `access` is the source access, `index` its subscripts (any integer type),
-  // `guarded` whether it sits under a ?: branch or the right operand of && / ||.
-  std::function<Halide::Expr(const lang::Expr& access, std::vector<Halide::Expr> index, bool guarded)> load;
+  // `guard` the condition under which the read is evaluated (undefined: always), set under a
+  // ?: branch or the right operand of && / ||.
+  std::function<Halide::Expr(const lang::Expr& access, std::vector<Halide::Expr> index, const Halide::Expr& guard)> load;
 };
 
 Halide::Expr lower_expr(const lang::Expr& e, const ExprContext& ctx);

@@ -15,6 +15,7 @@ namespace tc::backends::cpu {
 namespace {
 
 thread_local bool in_task = false;
+thread_local std::string start_failure;
 
 struct Job {
   Task task;
@@ -45,7 +46,7 @@ class Pool {
     int helpers = std::min(threads, job.extent) - 1;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      grow(helpers);
+      if (!grow(helpers)) return kThreadStartFailed;
       job.free_slots = helpers;
       if (helpers > 0) queue_.push_back(&job);
     }
@@ -60,11 +61,20 @@ class Pool {
   }
 
  private:
-  void grow(int helpers) {
+  // Starts workers until there are `helpers`; false (and start_failure says why) if the
+  // system refuses one. Those already started stay for later jobs.
+  bool grow(int helpers) {
     while (static_cast<int>(workers_.size()) < helpers) {
-      workers_.emplace_back([this] { loop(); });
-      workers_.back().detach();
+      try {
+        std::thread worker([this] { loop(); });
+        worker.detach();
+        workers_.push_back(std::move(worker));
+      } catch (const std::exception& e) {
+        start_failure = "thread " + std::to_string(workers_.size() + 1) + " of " + std::to_string(helpers) + ": " + e.what();
+        return false;
+      }
     }
+    return true;
   }
 
   void remove(Job* job) {
@@ -110,7 +120,14 @@ int parallel_for(int threads, Task task, void* user_context, int min, int extent
   job.closure = closure;
   job.min = min;
   job.extent = extent;
-  return Pool::get().run(threads, job);
+  try {
+    return Pool::get().run(threads, job);
+  } catch (const std::exception& e) {  // a mutex or condition variable the system refused
+    start_failure = e.what();
+    return kThreadStartFailed;
+  }
 }
+
+const std::string& thread_start_failure() { return start_failure; }
 
 }  // namespace tc::backends::cpu

@@ -4,13 +4,24 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tc::backends::cpu {
 
 using Task = int (*)(void* user_context, int index, uint8_t* closure);
 
+// Returned by parallel_for when a worker thread could not be started (the system refused:
+// out of memory or of threads); nothing of the loop ran. Task statuses are never this value
+// (Halide's are small negative numbers).
+constexpr int kThreadStartFailed = -1000001;
+
 // Calls task(user_context, i, closure) for every i in [min, min + extent) on up to `threads`
-// threads, the caller included. Returns 0, or the status of one failing task.
+// threads, the caller included. Returns 0, the status of one failing task, or
+// kThreadStartFailed. Never throws.
 int parallel_for(int threads, Task task, void* user_context, int min, int extent, uint8_t* closure);
+
+// Why the calling thread's last parallel_for returned kThreadStartFailed ("thread 3 of 1023:
+// Resource temporarily unavailable").
+const std::string& thread_start_failure();
 
 }  // namespace tc::backends::cpu

@@ -5,10 +5,14 @@
 //      variables inner, ascending); '!' statements first set their LHS box to the identity;
 //      a statement that reads its own LHS reads a snapshot taken before it starts.
 // In checked mode (default) every tensor read is bounds-checked and the first bad index is a
-// TC_ERROR_RUNTIME naming the access, the index and the loop variables.
+// TC_ERROR_RUNTIME naming the access, the index and the loop variables. Unchecked, an index out
+// of bounds is clamped into the tensor (a read of an empty tensor gives 0): binding proved every
+// other read in bounds, so this is the same rule as the cpu backend's and never reads outside.
+// Running out of memory for a temporary is TC_ERROR_NO_MEMORY naming it.
 #include "backends/reference/reference_backend.h"
 
 #include <cstring>
+#include <new>
 
 #include "backends/reference/eval_tree.h"
 #include "lang/printer.h"
@@ -134,7 +138,10 @@ class Interpreter {
     for (size_t d = 0; d < n.args.size(); ++d) {
       Scalar s = eval(n.args[d], vars);
       idx[d] = kind(n.args[d].type) == ScalarKind::Unsigned ? static_cast<int64_t>(s.u) : s.i;
-      if (checked_ && (idx[d] < 0 || idx[d] >= v.shape[d])) out_of_bounds(n, static_cast<int>(d), idx[d], vars);
+      if (idx[d] >= 0 && idx[d] < v.shape[d]) continue;
+      if (checked_) out_of_bounds(n, static_cast<int>(d), idx[d], vars);
+      if (v.shape[d] == 0) return from_int(0, v.type);
+      idx[d] = idx[d] < 0 ? 0 : v.shape[d] - 1;
     }
     return load(v.data + element_offset(v, idx) * bytes(v.type), v.type);
   }
@@ -187,7 +194,7 @@ class ReferenceKernel : public Kernel {
       } else if (decl.role == lang::TensorRole::Output) {
         views[t] = outputs[decl.param_index];
       } else {
-        scratch.emplace_back(static_cast<size_t>(b_.tensors[t].num_elements()) * bytes(decl.type), 0);
+        scratch.push_back(allocate(b_.tensors[t], "temporary '" + decl.name + "'"));
         views[t] = row_major_view(scratch.back().data(), b_.tensors[t]);
       }
     }
@@ -222,7 +229,13 @@ class ReferenceKernel : public Kernel {
 
   void zero_unwritten(const ZeroFill& z, const TensorView& v) const {
     int64_t n = v.num_elements();
-    std::vector<bool> written(static_cast<size_t>(n), false);
+    std::vector<bool> written;
+    try {
+      written.assign(static_cast<size_t>(n), false);
+    } catch (const std::bad_alloc&) {
+      fail(TC_ERROR_NO_MEMORY, "reference backend: out of memory running '" + b_.def().name + "': no room to track " +
+                                   "which elements of output '" + b_.def().tensors[z.tensor].name + "' are written");
+    }
     auto flat = [&](const int64_t* idx) {
       int64_t f = 0;
       for (int d = 0; d < v.ndim; ++d) f = f * v.shape[d] + idx[d];
@@ -237,12 +250,23 @@ class ReferenceKernel : public Kernel {
     });
   }
 
+  // Zeroed row-major storage for a tensor of signature sig.
+  std::vector<char> allocate(const ir::TensorSig& sig, const std::string& what) const {
+    size_t n = static_cast<size_t>(sig.num_elements()) * bytes(sig.type);
+    try {
+      return std::vector<char>(n, 0);
+    } catch (const std::bad_alloc&) {
+      fail(TC_ERROR_NO_MEMORY, "reference backend: out of memory running '" + b_.def().name + "': " +
+                                   std::to_string(n) + " bytes for " + what + " could not be allocated");
+    }
+  }
+
   void execute(const CompiledStmt& s, std::vector<TensorView>& views) const {
     TensorView target = views[s.lhs];
     std::vector<char> snapshot;
     if (s.reads_self) {
       const ir::TensorSig& sig = b_.tensors[s.lhs];
-      snapshot.resize(static_cast<size_t>(sig.num_elements()) * bytes(sig.type));
+      snapshot = allocate(sig, "a copy of '" + b_.def().tensors[s.lhs].name + "'");
       TensorView copy = row_major_view(snapshot.data(), sig);
       std::vector<std::pair<int64_t, int64_t>> all;
       for (int d = 0; d < target.ndim; ++d) all.emplace_back(0, target.shape[d]);

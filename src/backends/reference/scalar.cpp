@@ -1,6 +1,8 @@
 // scalar.cpp — see scalar.h. Integer '/' and '%' are support/int_math.h's (Euclidean). Float '%'
-// is x - y*floor(x/y). Float to integer conversion truncates toward zero and saturates
-// (NaN gives 0) so that no input makes the oracle itself undefined.
+// is NumPy's floored modulo: fmod (exact) moved into the divisor's sign, a zero result with
+// the divisor's sign, NaN for a zero divisor. Float to integer conversion truncates toward zero
+// and saturates (NaN gives 0). Integer to float conversion rounds once (float16: to float32,
+// then to half). No input makes the oracle itself undefined (it runs under UBSan).
 #include "backends/reference/scalar.h"
 
 #include <cmath>
@@ -62,13 +64,23 @@ Scalar compare(lang::Tok op, T a, T b) {
   return s;
 }
 
+template <typename F>
+F floored_modulo(F a, F b) {
+  F r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) return r + b;
+  if (r == 0) return b < 0 ? -F(0) : F(0);
+  return r;
+}
+
 Scalar float_binary(lang::Tok op, double a, double b, ScalarType t) {
   switch (op) {
     case lang::Tok::Plus: return from_double(a + b, t);
     case lang::Tok::Minus: return from_double(a - b, t);
     case lang::Tok::Star: return from_double(a * b, t);
     case lang::Tok::Slash: return from_double(a / b, t);
-    case lang::Tok::Percent: return from_double(a - b * std::floor(a / b), t);
+    case lang::Tok::Percent:  // in the type's precision (float16 in float32, then rounded)
+      if (t == ScalarType::Float64) return from_double(floored_modulo(a, b), t);
+      return from_double(floored_modulo(static_cast<float>(a), static_cast<float>(b)), t);
     default: return compare(op, a, b);
   }
 }
@@ -112,10 +124,17 @@ Scalar from_double(double x, ScalarType t) {
   return s;
 }
 
+// An integer as float type t, rounded once (float16: once to float32, then to half).
+template <typename I>
+double int_to_float(I x, ScalarType t) {
+  if (t == ScalarType::Float64) return static_cast<double>(x);
+  return round_float(static_cast<float>(x), t);
+}
+
 Scalar from_int(int64_t x, ScalarType t) {
   Scalar s;
   switch (kind(t)) {
-    case ScalarKind::Float: s.f = round_float(static_cast<double>(x), t); break;
+    case ScalarKind::Float: s.f = int_to_float(x, t); break;
     case ScalarKind::Bool: s.i = x != 0; break;
     case ScalarKind::Signed: s.i = wrap_signed(x, bits(t)); break;
     case ScalarKind::Unsigned: s.u = wrap_unsigned(static_cast<uint64_t>(x), bits(t)); break;
@@ -144,7 +163,7 @@ Scalar convert(Scalar v, ScalarType from, ScalarType to) {
   switch (kind(from)) {
     case ScalarKind::Float: return from_double(v.f, to);
     case ScalarKind::Unsigned:
-      if (is_float(to)) return from_double(static_cast<double>(v.u), to);
+      if (is_float(to)) return Scalar{.f = int_to_float(v.u, to)};
       return from_int(static_cast<int64_t>(v.u), to);
     default: return from_int(v.i, to);
   }

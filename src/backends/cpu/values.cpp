@@ -1,0 +1,179 @@
+// values.cpp — see values.h.
+#include "backends/cpu/values.h"
+
+#include <cmath>
+
+#include "infer/to_halide.h"
+#include "support/half.h"
+
+namespace tc::backends::cpu {
+
+namespace HI = Halide::Internal;
+using Halide::Expr;
+using lang::Tok;
+
+Halide::Type value_type(ScalarType t) {
+  switch (kind(t)) {
+    case ScalarKind::Bool: return Halide::Bool();
+    case ScalarKind::Signed: return Halide::Int(bits(t));
+    case ScalarKind::Unsigned: return Halide::UInt(bits(t));
+    case ScalarKind::Float: return t == ScalarType::Float16 ? Halide::Float(32) : Halide::Float(bits(t));
+  }
+  return Halide::Int(32);
+}
+
+Halide::Type storage_type(ScalarType t) {
+  if (t == ScalarType::Bool) return Halide::UInt(8);
+  if (t == ScalarType::Float16) return Halide::UInt(16);
+  return value_type(t);
+}
+
+namespace {
+
+Expr u32(uint32_t v) { return HI::make_const(Halide::UInt(32), v); }
+
+// IEEE binary16 bits -> the float32 of the same value (exact; NaN stays NaN, with its payload).
+Expr half_bits_to_float(const Expr& h) {
+  Expr x = Halide::cast(Halide::UInt(32), h);
+  Expr sign = (x & u32(0x8000)) << u32(16);
+  Expr mag = x & u32(0x7fff);
+  // Subnormals (and zero) are mantissa * 2^-24, exact in float32.
+  Expr subnormal = Halide::reinterpret(Halide::UInt(32), Halide::cast(Halide::Float(32), mag) * 5.9604644775390625e-8f);
+  Expr special = (mag << u32(13)) | u32(0x7f800000);  // infinity, NaN
+  Expr normal = (mag << u32(13)) + u32(0x38000000);   // rebias the exponent: 127 - 15
+  Expr bits = Halide::select(mag < u32(0x400), subnormal, mag >= u32(0x7c00), special, normal);
+  return Halide::reinterpret(Halide::Float(32), bits | sign);
+}
+
+// float32 -> IEEE binary16 bits, rounding to nearest even; NaN gives the quiet NaN 0x7e00 (with
+// the sign), like support/half.h's float_to_half, which the reference backend uses.
+Expr float_to_half_bits(const Expr& f) {
+  Expr b = Halide::reinterpret(Halide::UInt(32), f);
+  Expr sign = (b >> u32(16)) & u32(0x8000);
+  Expr a = b & u32(0x7fffffff);
+  Expr r = a - u32(0x38000000);
+  Expr normal = (r + u32(0xfff) + ((r >> u32(13)) & u32(1))) >> u32(13);
+  // Below 2^-14 the result is subnormal: |f| * 2^24 (exact) rounded to an integer, ties to even.
+  Expr magnitude = Halide::reinterpret(Halide::Float(32), a);
+  Expr subnormal = Halide::cast(Halide::UInt(32), Halide::round(magnitude * 16777216.0f));
+  Expr h = Halide::select(a > u32(0x7f800000), u32(0x7e00), a >= u32(0x477ff000), u32(0x7c00),
+                          a < u32(0x38800000), subnormal, normal);
+  return Halide::cast(Halide::UInt(16), h | sign);
+}
+
+Expr truthy(const Expr& x) { return x.type().is_bool() ? x : x != HI::make_zero(x.type()); }
+
+// Truncation toward zero, saturating at the type's limits; NaN gives 0. x: float32 or float64.
+Expr float_to_integer(const Expr& x, ScalarType to) {
+  Halide::Type t = value_type(to);
+  Expr d = Halide::cast(Halide::Float(64), x);  // exact
+  auto f64 = [](double v) { return HI::make_const(Halide::Float(64), v); };
+  if (kind(to) == ScalarKind::Signed) {
+    Expr hi = f64(std::ldexp(1.0, bits(to) - 1));
+    return Halide::select(Halide::is_nan(d), HI::make_zero(t), d >= hi, t.max(), d <= -hi, t.min(), Halide::cast(t, d));
+  }
+  Expr hi = f64(std::ldexp(1.0, bits(to)));
+  return Halide::select(Halide::is_nan(d) || d <= f64(0.0), HI::make_zero(t), d >= hi, t.max(), Halide::cast(t, d));
+}
+
+// Halide assumes that int32 and int64 arithmetic never overflows (and simplifies on that
+// basis, e.g. x + 1 > x to true); the unsigned twin wraps, as TC's integers do.
+bool may_not_overflow_in_halide(const Halide::Type& t) { return t.is_int() && t.bits() >= 32; }
+
+Expr wrapping(Tok op, const Expr& a, const Expr& b) {
+  Halide::Type u = a.type().with_code(halide_type_uint);
+  Expr ua = Halide::reinterpret(u, a), ub = Halide::reinterpret(u, b);
+  Expr r = op == Tok::Plus ? ua + ub : op == Tok::Minus ? ua - ub : ua * ub;
+  return Halide::reinterpret(a.type(), r);
+}
+
+// Euclidean / and % that never trap: a zero divisor, or MIN / -1, divide by 1 instead.
+Expr integer_division(Tok op, const Expr& a, const Expr& b) {
+  Halide::Type t = a.type();
+  Expr zero = HI::make_zero(t);
+  Expr unsafe = b == zero;
+  // MIN / -1 overflows (and traps on x86). Not spelled out for a constant numerator: Halide's
+  // simplifier folds 7 == MIN as 7 - MIN == 0, which overflows during constant folding.
+  const int64_t* ca = HI::as_const_int(a);
+  bool may_be_min = ca == nullptr || *ca == *HI::as_const_int(t.min());
+  if (t.is_int() && may_be_min) unsafe = unsafe || (a == t.min() && b == HI::make_const(t, -1));
+  Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
+  return Halide::select(b == zero, zero, op == Tok::Slash ? a / divisor : a % divisor);
+}
+
+Expr round_if_half(const Expr& x, ScalarType t) { return t == ScalarType::Float16 ? round_to_half(x) : x; }
+
+// NumPy's floored modulo: fmod (exact), moved into the divisor's sign; a zero result takes the
+// divisor's sign; a zero divisor gives NaN.
+Expr floored_modulo(const Expr& a, const Expr& b, ScalarType t) {
+  Halide::Type ft = a.type();
+  Expr r = libm("fmod", {a, b}, t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32);
+  Expr zero = HI::make_zero(ft);
+  Expr differ = r != zero && ((r < zero) != (b < zero));
+  Expr signed_zero = Halide::select(b < zero, HI::make_const(ft, -0.0), zero);
+  return round_if_half(Halide::select(differ, r + b, r == zero, signed_zero, r), t);
+}
+
+}  // namespace
+
+Expr round_to_half(const Expr& f32) { return half_bits_to_float(float_to_half_bits(f32)); }
+
+Expr from_storage(const Expr& stored, ScalarType t) {
+  if (t == ScalarType::Bool) return stored != HI::make_zero(stored.type());
+  if (t == ScalarType::Float16) return half_bits_to_float(stored);
+  return stored;
+}
+
+Expr to_storage(const Expr& value, ScalarType t) {
+  if (t == ScalarType::Bool) return Halide::cast(Halide::UInt(8), value);
+  if (t == ScalarType::Float16) return float_to_half_bits(value);
+  return value;
+}
+
+Expr convert(const Expr& x, ScalarType from, ScalarType to) {
+  if (from == to) return x;
+  if (to == ScalarType::Bool) return truthy(x);
+  if (is_float(from) && !is_float(to)) return float_to_integer(x, to);
+  if (to == ScalarType::Float16) return round_to_half(Halide::cast(Halide::Float(32), x));
+  return Halide::cast(value_type(to), x);
+}
+
+Expr literal(double value, ScalarType t) {
+  if (t == ScalarType::Float16) return HI::make_const(Halide::Float(32), tc::round_to_half(static_cast<float>(value)));
+  if (t == ScalarType::Float32) return HI::make_const(Halide::Float(32), static_cast<double>(static_cast<float>(value)));
+  if (t == ScalarType::Float64) return HI::make_const(Halide::Float(64), value);
+  return literal(static_cast<int64_t>(value), t);
+}
+
+Expr literal(int64_t value, ScalarType t) {
+  if (is_float(t)) return literal(static_cast<double>(value), t);
+  if (t == ScalarType::Bool) return HI::make_bool(value != 0);
+  return HI::make_const(value_type(t), value);
+}
+
+Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
+  bool dbl = t == ScalarType::Float64;
+  Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);
+  std::vector<Expr> a;
+  for (const Expr& x : args) a.push_back(Halide::cast(ft, x));
+  Expr r = HI::Call::make(ft, dbl ? name : std::string(name) + "f", a, HI::Call::PureExtern);
+  return round_if_half(r, t);
+}
+
+Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native) {
+  if (lang::is_comparison(op)) return infer::binary_op(op, a, b);
+  if (is_float(t)) {
+    if (op == Tok::Percent) return floored_modulo(a, b, t);
+    return round_if_half(infer::binary_op(op, a, b), t);
+  }
+  if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, b);
+  if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
+  return infer::binary_op(op, a, b);
+}
+
+Expr negate(const Expr& a, ScalarType t, bool native) {
+  if (!native && may_not_overflow_in_halide(a.type())) return wrapping(Tok::Minus, HI::make_zero(a.type()), a);
+  return -a;
+}
+
+}  // namespace tc::backends::cpu

@@ -1,0 +1,52 @@
+// values.h — how the generated code holds TC values, and the language's conversions on them
+// (the reference backend's scalar.cpp is the oracle; docs/language.md states the rules):
+//   - in memory (the caller's tensors) bool is a byte, any nonzero byte being true, and
+//     float16 is its 16 bits: Halide's own float16 arithmetic and conversions are never used
+//     (Halide 14 turns a float16 NaN into infinity);
+//   - in registers and internal buffers float16 values are float32 values that are exactly
+//     representable in float16: every float16 operation computes in float32 and rounds to
+//     half precision (round to nearest even) with this file's conversion;
+//   - signed 32- and 64-bit arithmetic wraps (two's complement): Halide assumes it never
+//     overflows, so + - * and negation are done on the unsigned twin and reinterpreted;
+//   - integer / and % are Euclidean with x / 0 == 0, x % 0 == 0 and MIN / -1 == MIN, with no
+//     instruction that can trap; float % is NumPy's floored modulo (NaN for a zero divisor).
+// It knows nothing of tensors, statements or schedules.
+#pragma once
+
+#include <vector>
+
+#include <Halide.h>
+
+#include "lang/token.h"
+#include "support/dtype.h"
+
+namespace tc::backends::cpu {
+
+Halide::Type value_type(ScalarType t);    // in registers and internal buffers
+Halide::Type storage_type(ScalarType t);  // in the caller's buffers: bool uint8, float16 uint16
+
+Halide::Expr from_storage(const Halide::Expr& stored, ScalarType t);
+Halide::Expr to_storage(const Halide::Expr& value, ScalarType t);
+
+// A float32 value rounded to the nearest float16 value (ties to even), still as float32.
+Halide::Expr round_to_half(const Halide::Expr& f32);
+
+// x of TC type `from` converted to `to` as the language converts: bool is x != 0, float to
+// integer truncates toward zero and saturates (NaN gives 0), integers wrap.
+Halide::Expr convert(const Halide::Expr& x, ScalarType from, ScalarType to);
+
+// A literal's value in type t (float literals rounded to t's precision).
+Halide::Expr literal(double value, ScalarType t);
+Halide::Expr literal(int64_t value, ScalarType t);
+
+// name(args) of libm ("exp", "fmod", ...) in t's precision: float32 and float16 call the float
+// version (float16 rounds the result), float64 the double one. Not vectorised by Halide.
+Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, ScalarType t);
+
+// a OP b for operands of TC type t (arithmetic in t, comparisons give bool). `native`: index
+// arithmetic whose range binding proved, so Halide may assume it does not overflow (which its
+// bounds inference needs).
+Halide::Expr arithmetic(lang::Tok op, const Halide::Expr& a, const Halide::Expr& b, ScalarType t, bool native);
+Halide::Expr negate(const Halide::Expr& a, ScalarType t, bool native);
+
+}  // namespace tc::backends::cpu
