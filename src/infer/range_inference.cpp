@@ -320,6 +320,28 @@ class DefInference {
     return out;
   }
 
+  // Bounds of a subscript over the domain `scope`; a ?: in it is bounded branch by branch, each
+  // over the part of the domain where it is taken ('A(i > 0 ? i - 1 : 0)' reads 0..N-2, not -1).
+  HI::Interval narrowed_bounds(const Halide::Expr& e, const HI::Scope<HI::Interval>& scope) const {
+    const auto* sel = e.as<HI::Select>();
+    if (sel == nullptr) return HI::bounds_of_expr_in_scope(e, scope);
+    HI::Interval taken = narrowed_bounds(sel->true_value, narrowed(scope, sel->condition));
+    HI::Interval other = narrowed_bounds(sel->false_value, narrowed(scope, simplify(!sel->condition)));
+    return HI::Interval::make_union(taken, other);
+  }
+
+  // scope with each variable of `cond` limited to where cond may hold.
+  static HI::Scope<HI::Interval> narrowed(const HI::Scope<HI::Interval>& scope, const Halide::Expr& cond) {
+    HI::Scope<HI::Interval> out;
+    for (auto it = scope.cbegin(); it != scope.cend(); ++it) {
+      HI::Interval iv = it.value();
+      if (HI::expr_uses_var(cond, it.name()))
+        iv = HI::Interval::make_intersection(iv, HI::solve_for_outer_interval(cond, it.name()));
+      out.push(it.name(), iv);
+    }
+    return out;
+  }
+
   void add_preconditions(int si, std::vector<Precondition>& out) const {
     const Stmt& s = def_.stmts[si];
     HI::Scope<HI::Interval> scope = domain_scope(ranges_[si]);
@@ -328,7 +350,7 @@ class DefInference {
       for (size_t d = 0; d < a.expr->args.size(); ++d) {
         Halide::Expr idx = to_halide(*a.expr->args[d], dim_fn());
         if (!idx.defined()) continue;
-        HI::Interval b = HI::bounds_of_expr_in_scope(idx, scope);
+        HI::Interval b = narrowed_bounds(simplify(idx), scope);
         if (!b.is_bounded()) continue;
         out.push_back(Precondition{si, a.expr, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
                                    SymExpr(simplify(b.min)), SymExpr(simplify(b.max))});

@@ -424,10 +424,21 @@ class DefChecker {
   void settle(Expr& e, ScalarType t) const {
     if (!e.weak) return;
     check_literal_fits(e, t);
+    fold_negated_literal(e);
     e.type = t;
     e.weak = false;
     for (ExprPtr& a : e.args) settle(*a, t);
   }
+  // "-128" is one literal of the operand's type (int8 here), not 128 negated: 128 does not fit.
+  static void fold_negated_literal(Expr& e) {
+    if (e.kind != ExprKind::Unary || e.op != Tok::Minus || e.args[0]->kind != ExprKind::IntLit) return;
+    int64_t v = e.args[0]->int_value;  // 0 .. INT64_MAX: the lexer refuses larger literals
+    e.name = "-" + e.args[0]->name;
+    e.kind = ExprKind::IntLit;
+    e.int_value = -v;
+    e.args.clear();
+  }
+
   // "A(i) < 300" with int8 A would silently compare against 44: refuse literals that change value.
   void check_literal_fits(const Expr& e, ScalarType t) const {
     bool negated = e.kind == ExprKind::Unary && e.op == Tok::Minus && e.args[0]->kind == ExprKind::IntLit;

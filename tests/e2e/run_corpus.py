@@ -18,10 +18,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
 import cases_accept  # noqa: E402
 import cases_reject  # noqa: E402
+import cases_trust  # noqa: E402
 
 
 def all_cases():
-    cases = [(c.kind + "." + c.name, c) for c in cases_accept.CASES + cases_reject.CASES]
+    cases = [(c.kind + "." + c.name, c)
+             for c in cases_accept.CASES + cases_reject.CASES + cases_trust.ACCEPT + cases_trust.REJECT]
     names = [n for n, _ in cases]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

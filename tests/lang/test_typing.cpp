@@ -208,9 +208,18 @@ TEST(Typing, LiteralsSettleToTheirOperationType) {
   EXPECT_EQ(c->args[1]->type, kF64);
   EXPECT_FALSE(c->args[1]->weak);
   auto e = p.defs[0].stmts[1].rhs;
-  EXPECT_EQ(e->args[1]->type, kI8);            // the unary minus
-  EXPECT_EQ(e->args[1]->args[0]->type, kI8);   // and the literal under it
-  EXPECT_FALSE(e->args[1]->args[0]->weak);
+  EXPECT_EQ(e->args[1]->kind, tc::lang::ExprKind::IntLit);  // "-2" is one literal of the operand's type
+  EXPECT_EQ(e->args[1]->int_value, -2);
+  EXPECT_EQ(e->args[1]->type, kI8);
+  EXPECT_FALSE(e->args[1]->weak);
+}
+
+TEST(Typing, NegatedLiteralFitsAsAWhole) {
+  Program p = checked("def f(int8(N) I8) -> (E) { E(i) = I8(i) + -128 }");  // 128 alone would not fit
+  auto lit = p.defs[0].stmts[0].rhs->args[1];
+  EXPECT_EQ(lit->kind, tc::lang::ExprKind::IntLit);
+  EXPECT_EQ(lit->int_value, -128);
+  EXPECT_EQ(lit->type, kI8);
 }
 
 TEST(Typing, ExpressionTypesAreAnnotated) {

@@ -25,6 +25,7 @@ namespace {
 struct Variant {
   std::unique_ptr<JitFunction> fn;
   std::vector<std::pair<int64_t, std::string>> buffers;  // bytes of each internal buffer, and its tensor
+  bool has_sink = false;  // the pipeline's last output is the checks sink (lower.h), a 0-d uint32
   std::vector<int> caller_outputs;  // outputs whose entry values are passed as inputs, in order
   std::vector<GatherCheck> gather_checks;
   std::string schedule;
@@ -130,6 +131,11 @@ class CpuKernel : public Kernel {
     for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);
     for (int o : variant.caller_outputs) args.push_back(&views[ni + o].buffer);
     for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
+    uint32_t sink_value = 0;
+    halide_buffer_t sink{};
+    sink.host = reinterpret_cast<uint8_t*>(&sink_value);
+    sink.type = halide_type_of<uint32_t>();
+    if (variant.has_sink) args.push_back(&sink);
     CallOutcome outcome = variant.fn->call(args, schedule_.threads);
     if (outcome.status != 0) report(variant, outcome);
   }
@@ -153,6 +159,8 @@ class CpuKernel : public Kernel {
       }
     std::vector<Halide::Func> outs;
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
+    if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
+    v.has_sink = p.sink_stage >= 0;
     v.gather_checks = p.gather_checks;
     v.buffers = buffer_sizes(p);
     v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);

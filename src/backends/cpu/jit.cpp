@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "backends/cpu/thread_pool.h"
 #include "support/error.h"
@@ -91,6 +92,14 @@ std::mutex& compile_mutex() {
   return m;
 }
 
+// Halide compiles on a stack it maps itself; when the process is out of address space that
+// fails with an internal error rather than bad_alloc.
+bool out_of_memory(const std::string& halide_message) {
+  for (const char* sign : {"mprotect failed", "mmap failed", "bad_alloc", "out of memory", "Out of memory"})
+    if (halide_message.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 std::string halide_detail(const char* what) {
   const char* debug = std::getenv("TC_DEBUG_HALIDE");
   return debug && *debug && std::strcmp(debug, "0") != 0 ? std::string("; Halide: ") + what : std::string();
@@ -118,7 +127,10 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
     ctx.handlers.custom_do_par_for = on_par_for;
     Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
     handlers_ = ctx.handlers;
+  } catch (const std::bad_alloc&) {
+    fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
   } catch (const Halide::Error& e) {
+    if (out_of_memory(e.what())) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
     fail(TC_ERROR_INTERNAL, "cpu backend: could not compile '" + def_name +
                                 "' (a libtc bug: please report it with the program; backend=reference runs it)" +
                                 halide_detail(e.what()));

@@ -90,6 +90,7 @@ class Builder {
     make_inputs();
     for (size_t s = 0; s < def_.stmts.size(); ++s) lower_statement(static_cast<int>(s));
     make_outputs();
+    if (checked_) make_checks_sink();
     return std::move(p_);
   }
 
@@ -206,7 +207,7 @@ class Builder {
     std::vector<std::string> names;
     std::vector<Var> fvars;  // Halide order
     std::vector<Expr> at;    // the statement's values of fvars
-    std::vector<int64_t> extents;
+    std::vector<int64_t> extents, mins;
     Expr body = i;
     for (size_t v = stmt_vars.size(); v-- > 0;) {
       if (!used.count(stmt_vars[v])) continue;
@@ -217,6 +218,7 @@ class Builder {
       fvars.push_back(fv);
       at.push_back(loop_vars_[v]);
       extents.push_back(b_.ranges[current_stmt_][v].second - b_.ranges[current_stmt_][v].first);
+      mins.push_back(b_.ranges[current_stmt_][v].first);
       names.insert(names.begin(), stmt_vars[v]);  // statement order, for the message
     }
     int k = static_cast<int>(p_.gather_checks.size());
@@ -235,6 +237,8 @@ class Builder {
     s.type = i.type();
     s.vars = fvars;
     s.extents = extents;
+    s.mins = mins;
+    s.forced = true;
     s.func(fvars) = Halide::Internal::Call::make(i.type(), Halide::Internal::Call::require,
                                                  {ok, body, Halide::Internal::requirement_failed_error(ok, message)},
                                                  Halide::Internal::Call::PureIntrinsic);
@@ -258,6 +262,7 @@ class Builder {
   // `value` when the index is in bounds or the guard is false.
   Expr guarded_check(const lang::Expr& access, int d, const Expr& i, const Expr& guard, const Expr& value) {
     int64_t extent = shape(access.tensor)[d];
+    p_.stages[current_stage_].forced = true;
     const std::vector<std::string>& names = def_.stmts[current_stmt_].vars;
     int k = static_cast<int>(p_.gather_checks.size());
     p_.gather_checks.push_back(
@@ -447,6 +452,7 @@ class Builder {
     }
     loop_vars_ = ctx.vars;
     current_stmt_ = si;
+    current_stage_ = me;
     ctx.proven = [&](const lang::Expr& access, int d) { return proven(access, d); };
     ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, const Expr& guard) {
       return load(access, std::move(index), guard, me, st, full_box, in_loop);
@@ -510,6 +516,45 @@ class Builder {
     }
   }
 
+  // A value folded into the sink: its bits, so that no simplification can drop the read.
+  static Expr fold(const Expr& v) {
+    if (v.type().is_bool()) return Halide::cast(Halide::UInt(32), v);
+    Expr bits = Halide::reinterpret(Halide::UInt(v.type().bits()), v);
+    return Halide::cast(Halide::UInt(32), bits);
+  }
+
+  void make_checks_sink() {
+    std::vector<int> forced;
+    for (size_t i = 0; i < p_.stages.size(); ++i) {
+      const Stage& s = p_.stages[i];
+      bool empty = std::any_of(s.extents.begin(), s.extents.end(), [](int64_t e) { return e == 0; });
+      if (s.forced && !empty) forced.push_back(static_cast<int>(i));
+    }
+    if (forced.empty()) return;
+    Stage sink;
+    sink.kind = Stage::Kind::Output;
+    sink.func = Func("checks");
+    sink.type = Halide::UInt(32);
+    int me = add_stage(sink);
+    Func f = p_.stages[me].func;
+    f() = Halide::Internal::make_zero(Halide::UInt(32));
+    for (int i : forced) {
+      Stage& s = p_.stages[i];
+      std::vector<Halide::Range> region;
+      for (size_t d = 0; d < s.extents.size(); ++d)
+        region.emplace_back(static_cast<int>(s.mins.empty() ? 0 : s.mins[d]), static_cast<int>(s.extents[d]));
+      std::vector<Expr> at;
+      Halide::RDom r;
+      if (!region.empty()) {
+        r = Halide::RDom(region, "r_checks" + std::to_string(i));
+        for (int d = 0; d < r.dimensions(); ++d) at.push_back(r[d]);
+      }
+      f() = f() + fold(s.func(at));
+      s.uses.push_back({me, false, true});
+    }
+    p_.sink_stage = me;
+  }
+
   const ir::BoundDef& b_;
   const lang::Def& def_;
   bool dense_, checked_;
@@ -517,6 +562,7 @@ class Builder {
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
   // the operands it reads packed (see operands_to_pack).
   int current_stmt_ = -1;
+  int current_stage_ = -1;
   std::vector<Expr> loop_vars_;
   std::map<int, int> pack_dims_;
   std::map<std::tuple<int, int, int>, int> packs_;  // (tensor, version, dim) -> Pack stage

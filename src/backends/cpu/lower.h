@@ -37,6 +37,10 @@ struct Stage {
   std::string tensor;             // the TC tensor this stage holds a version (or copy) of; "" for checks
   std::vector<Halide::Var> vars;  // Halide order: vars[0] is TC's last (contiguous) index
   std::vector<int64_t> extents;   // per var
+  std::vector<int64_t> mins;      // per var, where the domain starts; empty: at 0
+  // Holds run-time checks, so it is computed over its whole domain (through the checks sink)
+  // even where no output needs it: a bad index is an error wherever the reference meets it.
+  bool forced = false;
   int stmt = -1;                  // defining statement, -1 for Initial and Output
   std::vector<Use> uses;
   // Reduction only:
@@ -48,7 +52,7 @@ struct Stage {
   int packed_var = -1;
 };
 
-// A gather whose index is checked at run time: the generated code reports
+// A subscript checked at run time (not proven by binding): the generated code reports
 // "tc-gather:<number>:<index>" and the kernel turns it into a located message.
 struct GatherCheck {
   lang::SourceLoc loc;
@@ -65,6 +69,9 @@ struct LoweredPipeline {
   std::vector<int> output_stage;                   // per def output: its Output stage
   std::vector<Stage> stages;
   std::vector<GatherCheck> gather_checks;
+  // With checks: a 0-d uint32 Func reading every forced stage over its whole domain, compiled
+  // as one more pipeline output (its value means nothing); -1 when there is nothing to force.
+  int sink_stage = -1;
 };
 
 // dense_innermost: every tensor's last dimension has stride 1 (the fast variant).

@@ -1,0 +1,270 @@
+"""cases_trust.py - regressions for the defects of issue 9 ("trust"): each case runs on every
+backend and pins one semantic rule of docs/language.md ("Scalar semantics") or one documented
+status. Numbers in the names are the issue's defect numbers. Expected values are computed here
+independently (Python integers, NumPy), never by libtc.
+
+What the corpus cannot express (NULL data pointers, memory limits, worker threads, the host's
+stderr, the tc tool) is in regressions.py.
+"""
+import numpy as np
+
+from corpus import Accept, Reject, F16, F32, F64
+import tclib
+
+i8, i32, i64, u8, u32, u64 = np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64
+NAN, INF = float("nan"), float("inf")
+I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
+I64_MIN = -2 ** 63
+
+ACCEPT, REJECT = [], []
+
+
+def accept(name, src, inputs, expect, **kw):
+    ACCEPT.append(Accept(name, src, lambda r: inputs, expect, **kw))
+
+
+def reject(name, src, stage, status, **kw):
+    REJECT.append(Reject(name, src, stage, status, **kw))
+
+
+def wrap(v, bits=32):
+    """v as a two's complement integer of `bits` bits."""
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def ediv(a, b, bits):
+    """TC's Euclidean division with x / 0 == 0 and MIN / -1 == MIN (wrapped)."""
+    if b == 0:
+        return 0
+    r = a % abs(b)          # Python's % with a positive divisor is in [0, |b|)
+    return wrap((a - r) // b, bits)
+
+
+def emod(a, b):
+    return 0 if b == 0 else a % abs(b)
+
+
+def _outs(info):
+    return [np.zeros(s, d) for d, s in info]
+
+
+# ---- 2: integer division never traps --------------------------------------------------------
+_B = [65536, -1, 0, I32_MIN, 7, -7]
+accept("t2_int32_division_never_traps", """
+def f(int32(N) B) -> (Q, R, S, T) {
+  Q(i) = 7 / (B(i) * 65536)
+  R(i) = 7 % (B(i) * 65536)
+  S(i) = B(i) / -1
+  T(i) = B(i) % -1 + B(i) / 0 + B(i) % 0
+}""", [np.array(_B, i32)],
+       lambda B: [np.array([ediv(7, wrap(b * 65536), 32) for b in _B], i32),
+                  np.array([emod(7, wrap(b * 65536)) for b in _B], i32),
+                  np.array([ediv(b, -1, 32) for b in _B], i32),
+                  np.zeros(len(_B), i32)])
+
+_B64 = [I64_MIN, -1, 0, 2 ** 62, -5]
+accept("t2_int64_division_never_traps", """
+def f(int64(N) B) -> (Q, R) {
+  Q(i) = B(i) / (B(i) + 1 - 1) + B(i) / -1
+  R(i) = (B(i) * 4) % (B(i) * 2)
+}""", [np.array(_B64, i64)],
+       lambda B: [np.array([wrap(ediv(b, b, 64) + ediv(b, -1, 64), 64) for b in _B64], i64),
+                  np.array([emod(wrap(b * 4, 64), wrap(b * 2, 64)) for b in _B64], i64)])
+
+# ---- 5: signed arithmetic wraps on every backend --------------------------------------------
+_A = [I32_MAX, 5, I32_MIN, -1]
+accept("t5_int32_wraps", """
+def f(int32(N) A) -> (G, H, K) {
+  G(i) = A(i) + 1 > A(i)
+  H(i) = (A(i) * 2) / 2
+  K(i) = -A(i)
+}""", [np.array(_A, i32)],
+       lambda A: [np.array([wrap(a + 1) > a for a in _A]),
+                  np.array([ediv(wrap(a * 2), 2, 32) for a in _A], i32),
+                  np.array([wrap(-a) for a in _A], i32)])
+
+accept("t5_int64_wraps_in_conditions", """
+def f(int64(N) B) -> (O) {
+  O(i) = (B(i) - 2) > 0 ? 1 : 0
+}""", [np.array([I64_MIN, 5, 1], i64)], lambda B: [np.array([1, 1, 0], i32)])
+
+# ---- 6: float16 NaN stays NaN; NaN -> integer is 0 ------------------------------------------
+_H = np.array([NAN, 1.5, -INF, 65504], F16)
+accept("t6_float16_nan", """
+def f(half(N) A) -> (P, Q, R, S, T, U) {
+  P(i) = A(i) * 2
+  Q(i) = half(float(A(i)))
+  R(i) = sqrt(A(i)) + exp(A(i)) + abs(A(i))
+  S +=! A(i)
+  T(i) = int32(A(i) * 2)
+  U(i) = A(i) + A(i)
+}""", [_H], lambda A: [np.array([NAN, 3, -INF, INF], F16), np.array([NAN, 1.5, -INF, 65504], F16),
+                       np.array([NAN, np.float16(np.sqrt(F32(1.5))) + np.float16(np.exp(F32(1.5))) + np.float16(1.5),
+                                 NAN, INF], F16),
+                       np.asarray(NAN, F16), np.array([0, 3, I32_MIN, I32_MAX], i32),
+                       np.array([NAN, 3, -INF, INF], F16)],
+       ulps=2)
+
+# ---- 11: float semantics: IEEE, NumPy's floored %, NaN through ?: ----------------------------
+accept("t11_float32_overflow_to_inf", """
+def f(float(N) A) -> (O) { O(i) = A(i) * 1e39 }""", [np.array([1, -2, 0], F32)],
+       lambda A: [np.array([INF, -INF, NAN], F32)], rtol=0, atol=0)
+
+accept("t11_float64_inf_literal", """
+def f(double(N) A) -> (O) { O(i) = A(i) * 1e309 }""", [np.array([1, -2], F64)],
+       lambda A: [np.array([INF, -INF], F64)], rtol=0, atol=0)
+
+def _floored(A):
+    with np.errstate(invalid="ignore"):
+        return [np.mod(A, F32(3.5)), np.mod(A, F32(-3.5)), np.full(A.shape, NAN, F32)]
+
+
+_M = np.array([1e30, -1e30, -0.0, 3.5, -7.25, 5, NAN, INF], F32)
+accept("t11_float_modulo_is_floored", """
+def f(float(N) A) -> (P, Q, R) {
+  P(i) = A(i) % 3.5
+  Q(i) = A(i) % -3.5
+  R(i) = A(i) % 0
+}""", [_M], lambda A: _floored(A),
+       rtol=0, atol=0)
+
+accept("t11_nan_through_ternary_and_min", """
+def f(float(N) A, float(N) B) -> (P, Q, R, S) {
+  P(i) = A(i) > B(i) ? A(i) : B(i)
+  Q(i) = min(A(i), B(i))
+  R(i) = fmax(A(i), B(i))
+  S max=! A(i) > -1 ? B(i) : A(i)
+}""", [np.array([1, NAN, 2], F32), np.array([NAN, 1, 3], F32)],
+       lambda A, B: [np.array([NAN, 1, 3], F32), np.array([NAN, NAN, 2], F32),
+                     np.array([1, 1, 3], F32), np.asarray(NAN, F32)], rtol=0, atol=0)
+
+# ---- 12: any nonzero bool byte is true --------------------------------------------------------
+accept("t12_bool_bytes", """
+def f(bool(N) A) -> (O, C) {
+  O(i) = A(i) ? 1 : 0
+  C +=! int32(A(i))
+}""", [np.array([2, 1, 0, 255], u8).view(np.bool_)],
+       lambda A: [np.array([1, 1, 0, 1], i32), np.asarray(3, i32)])
+
+# ---- 13: valid programs the cpu backend used to reject ----------------------------------------
+accept("t13_float16_min_max", """
+def f(half(N) A, half(N) B) -> (P, Q, R, S) {
+  P(i) = min(A(i), B(i))
+  Q(i) = max(A(i), B(i))
+  R(i) = fmin(A(i), B(i))
+  S(i) = fmax(A(i), B(i))
+}""", [np.array([1, 2, NAN], F16), np.array([0, 3, 1], F16)],
+       lambda A, B: [np.array([0, 2, NAN], F16), np.array([1, 3, NAN], F16), np.array([0, 2, 1], F16),
+                     np.array([1, 3, 1], F16)], rtol=0, atol=0)
+
+accept("t13_unsigned_gather_index", """
+def f(float(N,D) LUT, uint32(B) I, uint64(B) J) -> (O) {
+  O(b,d) = LUT(I(b), d) + LUT(J(b), d)
+}""", [np.arange(6, dtype=F32).reshape(3, 2), np.array([0, 2], u32), np.array([1, 0], u64)],
+       lambda L, I, J: [L[I.astype(np.int64)] + L[J.astype(np.int64)]])
+
+accept("t13_float_computed_subscript", """
+def f(float(N) A) -> (O) { O(i) = A(int32(float(i) * 0.5)) where i in 0:N }""",
+       [np.array([1, 2, 3, 4], F32)], lambda A: [np.array([1, 1, 2, 2], F32)])
+
+reject("t13_gather_index_wraps", """
+def f(float(N,D) LUT, int32(B) I) -> (O) { O(b,d) = LUT(I(b) + 2147483647 + 2, d) }""",
+       "run", tclib.TC_ERROR_RUNTIME, fragments=["'LUT'", "-2147483647", "dimension 0"],
+       inputs=lambda r: [np.ones((3, 2), F32), np.array([0, 1], i32)],
+       run_args=lambda r, ins, info: (ins, _outs(info)))
+
+# ---- 8: checked=1 holds for reads under ?: and on the right of && ----------------------------
+reject("t8_checked_gather_in_ternary", """
+def f(float(N,D) LUT, int32(B) I) -> (O) { O(b,d) = I(b) != 0 ? LUT(I(b), d) : -1 }""",
+       "run", tclib.TC_ERROR_RUNTIME, fragments=["'LUT(I(b), d)'", "index -1"],
+       inputs=lambda r: [np.ones((3, 2), F32), np.array([0, -1, 7], i32)],
+       run_args=lambda r, ins, info: (ins, _outs(info)))
+
+reject("t8_checked_gather_right_of_and", """
+def f(float(N) LUT, int32(B) I) -> (O) { O(b) = (I(b) >= 0 && LUT(I(b)) > 0) ? 1 : 0 }""",
+       "run", tclib.TC_ERROR_RUNTIME, fragments=["'LUT(I(b))'", "index 5"],
+       inputs=lambda r: [np.ones(3, F32), np.array([0, -4, 5], i32)],
+       run_args=lambda r, ins, info: (ins, _outs(info)))
+
+accept("t8_guard_keeps_reads_in_bounds", """
+def f(float(N) LUT, int32(B) I) -> (O) { O(b) = (I(b) >= 0 && I(b) < N && LUT(I(b)) > 1) ? 1 : 0 }""",
+       [np.array([1, 2, 3], F32), np.array([0, -4, 5, 2], i32)], lambda L, I: [np.array([0, 0, 0, 1], i32)])
+
+reject("t8_checked_gather_in_unused_temporary", """
+def f(float(N) A, int32(N) I) -> (O) {
+  t(i) = A(I(i))
+  O(i) = A(i)
+}""", "run", tclib.TC_ERROR_RUNTIME, fragments=["'A(I(i))'", "index 7"],
+       inputs=lambda r: [np.ones(3, F32), np.array([0, 1, 7], i32)],
+       run_args=lambda r, ins, info: (ins, _outs(info)),
+       note="the reference runs every statement; the cpu backend computes check-bearing stages whole")
+
+accept("t8_unchecked_clamps_on_every_backend", """
+def f(float(N) X, int32(B) I) -> (Z) { Z(b) = I(b) > 100 ? -1 : X(I(b)) }""",
+       [np.array([1, 2, 3], F32), np.array([0, -5, 9, 200], i32)],
+       lambda X, I: [np.array([1, 1, 3, -1], F32)], options={"checked": "0"})
+
+# ---- 9, 15: sizes that overflow or leave 32 bits ---------------------------------------------
+reject("t9_size_arithmetic_overflows", """
+def f(float(N) A) -> (O) { O(i) = A(i) where i in 0:N*N*N*N+5 }""", "shape",
+       tclib.TC_ERROR_UNSUPPORTED, fragments=["'O' dimension 0", "N=65536"],
+       inputs=lambda r: [np.zeros(65536, F32)])
+
+reject("t9_constant_range_beyond_32_bits", """
+def f(float(N) A) -> (O) { O(i) = 1 where i in 0:65536*65536 }""", "shape",
+       tclib.TC_ERROR_UNSUPPORTED, fragments=["'O' dimension 0", "2147483647"],
+       inputs=lambda r: [np.zeros(3, F32)])
+
+reject("t15_range_literal_beyond_32_bits", """
+def f(float(N) A) -> (O) { O(i) = 1 where i in 0:5000000000 }""", "define",
+       tclib.TC_ERROR_UNSUPPORTED, fragments=["5000000000", "32-bit"], location=True)
+
+reject("t15_dimension_literal_beyond_32_bits", """
+def f(float(3000000000) A) -> (O) { O(i) = A(i) }""", "define",
+       tclib.TC_ERROR_UNSUPPORTED, fragments=["3000000000", "2147483647"], location=True)
+
+# ---- 10: the oracle's own int64 division ------------------------------------------------------
+accept("t10_int64_min_divided", """
+def f(int64(N) B) -> (Q, R) {
+  Q(i) = B(i) / 3
+  R(i) = B(i) % 3
+}""", [np.array([I64_MIN, -7, 7], i64)],
+       lambda B: [np.array([ediv(b, 3, 64) for b in [I64_MIN, -7, 7]], i64),
+                  np.array([emod(b, 3) for b in [I64_MIN, -7, 7]], i64)])
+
+# ---- 16: valid programs that were rejected ----------------------------------------------------
+accept("t16_negated_literal_is_weak", """
+def f(int8(N) A) -> (O) { O(i) = A(i) + -128 }""", [np.array([1, -128, 127], i8)],
+       lambda A: [np.array([wrap(int(a) - 128, 8) for a in A], i8)])
+
+accept("t16_ternary_narrows_preconditions", """
+def f(float(N) A) -> (O) { O(i) = A((i > 0) ? i - 1 : 0) where i in 0:N+1 }""",
+       [np.array([1, 2, 3], F32)], lambda A: [np.array([1, 1, 2, 3], F32)])
+
+# ---- 4: calls have a size budget --------------------------------------------------------------
+_CHAIN = "def f0(float(N) A) -> (O) { O(i) = A(i) + 1 }\n" + "".join(
+    "def f%d(float(N) A) -> (O) { t = f%d(A)  O = f%d(t) }\n" % (k, k - 1, k - 1) for k in range(1, 31))
+reject("t4_exponential_calls_refused", _CHAIN, "define", tclib.TC_ERROR_SEMANTIC,
+       fragments=["too large", "inlining the calls"], location=True)
+
+# ---- 1, 14: buffers the cpu backend cannot address --------------------------------------------
+reject("t1_temporary_beyond_2GB_cpu", """
+def f(float(N) A) -> (O) {
+  t(i,j) = A(i) * A(j)
+  O(i) +=! t(i,j)
+}""", "compile", tclib.TC_ERROR_UNSUPPORTED, fragments=["'t'", "4356000000 bytes", "backend=reference"],
+       inputs=lambda r: [np.zeros(33000, F32)], backends=("cpu",),
+       note="was a heap overflow: Halide wrapped the allocation's size at 2^32 bytes")
+
+reject("t14_output_beyond_2GB_cpu", """
+def f(float(N) A) -> (O) { O(i,j) = A(i) * A(j) }""", "compile", tclib.TC_ERROR_UNSUPPORTED,
+       fragments=["'O'", "bytes"], inputs=lambda r: [np.zeros(65536, F32)], backends=("cpu",))
+
+reject("t14_temporary_out_of_memory_reference", """
+def f(float(N) A) -> (O) {
+  t(i,j) = A(i) * A(j)
+  O(i) +=! t(i,j)
+}""", "run", tclib.TC_ERROR_NO_MEMORY, fragments=["'t'", "out of memory"],
+       inputs=lambda r: [np.zeros(1000000, F32)], run_args=lambda r, ins, info: (ins, _outs(info)),
+       backends=("reference",), note="4e12 bytes: more than any machine this runs on")

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""regressions.py - the defects of issue 9 that the corpus cannot express, each in a child
+process so that a crash fails the test instead of killing it:
+
+  empty_output_null_data   an output of extent 0 with data == NULL beside a non-empty one (7)
+  threads_under_ulimit     threads=1024 under a 3 GB address-space limit: a status, no abort (3)
+  temporary_under_ulimit   a temporary larger than a memory limit allows: TC_ERROR_NO_MEMORY
+                           naming it, on every backend (14)
+  quiet_stderr             nothing from Halide on the host's stderr (14)
+  cli_bad_sizes            tc run with negative or huge sizes, tc check on a NUL byte (17)
+
+    TC_LIBRARY=build/src/libtc.so TC_CLI=build/tools/tc/tc python3 regressions.py [NAME...]
+
+Prints one line per check and "N passed, M failed". The memory-limit checks are skipped when a
+sanitizer runtime is preloaded (its shadow memory needs more address space than any limit).
+"""
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BACKENDS = ("reference", "cpu")
+
+
+def child(code, limit_bytes=None, timeout=300):
+    """Runs `code` in a fresh interpreter (tclib and numpy imported); returns (rc, out, err)."""
+    prelude = "import sys; sys.path.insert(0, %r)\nimport numpy as np, tclib\n" % HERE
+
+    def limit():
+        if limit_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+    p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=timeout, preexec_fn=limit)
+    return p.returncode, p.stdout, p.stderr
+
+
+def sanitized():
+    return any(s in os.environ.get("LD_PRELOAD", "") for s in ("asan", "tsan", "ubsan"))
+
+
+def expect_lines(rc, out, err, wanted):
+    if rc != 0:
+        raise AssertionError("child exited with %d\nstdout: %s\nstderr: %s" % (rc, out, err[-2000:]))
+    got = out.strip().splitlines()
+    if got != wanted:
+        raise AssertionError("got %r, expected %r (stderr: %s)" % (got, wanted, err[-500:]))
+
+
+def empty_output_null_data():
+    for backend in BACKENDS:
+        rc, out, err = child("""
+            prog = tclib.Program("def f(float(N) A, float(M) B) -> (O, P) { O(i) = A(i) * 2  P(j) = B(j) }")
+            A, B = np.array([1, 2, 3], np.float32), np.zeros(0, np.float32)
+            k = prog.compile("f", [A, B], {"backend": %r})
+            O, P = np.zeros(3, np.float32), np.zeros(0, np.float32)
+            k.run([A, B], [O, tclib.Tensor(P, data=None)])
+            print(O.tolist())
+        """ % backend)
+        expect_lines(rc, out, err, ["[2.0, 4.0, 6.0]"])
+
+
+def threads_under_ulimit():
+    rc, out, err = child("""
+        src = "def f(float(N,M) A) -> (O) { O(i,j) = A(i,j) + 1 }"
+        A = np.ones((4096, 64), np.float32)
+        prog = tclib.Program(src)
+        O = np.zeros_like(A)
+        try:
+            prog.compile("f", [A], {"threads": "1024"}).run([A], [O])
+            print("OK")  # the system had room for 1023 threads after all
+        except tclib.TCError as e:
+            print(tclib.STATUS_NAME[e.status], "threads=1024" in e.message)
+        # The workers that did start stay in the pool and hold their stacks: with so little
+        # address space left, compiling again may itself run out of memory (a status too).
+        try:
+            prog.compile("f", [A], {"threads": "2"}).run([A], [O])
+            print(float(O.sum()) == 2.0 * A.size)
+        except tclib.TCError as e:
+            print(tclib.STATUS_NAME[e.status])
+    """, limit_bytes=3 * 10 ** 9)
+    lines = out.strip().splitlines()
+    if (rc != 0 or lines[-1:] not in (["True"], ["TC_ERROR_NO_MEMORY"])
+            or lines[0] not in ("OK", "TC_ERROR_NO_MEMORY True")):
+        raise AssertionError("rc %d, stdout %r, stderr %s" % (rc, out, err[-1500:]))
+
+
+def temporary_under_ulimit():
+    # 1.5 GB of temporary under a limit of what the process has mapped plus 1 GB.
+    for backend in BACKENDS:
+        rc, out, err = child("""
+            prog = tclib.Program("def f(float(N) A, float(M) B) -> (O) { t(i,j) = A(i) * B(j)  O(i) +=! t(i,j) }")
+            A, B = np.ones(20000, np.float32), np.ones(20000, np.float32)
+            k = prog.compile("f", [A, B], {"backend": %r})
+            import resource
+            with open("/proc/self/statm") as f:
+                mapped = int(f.read().split()[0]) * resource.getpagesize()
+            resource.setrlimit(resource.RLIMIT_AS, (mapped + 10 ** 9, mapped + 10 ** 9))
+            try:
+                k.run([A, B], [np.zeros(20000, np.float32)])
+                print("ran")
+            except tclib.TCError as e:
+                print(tclib.STATUS_NAME[e.status], "'t'" in e.message, "out of memory" in e.message)
+        """ % backend)
+        expect_lines(rc, out, err, ["TC_ERROR_NO_MEMORY True True"])
+
+
+def quiet_stderr():
+    # Programs Halide used to warn about on stderr: a 10^12 temporary, a guaranteed failure.
+    rc, out, err = child("""
+        for src, n in [("def f(float(N) A) -> (O) { t(i,j) = A(i) * A(j)  O(i) +=! t(i,j) }", 1000000),
+                       ("def g(float(N) A, int32(N) I) -> (O) { O(i) = A(I(i)) }", 4)]:
+            prog = tclib.Program(src)
+            ins = [np.ones(n, np.float32)] + ([np.full(n, 99, np.int32)] if "I" in src else [])
+            try:
+                k = prog.compile(src.split()[1].split("(")[0], ins)
+                k.run(ins, [np.zeros(n, np.float32)])
+            except tclib.TCError as e:
+                print(tclib.STATUS_NAME[e.status])
+    """)
+    if rc != 0 or err.strip():
+        raise AssertionError("rc %d; the host's stderr got: %r" % (rc, err[-1500:]))
+    if out.split() != ["TC_ERROR_UNSUPPORTED", "TC_ERROR_RUNTIME"]:
+        raise AssertionError("statuses %r" % out)
+
+
+def cli_bad_sizes():
+    cli = os.environ.get("TC_CLI")
+    if not cli:
+        raise Skip("TC_CLI is not set")
+    mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
+    for sizes, fragment in [("M=-5,K=3,N=2", "0..2147483647"), ("M=99999999999,K=3,N=2", "0..2147483647"),
+                            ("M=2000000000,K=2000000000,N=2", "cannot allocate")]:
+        p = subprocess.run([cli, "run", mm, "--size", sizes], capture_output=True, text=True, timeout=120)
+        if p.returncode not in (1, 2) or fragment not in p.stderr:
+            raise AssertionError("tc run --size %s: rc %d, stderr %r" % (sizes, p.returncode, p.stderr))
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "tc-nul-%d.tc" % os.getpid())
+    with open(path, "wb") as f:
+        f.write(b"def f(float(N) A) -> (O) { O(i) = A(i) }\0 garbage")
+    try:
+        p = subprocess.run([cli, "check", path], capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(path)
+    if p.returncode != 1 or "NUL byte" not in p.stderr:
+        raise AssertionError("tc check on a NUL byte: rc %d, stderr %r" % (p.returncode, p.stderr))
+
+
+class Skip(Exception):
+    pass
+
+
+CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, quiet_stderr, cli_bad_sizes]
+NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit}
+
+
+def main():
+    wanted = sys.argv[1:]
+    passed = failed = 0
+    for check in CHECKS:
+        if wanted and check.__name__ not in wanted:
+            continue
+        try:
+            if check in NEEDS_PLAIN_MEMORY and sanitized():
+                raise Skip("a sanitizer runtime is preloaded")
+            check()
+            print("PASS", check.__name__)
+            passed += 1
+        except Skip as s:
+            print("SKIP", check.__name__, "(%s)" % s)
+        except Exception as e:  # noqa: BLE001 - report every failure the same way
+            print("FAIL", check.__name__, "-", e)
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
