@@ -429,13 +429,16 @@ class DefChecker {
     e.weak = false;
     for (ExprPtr& a : e.args) settle(*a, t);
   }
-  // "-128" is one literal of the operand's type (int8 here), not 128 negated: 128 does not fit.
+  // "-128" is one literal of the operand's type (int8 here), not 128 negated: 128 does not fit;
+  // "-1e10" given int32 saturates to -2147483648, not to -2147483647.
   static void fold_negated_literal(Expr& e) {
-    if (e.kind != ExprKind::Unary || e.op != Tok::Minus || e.args[0]->kind != ExprKind::IntLit) return;
-    int64_t v = e.args[0]->int_value;  // 0 .. INT64_MAX: the lexer refuses larger literals
-    e.name = "-" + e.args[0]->name;
-    e.kind = ExprKind::IntLit;
-    e.int_value = -v;
+    if (e.kind != ExprKind::Unary || e.op != Tok::Minus) return;
+    const Expr& lit = *e.args[0];
+    if (lit.kind != ExprKind::IntLit && lit.kind != ExprKind::FloatLit) return;
+    e.name = "-" + lit.name;
+    e.kind = lit.kind;
+    e.int_value = -lit.int_value;  // 0 .. INT64_MAX: the lexer refuses larger literals
+    e.float_value = -lit.float_value;
     e.args.clear();
   }
 

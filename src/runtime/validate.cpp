@@ -58,8 +58,10 @@ std::pair<uintptr_t, uintptr_t> span(const TensorView& v) {
   return {lo, lo + static_cast<uintptr_t>((last + 1) * bytes(v.type))};
 }
 
-// True if two distinct indices of the view can address the same element.
+// True if two distinct indices of the view can address the same element. An empty view has no
+// elements (its row-major strides for shape (2, 0) are (0, 1)).
 bool self_overlapping(const TensorView& v) {
+  if (v.num_elements() == 0) return false;
   std::vector<int> dims;
   for (int d = 0; d < v.ndim; ++d)
     if (v.shape[d] > 1) dims.push_back(d);

@@ -268,3 +268,79 @@ def f(float(N) A) -> (O) {
 }""", "run", tclib.TC_ERROR_NO_MEMORY, fragments=["'t'", "out of memory"],
        inputs=lambda r: [np.zeros(1000000, F32)], run_args=lambda r, ins, info: (ins, _outs(info)),
        backends=("reference",), note="4e12 bytes: more than any machine this runs on")
+
+# ---- found by the differential fuzzer (tests/fuzz/diff) ---------------------------------------
+_NA = [NAN, 0, NAN, 1]
+_NB = [0, NAN, NAN, 1]
+
+
+def _nan_compare(A, B):
+    with np.errstate(invalid="ignore"):
+        return [A <= B, A >= B, ~(A < B), A != B, A == B, (A != 0).astype(i32), ~(A != 0)]
+
+
+for _t, _dt in (("float", F32), ("half", F16), ("double", F64)):
+    accept("fuzz_nan_comparisons_" + _t, """
+def f(%s(N) A, %s(N) B) -> (P, Q, R, S, T, U, V) {
+  P(i) = A(i) <= B(i)
+  Q(i) = A(i) >= B(i)
+  R(i) = !(A(i) < B(i))
+  S(i) = A(i) != B(i)
+  T(i) = A(i) == B(i)
+  U(i) = A(i) ? 1 : 0
+  V(i) = !A(i)
+}""" % (_t, _t), [np.array(_NA, _dt), np.array(_NB, _dt)], _nan_compare)
+
+accept("fuzz_float_literal_of_integer_type_saturates", """
+def f(float(N) A) -> (int8(N) O, int32(N) P) {
+  O(i) = 300.5 where i in 0:N
+  P(i) = -1e10 where i in 0:N
+}""", [np.ones(2, F32)], lambda A: [np.array([127, 127], i8), np.array([I32_MIN, I32_MIN], i32)])
+
+accept("fuzz_min_reduction_of_an_index", """
+def f(int32(N) X) -> (O, P) {
+  O min=! j where exists X(j)
+  P max=! 4 - j where exists X(j)
+}""", [np.arange(5, dtype=i32)], lambda X: [np.asarray(0, i32), np.asarray(4, i32)],
+       note="Halide's TrimNoOps solved min(O, j) == O with O read once before the loop")
+
+accept("fuzz_reduction_variable_only_in_exists", """
+def f(uint16(M,K) C) -> (O, P) {
+  O(i) +=! 1 where exists C(i, j)
+  P(i) min=! 1 where exists C(i, j)
+}""", [np.zeros((2, 3), np.uint16)], lambda C: [np.array([3, 3], i32), np.array([1, 1], i32)])
+
+accept("fuzz_int32_row_sum_of_a_cast", """
+def f(uint32(M,K) A) -> (O) { O(i) +=! int32(A(i, k)) }""", [np.full((3, 4), 2 ** 31, u32)],
+       lambda A: [np.zeros(3, i32)], note="int32 sums wrap: not split into vector lanes (rfactor)")
+
+accept("fuzz_bool_max_reduction_of_comparisons", """
+def f(bool(M,N) C) -> (O) { O(i) max=! (C(i,j) ? 0 : 1.0) > (-1) }""", [np.zeros((2, 3), np.bool_)],
+       lambda C: [np.array([True, True])])
+
+accept("fuzz_constant_comparison_beyond_int32", """
+def f(int32(M) C) -> (O, P) {
+  O = 2147483647 == (-1)
+  P = -2147483648 < 2147483647
+}""", [np.zeros(2, i32)], lambda C: [np.asarray(False), np.asarray(True)])
+
+accept("fuzz_consumer_needs_less_than_a_tile", """
+def f(float32(L) A, int16(N,N) I) -> (t3) {
+  t1(i, j) min=! A(k) * I(0, i) where j in 0:1
+  t3(i, j) *= t1(0, j) where i in 0:1
+}""", [np.array([1.0], F32), np.zeros((2, 2), np.int16)], lambda A, I, init: [np.zeros((1, 1), F32)],
+       init=lambda r: [np.ones((1, 1), F32)])
+
+accept("fuzz_empty_output_with_null_strides", """
+def f(int8(M,N) A) -> (O) { O(i,j) = A(i,j) }""", [np.zeros((2, 0), i8)], lambda A: [np.zeros((2, 0), i8)])
+
+reject("fuzz_checked_read_under_constant_condition", """
+def f(uint32(K,K) B, int8(K) I) -> (O) { O(i) = 1 ? B(I(0) + 1, i) : 1 }""", "run", tclib.TC_ERROR_RUNTIME,
+       fragments=["'B(I(0) + 1, i)'", "index 1"],
+       inputs=lambda r: [np.zeros((1, 1), u32), np.zeros(1, i8)], run_args=lambda r, ins, info: (ins, _outs(info)),
+       note="clamping into an extent of 1 folded the index to 0 and the check with it")
+
+reject("fuzz_checked_read_multiplied_by_zero", """
+def f(int32(K) B, int32(K) I) -> (O) { O(i) = B(I(i)) * 0 }""", "run", tclib.TC_ERROR_RUNTIME,
+       fragments=["'B(I(i))'", "index 5"],
+       inputs=lambda r: [np.zeros(3, i32), np.array([0, 5, 1], i32)], run_args=lambda r, ins, info: (ins, _outs(info)))

@@ -48,6 +48,22 @@ Expr identity(lang::ReduceOp op, const Halide::Type& t) {
   }
 }
 
+// v, in a form Halide's TrimNoOps pass cannot solve for a loop variable. For an update
+// f = min(f, v) it solves "min(f, v) == f" with f read once before the loop (a stale value),
+// trims the loop to where that is false and then simplifies the stores with it: O min=! j
+// stored every j (Halide 14). Tag intrinsics do not stop it (it strips them); xor with a zero
+// loaded from memory does, and costs one instruction. Integers only (floats go through the
+// NaN selects, which it cannot solve either).
+Expr opaque(const Expr& v) {
+  if (!v.type().is_int() && !v.type().is_uint()) return v;
+  static Halide::Buffer<int32_t> zero = [] {
+    Halide::Buffer<int32_t> b(1, "tc_zero");
+    b(0) = 0;
+    return b;
+  }();
+  return v ^ Halide::cast(v.type(), zero(0));
+}
+
 // acc OP v in the tensor's TC type t: the language's + and * (wrapping integers, float16
 // rounded), and min/max that propagate NaN as the builtins do (a NaN anywhere in a min=/max=
 // reduction makes its result NaN, as in the reference).
@@ -58,7 +74,7 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
     case lang::ReduceOp::Min:
     case lang::ReduceOp::Max: {
       if (b) return op == lang::ReduceOp::Min ? (acc && v) : (acc || v);
-      Expr m = op == lang::ReduceOp::Min ? Halide::min(acc, v) : Halide::max(acc, v);
+      Expr m = op == lang::ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
       if (!is_float(t)) return m;
       return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, m);
     }
@@ -66,10 +82,14 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
   }
 }
 
-// Halide can split (rfactor) an update it recognises as associative: sums and products, and
-// min/max of integers (the NaN rule above hides float min/max from its matcher).
+// Halide can split (rfactor) an update it recognises as associative: + and * where they are
+// Halide's own operators (floats, unsigned and 8/16-bit integers; int32/int64 wrap through
+// their unsigned twin, which its matcher does not see), and min/max of integers (the NaN rule
+// above hides float min/max). Never bool.
 bool splittable(lang::ReduceOp op, ScalarType t) {
-  return op == lang::ReduceOp::Sum || op == lang::ReduceOp::Product || !is_float(t);
+  if (t == ScalarType::Bool) return false;
+  if (op == lang::ReduceOp::Min || op == lang::ReduceOp::Max) return !is_float(t);
+  return !(kind(t) == ScalarKind::Signed && bits(t) >= 32);
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {
@@ -196,25 +216,46 @@ class Builder {
     return true;
   }
 
-  // The range check of an unguarded subscript, as its own stage over just the variables the
-  // subscript depends on (LUT(I(b,l), d) checks I(b,l) once per (b,l), not once per d and
-  // not inside the vectorised reduction). Its message carries the index and those variables'
-  // values: "tc-gather:K:I;v0;v1".
-  Expr hoisted_check(const lang::Expr& access, int d, const Expr& i, const Expr& lo, const Expr& hi) {
+  // The stages a check reads (other than the statement's own): they must know it uses them,
+  // so that none is scheduled inside the statement where the check could not see it.
+  void record_check_uses(const Expr& e, int check_stage) {
+    struct Finder : Halide::Internal::IRVisitor {
+      std::set<std::string> funcs;
+      using IRVisitor::visit;
+      void visit(const Halide::Internal::Call* c) override {
+        if (c->call_type == Halide::Internal::Call::Halide) funcs.insert(c->name);
+        IRVisitor::visit(c);
+      }
+    } finder;
+    e.accept(&finder);
+    for (size_t k = 0; k < p_.stages.size(); ++k)
+      if (static_cast<int>(k) != check_stage && finder.funcs.count(p_.stages[k].func.name()))
+        p_.stages[k].uses.push_back({check_stage, false, false});
+  }
+
+  // The run-time check of subscript d of `access` (index i, evaluated under `guard` when that
+  // is defined), as a stage of its own over just the loop variables it depends on: computed
+  // once per point (LUT(I(b,l), d) checks I(b,l) once per (b,l), not once per d nor inside a
+  // vectorised reduction), and forced over its whole domain by the checks sink, so that no
+  // simplification of the statement (a clamp to one element, 'x * 0') can drop it. Its value
+  // is i; its message carries the index and those variables' values: "tc-gather:K:I;v0;v1".
+  Expr check_stage(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
+    int64_t extent = shape(access.tensor)[d];
+    Expr ok = i >= Halide::Internal::make_zero(i.type()) && i < Halide::Internal::make_const(i.type(), extent);
+    if (guard.defined()) ok = !guard || ok;
     const std::vector<std::string>& stmt_vars = def_.stmts[current_stmt_].vars;
-    std::set<std::string> used;
-    collect_index_vars(*access.args[d], used);
     std::vector<std::string> names;
     std::vector<Var> fvars;  // Halide order
     std::vector<Expr> at;    // the statement's values of fvars
     std::vector<int64_t> extents, mins;
     Expr body = i;
     for (size_t v = stmt_vars.size(); v-- > 0;) {
-      if (!used.count(stmt_vars[v])) continue;
       const auto* var = loop_vars_[v].as<Halide::Internal::Variable>();
       if (var == nullptr) return i;  // never evaluated (an empty reduction): nothing to check
+      if (!Halide::Internal::expr_uses_var(ok, var->name)) continue;
       Var fv("g_" + stmt_vars[v]);
       body = Halide::Internal::substitute(var->name, fv, body);
+      ok = Halide::Internal::substitute(var->name, fv, ok);
       fvars.push_back(fv);
       at.push_back(loop_vars_[v]);
       extents.push_back(b_.ranges[current_stmt_][v].second - b_.ranges[current_stmt_][v].first);
@@ -223,14 +264,13 @@ class Builder {
     }
     int k = static_cast<int>(p_.gather_checks.size());
     p_.gather_checks.push_back(
-        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, shape(access.tensor)[d], names});
+        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent, names});
     std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
                                  Halide::cast(Halide::Int(64), body)};
     for (auto it = fvars.rbegin(); it != fvars.rend(); ++it) {  // in statement order
       message.push_back(Halide::Internal::StringImm::make(";"));
       message.push_back(*it);
     }
-    Expr ok = body >= lo && body <= hi;
     Stage s;
     s.kind = Stage::Kind::Pointwise;
     s.func = Func("check" + std::to_string(k) + "_" + def_.tensors[access.tensor].name);
@@ -243,7 +283,8 @@ class Builder {
                                                  {ok, body, Halide::Internal::requirement_failed_error(ok, message)},
                                                  Halide::Internal::Call::PureIntrinsic);
     Func f = s.func;
-    add_stage(std::move(s));
+    int me = add_stage(std::move(s));
+    record_check_uses(p_.stages[me].func.value(), me);
     return f(at);
   }
 
@@ -257,29 +298,6 @@ class Builder {
     return Halide::cast(Halide::Int(64), i);
   }
 
-  // The check of a subscript evaluated only under `guard` (a ?: branch, the right of && / ||):
-  // inline, so that it holds exactly where the reference would evaluate the read. Returns
-  // `value` when the index is in bounds or the guard is false.
-  Expr guarded_check(const lang::Expr& access, int d, const Expr& i, const Expr& guard, const Expr& value) {
-    int64_t extent = shape(access.tensor)[d];
-    p_.stages[current_stage_].forced = true;
-    const std::vector<std::string>& names = def_.stmts[current_stmt_].vars;
-    int k = static_cast<int>(p_.gather_checks.size());
-    p_.gather_checks.push_back(
-        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent, names});
-    std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
-                                 Halide::cast(Halide::Int(64), i)};
-    for (const Expr& v : loop_vars_) {
-      message.push_back(Halide::Internal::StringImm::make(";"));
-      message.push_back(v);
-    }
-    Expr ok = i >= Halide::Internal::make_zero(i.type()) && i < Halide::Internal::make_const(i.type(), extent);
-    if (guard.defined()) ok = !guard || ok;
-    return Halide::Internal::Call::make(value.type(), Halide::Internal::Call::require,
-                                        {ok, value, Halide::Internal::requirement_failed_error(ok, message)},
-                                        Halide::Internal::Call::PureIntrinsic);
-  }
-
   // Subscript d of `access`, which binding did not prove in bounds (a gather, a read under a
   // guard, an index inference cannot bound): with `checked` a bad index is a run-time error
   // where the read is evaluated; then it is clamped into the tensor. Undefined if the
@@ -289,17 +307,15 @@ class Builder {
     i = comparable_index(i);
     Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), extent - 1);
     if (extent == 0) return Expr();
-    if (checked_) i = guard.defined() ? guarded_check(access, d, i, guard, i) : hoisted_check(access, d, i, lo, hi);
+    if (checked_) i = check_stage(access, d, i, guard);
     return Halide::clamp(i, lo, hi);
   }
 
   // A read of an empty tensor: a zero, and with `checked` the error the reference reports
-  // when such a read is evaluated.
+  // when such a read is evaluated (every index is out of bounds).
   Expr read_of_empty(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
-    Expr zero = Halide::Internal::make_zero(value_type(def_.tensors[access.tensor].type));
-    if (!checked_) return zero;
-    Expr always = Halide::Internal::make_bool(true);
-    return guarded_check(access, d, comparable_index(i), guard.defined() ? guard : always, zero);
+    if (checked_) check_stage(access, d, comparable_index(i), guard);  // forced: its value is not needed
+    return Halide::Internal::make_zero(value_type(def_.tensors[access.tensor].type));
   }
 
   bool proven(const lang::Expr& access, int d) const {
@@ -411,6 +427,17 @@ class Builder {
     if (s.block_var < 0 && n >= 2) s.block_var = 1;
   }
 
+  // Halide gives an update only the reduction variables its definition mentions: the
+  // reference runs 'O(i) +=! 1 where exists C(i, j)' once per j, so every variable of dom is
+  // mentioned (return_second(r, rhs) is rhs; the simplifier drops it after the loops exist).
+  static Expr mention_every_rvar(Expr rhs, const Halide::RDom& dom) {
+    for (int k = 0; k < dom.dimensions(); ++k)
+      if (!Halide::Internal::expr_uses_var(rhs, dom[k].name()))
+        rhs = Halide::Internal::Call::make(rhs.type(), Halide::Internal::Call::return_second, {Expr(dom[k]), rhs},
+                                           Halide::Internal::Call::PureIntrinsic);
+    return rhs;
+  }
+
   void lower_statement(int si) {
     const lang::Stmt& st = def_.stmts[si];
     const auto& ranges = b_.ranges[si];
@@ -452,12 +479,12 @@ class Builder {
     }
     loop_vars_ = ctx.vars;
     current_stmt_ = si;
-    current_stage_ = me;
     ctx.proven = [&](const lang::Expr& access, int d) { return proven(access, d); };
     ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, const Expr& guard) {
       return load(access, std::move(index), guard, me, st, full_box, in_loop);
     };
     Expr rhs = convert(lower_expr(*st.rhs, ctx), st.rhs->type, def_.tensors[t].type);
+    if (dom.defined()) rhs = mention_every_rvar(rhs, dom);
 
     std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
     Halide::Type type = p_.stages[me].type;
@@ -562,7 +589,6 @@ class Builder {
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
   // the operands it reads packed (see operands_to_pack).
   int current_stmt_ = -1;
-  int current_stage_ = -1;
   std::vector<Expr> loop_vars_;
   std::map<int, int> pack_dims_;
   std::map<std::tuple<int, int, int>, int> packs_;  // (tensor, version, dim) -> Pack stage

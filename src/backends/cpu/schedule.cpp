@@ -64,6 +64,9 @@ class Scheduler {
     hosts_.assign(n, -1);
     root_.assign(n, false);
     for (size_t i = 0; i < n; ++i) place(static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i)
+      if (root_[i] && p_.stages[i].kind != Stage::Kind::Output && p_.stages[i].kind != Stage::Kind::Reduction)
+        bound_whole(p_.stages[i].func, p_.stages[i]);  // a reduction is computed inside its host, bounded instead
     for (size_t i = 0; i < n; ++i) {
       Stage& s = p_.stages[i];
       if (s.kind == Stage::Kind::Reduction) schedule_reduction(static_cast<int>(i));
@@ -84,6 +87,15 @@ class Scheduler {
   }
 
   void say(const Stage& s, const std::string& what) { log_ += s.func.name() + ": " + what + "\n"; }
+
+  // A stage computed on its own is computed over its whole domain, as the language runs every
+  // statement whole. Without this a consumer needing fewer elements than one tile gets a
+  // tile shifted inwards past the domain's start (ShiftInwards), reading inputs at -1.
+  static void bound_whole(Func f, const Stage& s) {
+    std::vector<Var> args = f.args();
+    for (size_t d = 0; d < s.extents.size() && d < args.size(); ++d)
+      f.bound(args[d], static_cast<int>(s.mins.empty() ? 0 : s.mins[d]), static_cast<int>(s.extents[d]));
+  }
 
   void place(int i) {
     Stage& s = p_.stages[i];
@@ -191,6 +203,7 @@ class Scheduler {
       return p_.stages[host_[i]].func;
     }
     Func w = r.func.in();
+    bound_whole(w, r);
     name = "a copy";
     return w;
   }

@@ -61,7 +61,16 @@ Expr float_to_half_bits(const Expr& f) {
   return Halide::cast(Halide::UInt(16), h | sign);
 }
 
-Expr truthy(const Expr& x) { return x.type().is_bool() ? x : x != HI::make_zero(x.type()); }
+// A comparison of float operands, opaque to Halide's simplifier and compiled without fast-math
+// flags: StrictFloat protects float-valued expressions only, and the simplifier would rewrite
+// !(a < b) as b <= a and LLVM fold comparisons assuming no NaN.
+Expr strict_compare(const Expr& cmp, const Halide::Type& operands) {
+  return operands.is_float() ? Halide::strict_float(cmp) : cmp;
+}
+
+Expr truthy(const Expr& x) {
+  return x.type().is_bool() ? x : strict_compare(x != HI::make_zero(x.type()), x.type());
+}
 
 // Truncation toward zero, saturating at the type's limits; NaN gives 0. x: float32 or float64.
 Expr float_to_integer(const Expr& x, ScalarType to) {
@@ -99,6 +108,18 @@ Expr integer_division(Tok op, const Expr& a, const Expr& b) {
   if (t.is_int() && may_be_min) unsafe = unsafe || (a == t.min() && b == HI::make_const(t, -1));
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
   return Halide::select(b == zero, zero, op == Tok::Slash ? a / divisor : a % divisor);
+}
+
+template <typename T>
+bool compare_constants(Tok op, T a, T b) {
+  switch (op) {
+    case Tok::Lt: return a < b;
+    case Tok::Le: return a <= b;
+    case Tok::Gt: return a > b;
+    case Tok::Ge: return a >= b;
+    case Tok::Eq: return a == b;
+    default: return a != b;
+  }
 }
 
 Expr round_if_half(const Expr& x, ScalarType t) { return t == ScalarType::Float16 ? round_to_half(x) : x; }
@@ -142,7 +163,8 @@ Expr literal(double value, ScalarType t) {
   if (t == ScalarType::Float16) return HI::make_const(Halide::Float(32), tc::round_to_half(static_cast<float>(value)));
   if (t == ScalarType::Float32) return HI::make_const(Halide::Float(32), static_cast<double>(static_cast<float>(value)));
   if (t == ScalarType::Float64) return HI::make_const(Halide::Float(64), value);
-  return literal(static_cast<int64_t>(value), t);
+  // A float literal of an integer type converts as a cast does: truncated, saturated.
+  return HI::simplify(float_to_integer(HI::make_const(Halide::Float(64), value), t));
 }
 
 Expr literal(int64_t value, ScalarType t) {
@@ -161,7 +183,21 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
 }
 
 Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native) {
-  if (lang::is_comparison(op)) return infer::binary_op(op, a, b);
+  if (lang::is_comparison(op)) {
+    // Two integer constants: compared here, since Halide folds a == b as a - b == 0, which
+    // overflows (a compile error) for 2147483647 == -1.
+    const int64_t *ca = HI::as_const_int(a), *cb = HI::as_const_int(b);
+    const uint64_t *ua = HI::as_const_uint(a), *ub = HI::as_const_uint(b);
+    if (ca && cb) return HI::make_bool(compare_constants(op, *ca, *cb));
+    if (ua && ub) return HI::make_bool(compare_constants(op, *ua, *ub));
+    // Halide's x86 code generator emits a <= b as !(a > b), true for NaN: spelled out instead,
+    // each comparison opaque so that the simplifier cannot merge them back.
+    if (a.type().is_float() && (op == Tok::Le || op == Tok::Ge)) {
+      Tok strict = op == Tok::Le ? Tok::Lt : Tok::Gt;
+      return strict_compare(infer::binary_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
+    }
+    return strict_compare(infer::binary_op(op, a, b), a.type());
+  }
   if (is_float(t)) {
     if (op == Tok::Percent) return floored_modulo(a, b, t);
     return round_if_half(infer::binary_op(op, a, b), t);
