@@ -344,3 +344,31 @@ reject("fuzz_checked_read_multiplied_by_zero", """
 def f(int32(K) B, int32(K) I) -> (O) { O(i) = B(I(i)) * 0 }""", "run", tclib.TC_ERROR_RUNTIME,
        fragments=["'B(I(i))'", "index 5"],
        inputs=lambda r: [np.zeros(3, i32), np.array([0, 5, 1], i32)], run_args=lambda r, ins, info: (ins, _outs(info)))
+
+accept("fuzz_float_cast_to_int64_is_opaque", """
+def f(float(N) A) -> (O, P) {
+  O(i) = long(A(i)) != 0
+  P(i) = 1 && long(1 / A(i))
+}""", [np.array([-0.3, 0.5, 2, -3, NAN, 1e30], F32)],
+       lambda A: [np.array([False, False, True, True, False, True]), np.array([True, True, False, False, False, False])],
+       note="Halide's simplifier derived bounds from the int64 limits of the saturating select")
+
+accept("fuzz_reduction_in_a_narrower_consumer", """
+def main(double(N,N) B, float32(N) D) -> (O3) {
+  t1(i) +=! 0 ? D(j) : B(0, i)
+  O3(i) = B(i + 1, 0) ? t1(i) : 0
+}""", [np.zeros((2, 2)), np.zeros(2, F32)], lambda B, D: [np.zeros(1)],
+       note="a reduction was computed inside a consumer with fewer elements (tiles shifted below 0)")
+
+accept("fuzz_negative_zero", """
+def f(int8(N) I) -> (O, P, Q) {
+  O(i) = I(i) - (1 / (-0.0))
+  P(i) = 1 / double(-0.0) + I(i)
+  Q(i) = -(float(I(i)) * 0)
+}""", [np.ones(2, i8)], lambda I: [np.full(2, INF, F32), np.full(2, -INF, F64), np.full(2, -0.0, F32)],
+       rtol=0, atol=0, note="Halide's -x is 0 - x (+0 for x = 0); the float constant -0.0 was lost")
+
+accept("fuzz_unsigned_product_of_negations", """
+def f(uint16(N,N) X) -> (O) { O(i, j) *=! -X(j / 1, k) where i in 0:1 }""", [np.full((4, 4), 3, np.uint16)],
+       lambda X: [np.full((1, 4), (65536 - 3) ** 4 % 65536, np.uint16)],
+       note="rfactor was asked for an update Halide's prover rejects")

@@ -83,13 +83,18 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
 }
 
 // Halide can split (rfactor) an update it recognises as associative: + and * where they are
-// Halide's own operators (floats, unsigned and 8/16-bit integers; int32/int64 wrap through
-// their unsigned twin, which its matcher does not see), and min/max of integers (the NaN rule
-// above hides float min/max). Never bool.
-bool splittable(lang::ReduceOp op, ScalarType t) {
-  if (t == ScalarType::Bool) return false;
-  if (op == lang::ReduceOp::Min || op == lang::ReduceOp::Max) return !is_float(t);
-  return !(kind(t) == ScalarKind::Signed && bits(t) >= 32);
+// Halide's own operators (float32/64, unsigned and 8/16-bit integers; int32/int64 wrap through
+// their unsigned twin and float16 rounds after each step, which its matcher does not see), and
+// min/max of integers (the NaN rule above hides float min/max). Never bool.
+// The last word is Halide's own prover (rfactor asks it on the simplified update): the
+// simplifier may rewrite acc * (0 - x) into a form it does not match.
+bool splittable(const Func& f, lang::ReduceOp op, ScalarType t) {
+  if (t == ScalarType::Bool || t == ScalarType::Float16) return false;
+  if ((op == lang::ReduceOp::Min || op == lang::ReduceOp::Max) && is_float(t)) return false;
+  if ((op == lang::ReduceOp::Sum || op == lang::ReduceOp::Product) && kind(t) == ScalarKind::Signed && bits(t) >= 32)
+    return false;
+  Expr value = Halide::Internal::simplify(f.update_value(0));
+  return Halide::Internal::prove_associativity(f.name(), f.update_args(0), {value}).associative();
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {
@@ -241,6 +246,8 @@ class Builder {
   // is i; its message carries the index and those variables' values: "tc-gather:K:I;v0;v1".
   Expr check_stage(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
     int64_t extent = shape(access.tensor)[d];
+    for (const auto& [lo, hi] : b_.ranges[current_stmt_])
+      if (lo >= hi) return i;  // the statement runs at no point: the read is never evaluated
     Expr ok = i >= Halide::Internal::make_zero(i.type()) && i < Halide::Internal::make_const(i.type(), extent);
     if (guard.defined()) ok = !guard || ok;
     const std::vector<std::string>& stmt_vars = def_.stmts[current_stmt_].vars;
@@ -413,7 +420,7 @@ class Builder {
         if (last.count(st.vars[v])) contiguous_red.insert(st.vars[v]);
       if (all.count(inner)) with_inner.insert(all.begin(), all.end());
     }
-    if (!inner_contiguous && !contiguous_red.empty() && splittable(st.reduce, def_.tensors[st.lhs_tensor].type)) {
+    if (!inner_contiguous && !contiguous_red.empty() && splittable(s.func, st.reduce, def_.tensors[st.lhs_tensor].type)) {
       size_t nred = st.vars.size() - st.num_lhs_vars();
       for (size_t k = 0; k < nred; ++k)  // rdom[k] is reduction variable nred-1-k
         if (contiguous_red.count(st.vars[st.num_lhs_vars() + nred - 1 - k])) {

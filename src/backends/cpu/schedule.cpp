@@ -110,7 +110,10 @@ class Scheduler {
           const Use& u = s.uses[0];
           Stage& c = p_.stages[u.consumer];
           bool pure_consumer = c.kind == Stage::Kind::Pointwise || c.kind == Stage::Kind::Output;
-          if (u.pointwise && !u.in_loop && pure_consumer && hosts_[u.consumer] < 0) {
+          // The host is tiled by the reduction's extents: it must have the same domain (a
+          // consumer reading t1(i) over fewer i would get tiles shifted below 0).
+          bool same_domain = c.extents == s.extents && c.mins == s.mins;
+          if (u.pointwise && !u.in_loop && pure_consumer && same_domain && hosts_[u.consumer] < 0) {
             host_[i] = u.consumer;
             hosts_[u.consumer] = i;
             root_[u.consumer] = true;

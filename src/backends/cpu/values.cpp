@@ -73,16 +73,20 @@ Expr truthy(const Expr& x) {
 }
 
 // Truncation toward zero, saturating at the type's limits; NaN gives 0. x: float32 or float64.
+// The result is opaque (a strict_float tag): from the int64 limits in the select Halide's
+// simplifier derived bounds that made int64(x) != 0 true for x = -0.3.
 Expr float_to_integer(const Expr& x, ScalarType to) {
   Halide::Type t = value_type(to);
   Expr d = Halide::cast(Halide::Float(64), x);  // exact
+  Expr truncated = Halide::cast(t, d);
   auto f64 = [](double v) { return HI::make_const(Halide::Float(64), v); };
   if (kind(to) == ScalarKind::Signed) {
     Expr hi = f64(std::ldexp(1.0, bits(to) - 1));
-    return Halide::select(Halide::is_nan(d), HI::make_zero(t), d >= hi, t.max(), d <= -hi, t.min(), Halide::cast(t, d));
+    return Halide::strict_float(
+        Halide::select(Halide::is_nan(d), HI::make_zero(t), d >= hi, t.max(), d <= -hi, t.min(), truncated));
   }
   Expr hi = f64(std::ldexp(1.0, bits(to)));
-  return Halide::select(Halide::is_nan(d) || d <= f64(0.0), HI::make_zero(t), d >= hi, t.max(), Halide::cast(t, d));
+  return Halide::strict_float(Halide::select(Halide::is_nan(d) || d <= f64(0.0), HI::make_zero(t), d >= hi, t.max(), truncated));
 }
 
 // Halide assumes that int32 and int64 arithmetic never overflows (and simplifies on that
@@ -96,18 +100,19 @@ Expr wrapping(Tok op, const Expr& a, const Expr& b) {
   return Halide::reinterpret(a.type(), r);
 }
 
-// Euclidean / and % that never trap: a zero divisor, or MIN / -1, divide by 1 instead.
+// Euclidean / and % that never trap: a zero divisor divides by 1 and gives 0; -1 divides by
+// 1 too, with a / -1 the wrapping negation (MIN / -1 == MIN) and a % -1 == 0. MIN itself is
+// never spelled: Halide folds a == MIN as a - MIN == 0, which overflows while folding.
 Expr integer_division(Tok op, const Expr& a, const Expr& b) {
   Halide::Type t = a.type();
   Expr zero = HI::make_zero(t);
   Expr unsafe = b == zero;
-  // MIN / -1 overflows (and traps on x86). Not spelled out for a constant numerator: Halide's
-  // simplifier folds 7 == MIN as 7 - MIN == 0, which overflows during constant folding.
-  const int64_t* ca = HI::as_const_int(a);
-  bool may_be_min = ca == nullptr || *ca == *HI::as_const_int(t.min());
-  if (t.is_int() && may_be_min) unsafe = unsafe || (a == t.min() && b == HI::make_const(t, -1));
+  if (t.is_int()) unsafe = unsafe || b == HI::make_const(t, -1);
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
-  return Halide::select(b == zero, zero, op == Tok::Slash ? a / divisor : a % divisor);
+  if (op == Tok::Percent) return Halide::select(b == zero, zero, a % divisor);
+  Expr q = a / divisor;
+  if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, ScalarType::Int64, false), q);
+  return Halide::select(b == zero, zero, q);
 }
 
 template <typename T>
@@ -160,6 +165,10 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
 }
 
 Expr literal(double value, ScalarType t) {
+  if (is_float(t) && value == 0 && std::signbit(value)) {  // Halide's float constants lose -0.0
+    if (t == ScalarType::Float64) return Halide::reinterpret(Halide::Float(64), HI::make_const(Halide::UInt(64), uint64_t{1} << 63));
+    return Halide::reinterpret(Halide::Float(32), u32(0x80000000u));
+  }
   if (t == ScalarType::Float16) return HI::make_const(Halide::Float(32), tc::round_to_half(static_cast<float>(value)));
   if (t == ScalarType::Float32) return HI::make_const(Halide::Float(32), static_cast<double>(static_cast<float>(value)));
   if (t == ScalarType::Float64) return HI::make_const(Halide::Float(64), value);
@@ -209,6 +218,8 @@ Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native)
 
 Expr negate(const Expr& a, ScalarType t, bool native) {
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(Tok::Minus, HI::make_zero(a.type()), a);
+  // Halide's -x is 0 - x, which is +0 for x = 0.0; x * -1 is IEEE negation (exact, -0.0 too).
+  if (a.type().is_float()) return a * HI::make_const(a.type(), -1.0);
   return -a;
 }
 
