@@ -372,3 +372,16 @@ accept("fuzz_unsigned_product_of_negations", """
 def f(uint16(N,N) X) -> (O) { O(i, j) *=! -X(j / 1, k) where i in 0:1 }""", [np.full((4, 4), 3, np.uint16)],
        lambda X: [np.full((1, 4), (65536 - 3) ** 4 % 65536, np.uint16)],
        note="rfactor was asked for an update Halide's prover rejects")
+
+accept("fuzz_output_read_before_written_by_another_output", """
+def main(float(M) B) -> (O2, O3) {
+  O3(i, j) min=! (B(i) ? O2(0) : 1) % B(j)
+  O2(i) = 1 where i in 0:1
+}""", [np.array([-3], F32)], lambda B, init: [np.ones(1, i32), np.array([[-1.0]], F32)],
+       init=lambda r: [np.full(1, 2, i32), np.zeros((1, 1), F32)], rtol=0, atol=0,
+       note="O3 reads O2's entry value; the pipeline also writes O2 (a snapshot is taken first)")
+
+accept("fuzz_float_modulo_zero_has_the_divisors_sign", """
+def f(float(N) A, float(N) B) -> (O) { O(i) = 1 / (A(i) % B(i)) }""",
+       [np.array([-4, -4, 4, 4, -0.0], F32), np.array([-4, 1, -1, 2, 3], F32)],
+       lambda A, B: [np.array([-INF, INF, -INF, INF, INF], F32)], rtol=0, atol=0)

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
@@ -27,6 +28,10 @@ struct Variant {
   std::vector<std::pair<int64_t, std::string>> buffers;  // bytes of each internal buffer, and its tensor
   bool has_sink = false;  // the pipeline's last output is the checks sink (lower.h), a 0-d uint32
   std::vector<int> caller_outputs;  // outputs whose entry values are passed as inputs, in order
+  // The entry values are read from a copy taken before the call: with several pipeline
+  // outputs Halide may write one output before another's stages read its entry values
+  // through the second view of the same memory (it cannot know they alias).
+  bool snapshot_caller_outputs = false;
   std::vector<GatherCheck> gather_checks;
   std::string schedule;
 };
@@ -129,7 +134,18 @@ class CpuKernel : public Kernel {
     }
     std::vector<halide_buffer_t*> args;
     for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);
-    for (int o : variant.caller_outputs) args.push_back(&views[ni + o].buffer);
+    std::vector<HalideView> snapshot_views(variant.caller_outputs.size());
+    std::vector<std::vector<uint8_t>> snapshots(variant.caller_outputs.size());
+    for (size_t k = 0; k < variant.caller_outputs.size(); ++k) {
+      HalideView& view = views[ni + variant.caller_outputs[k]];
+      if (variant.snapshot_caller_outputs) {
+        snapshot_views[k] = snapshot_of(outputs[variant.caller_outputs[k]], view, snapshots[k]);
+        snapshot_views[k].buffer.dim = snapshot_views[k].dims;  // its own copy of the dimensions
+        args.push_back(&snapshot_views[k].buffer);
+      } else {
+        args.push_back(&view.buffer);
+      }
+    }
     for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
     uint32_t sink_value = 0;
     halide_buffer_t sink{};
@@ -161,6 +177,7 @@ class CpuKernel : public Kernel {
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
     if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
     v.has_sink = p.sink_stage >= 0;
+    v.snapshot_caller_outputs = !v.caller_outputs.empty() && outs.size() > 1;
     v.gather_checks = p.gather_checks;
     v.buffers = buffer_sizes(p);
     v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
@@ -171,6 +188,22 @@ class CpuKernel : public Kernel {
   const Variant& general() const {
     std::call_once(general_once_, [&] { general_ = build(false); });  // a throw leaves it to the next call
     return general_;
+  }
+
+  // A copy of the bytes `view` spans (strides kept), and a view of it, for reading an output's
+  // entry values while the pipeline writes the output itself.
+  static HalideView snapshot_of(const TensorView& v, const HalideView& view, std::vector<uint8_t>& bytes) {
+    HalideView copy = view;  // the caller points copy.buffer.dim at its own dims
+    int64_t n = span_bytes(v);
+    if (n <= 0) return copy;
+    try {
+      bytes.assign(view.buffer.host, view.buffer.host + n);
+    } catch (const std::bad_alloc&) {
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory copying the entry values of an output (" +
+                                   std::to_string(n) + " bytes)");
+    }
+    copy.buffer.host = bytes.data();
+    return copy;
   }
 
   // Every stage's whole extent in bytes, and its tensor; refuses what 32-bit offsets cannot

@@ -136,7 +136,10 @@ Expr floored_modulo(const Expr& a, const Expr& b, ScalarType t) {
   Expr r = libm("fmod", {a, b}, t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32);
   Expr zero = HI::make_zero(ft);
   Expr differ = r != zero && ((r < zero) != (b < zero));
-  Expr signed_zero = Halide::select(b < zero, HI::make_const(ft, -0.0), zero);
+  // A zero with b's sign, from b's sign bit (the simplifier takes -0.0 and 0.0 for one constant
+  // and folds a select between them).
+  Halide::Type ut = Halide::UInt(ft.bits());
+  Expr signed_zero = Halide::reinterpret(ft, Halide::reinterpret(ut, b) & HI::make_const(ut, uint64_t{1} << (ft.bits() - 1)));
   return round_if_half(Halide::select(differ, r + b, r == zero, signed_zero, r), t);
 }
 

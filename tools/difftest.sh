@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# difftest.sh [PROGRAMS] [BUILD_DIR] — the differential program fuzzer (tests/fuzz/diff) as CI
+# runs it: PROGRAMS random TC programs (default 600) run on the cpu and reference backends of
+# BUILD_DIR's libtc (default build-asan: ASan+UBSan, so the reference — the oracle — runs under
+# UBSan, and any sanitizer report is a crash the fuzzer reports). The seed is derived from the
+# commit (TC_DIFFTEST_SEED overrides it), so a run is reproducible: the same commit, seed and
+# count give the same programs. Failing cases are written, minimised, under BUILD_DIR/difftest.
+# Exits non-zero on any disagreement, crash or hang. For an hour: see docs/reliability.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+programs=${1:-600}
+build=${2:-build-asan}
+lib=$build/src/libtc.so
+[ -e "$lib" ] || { echo "difftest.sh: no $lib (build it first)"; exit 2; }
+seed=${TC_DIFFTEST_SEED:-$(( 0x$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1) ))}
+env=(TC_LIBRARY="$lib")
+if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; then
+  env+=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so)"
+        ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+fi
+echo "difftest.sh: seed $seed, $programs programs, $lib"
+env "${env[@]}" /usr/bin/python3 tests/fuzz/diff/difftest.py --seed "$seed" --programs "$programs" \
+  --out "$build/difftest" --minimize-budget 60 --timeout 120
