@@ -16,7 +16,7 @@ seed=${TC_DIFFTEST_SEED:-$(( 0x$(git rev-parse --short=7 HEAD 2>/dev/null || ech
 env=(TC_LIBRARY="$lib")
 if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; then
   env+=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so)"
-        ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+        ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
 fi
 echo "difftest.sh: seed $seed, $programs programs, $lib"
 env "${env[@]}" /usr/bin/python3 tests/fuzz/diff/difftest.py --seed "$seed" --programs "$programs" \

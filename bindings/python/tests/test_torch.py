@@ -47,6 +47,14 @@ class Torch(unittest.TestCase):
         expected[::2, 1::2] = A @ B
         self.assertTrue(torch.equal(big, expected))
 
+    def test_empty_output_beside_a_non_empty_one(self):
+        # torch.empty(0) may have a NULL data pointer: the other output must still be computed.
+        prog = tc.define("def f(float(N) A, float(M) B) -> (O, P) { O(i) = A(i) * 2  P(j) = B(j) }")
+        A, B = torch.tensor([1.0, 2.0, 3.0]), torch.empty(0)
+        O, P = torch.zeros(3), torch.empty(0)
+        prog.compile("f", A, B)(A, B, out=(O, P))
+        self.assertEqual(O.tolist(), [2.0, 4.0, 6.0])
+
     def test_zero_dim_and_dtypes(self):
         prog = tc.define("def f(double(N) A, double s, int64(N) I) -> (B, J) {\n"
                          "  B(i) = A(i) * s\n  J(i) = I(i) * 3\n}")
