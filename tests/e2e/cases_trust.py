@@ -380,3 +380,13 @@ accept("fuzz_float_modulo_zero_has_the_divisors_sign", """
 def f(float(N) A, float(N) B) -> (O) { O(i) = 1 / (A(i) % B(i)) }""",
        [np.array([-4, -4, 4, 4, -0.0], F32), np.array([-4, 1, -1, 2, 3], F32)],
        lambda A, B: [np.array([-INF, INF, -INF, INF, INF], F32)], rtol=0, atol=0)
+
+accept("fuzz_integer_constants_folded_with_the_language_rules", """
+def f(int32(N) A) -> (O, P, Q, R) {
+  O(i) = 1 % 2147483647 + A(i)
+  P(i) = (-2147483647 - 1) / -1 + A(i)
+  Q(i) = 2147483647 * 2 + A(i)
+  R(i) = int8(-128) / int8(-1) + A(i)
+}""", [np.zeros(2, i32)], lambda A: [np.ones(2, i32), np.full(2, I32_MIN, i32), np.full(2, -2, i32),
+                                     np.full(2, -128, i32)],
+       note="Halide's folding of 1 % 2147483647 overflowed at compile time")

@@ -84,25 +84,11 @@ int view_of(const TensorView& v, HalideView& out) {
   return -1;
 }
 
-// This machine as Halide's target, with IEEE arithmetic (StrictFloat: NaN, infinities and
-// signed zeros as the reference computes them, no contraction into FMA; Halide's default
-// fast-math assumes there are no NaNs). Halide 14 takes a CPU with AVX512-BF16 for a Sapphire
-// Rapids, whose LLVM CPU model includes AVX512-FP16; without that extension the code would
-// contain instructions this CPU cannot execute (vmovw), so the feature is dropped then.
-Halide::Target host_target() {
-  Halide::Target t = Halide::get_host_target().with_feature(Halide::Target::StrictFloat);
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  bool fp16 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 23)) != 0;
-  if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && !fp16)
-    t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
-  return t;
-}
-
 class CpuKernel : public Kernel {
  public:
   CpuKernel(const ir::BoundDef& bound, const Options& options)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
-        target_(host_target()) {
+        target_(jit_target()) {
     size_t ni = b_.def().inputs.size();
     tensor_names_.resize(ni + b_.def().outputs.size());
     for (const auto& t : b_.def().tensors) {
@@ -137,14 +123,13 @@ class CpuKernel : public Kernel {
     std::vector<HalideView> snapshot_views(variant.caller_outputs.size());
     std::vector<std::vector<uint8_t>> snapshots(variant.caller_outputs.size());
     for (size_t k = 0; k < variant.caller_outputs.size(); ++k) {
-      HalideView& view = views[ni + variant.caller_outputs[k]];
-      if (variant.snapshot_caller_outputs) {
-        snapshot_views[k] = snapshot_of(outputs[variant.caller_outputs[k]], view, snapshots[k]);
-        snapshot_views[k].buffer.dim = snapshot_views[k].dims;  // its own copy of the dimensions
-        args.push_back(&snapshot_views[k].buffer);
-      } else {
-        args.push_back(&view.buffer);
+      int o = variant.caller_outputs[k];
+      if (!variant.snapshot_caller_outputs) {
+        args.push_back(&views[ni + o].buffer);
+        continue;
       }
+      snapshot_of(outputs[o], views[ni + o], snapshots[k], snapshot_views[k]);
+      args.push_back(&snapshot_views[k].buffer);
     }
     for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
     uint32_t sink_value = 0;
@@ -190,12 +175,13 @@ class CpuKernel : public Kernel {
     return general_;
   }
 
-  // A copy of the bytes `view` spans (strides kept), and a view of it, for reading an output's
-  // entry values while the pipeline writes the output itself.
-  static HalideView snapshot_of(const TensorView& v, const HalideView& view, std::vector<uint8_t>& bytes) {
-    HalideView copy = view;  // the caller points copy.buffer.dim at its own dims
+  // `copy`: a view of a copy (into `bytes`) of what `view` spans, strides kept, for reading an
+  // output's entry values while the pipeline writes the output itself.
+  static void snapshot_of(const TensorView& v, const HalideView& view, std::vector<uint8_t>& bytes, HalideView& copy) {
+    copy = view;
+    copy.buffer.dim = copy.dims;
     int64_t n = span_bytes(v);
-    if (n <= 0) return copy;
+    if (n <= 0) return;
     try {
       bytes.assign(view.buffer.host, view.buffer.host + n);
     } catch (const std::bad_alloc&) {
@@ -203,7 +189,6 @@ class CpuKernel : public Kernel {
                                    std::to_string(n) + " bytes)");
     }
     copy.buffer.host = bytes.data();
-    return copy;
   }
 
   // Every stage's whole extent in bytes, and its tensor; refuses what 32-bit offsets cannot

@@ -2,6 +2,7 @@
 #include "backends/cpu/jit.h"
 
 #include <atomic>
+#include <cpuid.h>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -106,6 +107,20 @@ std::string halide_detail(const char* what) {
 }
 
 }  // namespace
+
+// See jit.h. IEEE arithmetic (StrictFloat: NaN, infinities and
+// signed zeros as the reference computes them, no contraction into FMA; Halide's default
+// fast-math assumes there are no NaNs). Halide 14 takes a CPU with AVX512-BF16 for a Sapphire
+// Rapids, whose LLVM CPU model includes AVX512-FP16; without that extension the code would
+// contain instructions this CPU cannot execute (vmovw), so the feature is dropped then.
+Halide::Target jit_target() {
+  Halide::Target t = Halide::get_host_target().with_feature(Halide::Target::StrictFloat);
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  bool fp16 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 23)) != 0;
+  if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && !fp16)
+    t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
+  return t;
+}
 
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
                          const Halide::Target& target, const std::string& def_name) {

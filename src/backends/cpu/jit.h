@@ -13,6 +13,10 @@
 
 namespace tc::backends::cpu {
 
+// This machine as the JIT's target, with IEEE arithmetic (Halide's StrictFloat), never with
+// instructions the CPU lacks.
+Halide::Target jit_target();
+
 struct CallOutcome {
   int status = 0;                 // the generated code's: 0 on success
   std::string error;              // the runtime's first error message

@@ -5,6 +5,7 @@
 
 #include "infer/to_halide.h"
 #include "support/half.h"
+#include "support/int_math.h"
 
 namespace tc::backends::cpu {
 
@@ -127,6 +128,35 @@ bool compare_constants(Tok op, T a, T b) {
   }
 }
 
+// a OP b for two integer constants, computed here with the language's rules (Halide's constant
+// folding of int32/int64 refuses to overflow, even inside its own lowering of 1 % 2147483647).
+// Undefined when either operand is not a constant.
+Expr fold_integer_constants(Tok op, const Expr& a, const Expr& b) {
+  Halide::Type t = a.type();
+  const int64_t *sa = HI::as_const_int(a), *sb = HI::as_const_int(b);
+  const uint64_t *ua = HI::as_const_uint(a), *ub = HI::as_const_uint(b);
+  uint64_t x, y;
+  if (sa && sb) {
+    x = static_cast<uint64_t>(*sa), y = static_cast<uint64_t>(*sb);
+  } else if (ua && ub) {
+    x = *ua, y = *ub;
+  } else {
+    return Expr();
+  }
+  uint64_t r = 0;
+  switch (op) {
+    case Tok::Plus: r = x + y; break;
+    case Tok::Minus: r = x - y; break;
+    case Tok::Star: r = x * y; break;
+    case Tok::Slash: r = t.is_int() ? static_cast<uint64_t>(euclid_div(*sa, *sb)) : (y ? x / y : 0); break;
+    case Tok::Percent: r = t.is_int() ? static_cast<uint64_t>(euclid_mod(*sa, *sb)) : (y ? x % y : 0); break;
+    default: return Expr();
+  }
+  int shift = 64 - t.bits();  // wrap to the type's width (two's complement)
+  if (t.is_uint()) return HI::make_const(t, shift ? (r << shift) >> shift : r);
+  return HI::make_const(t, static_cast<int64_t>(r << shift) >> shift);
+}
+
 Expr round_if_half(const Expr& x, ScalarType t) { return t == ScalarType::Float16 ? round_to_half(x) : x; }
 
 // NumPy's floored modulo: fmod (exact), moved into the divisor's sign; a zero result takes the
@@ -214,6 +244,7 @@ Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native)
     if (op == Tok::Percent) return floored_modulo(a, b, t);
     return round_if_half(infer::binary_op(op, a, b), t);
   }
+  if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, b);
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);
