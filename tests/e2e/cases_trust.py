@@ -390,3 +390,21 @@ def f(int32(N) A) -> (O, P, Q, R) {
 }""", [np.zeros(2, i32)], lambda A: [np.ones(2, i32), np.full(2, I32_MIN, i32), np.full(2, -2, i32),
                                      np.full(2, -128, i32)],
        note="Halide's folding of 1 % 2147483647 overflowed at compile time")
+
+accept("fuzz_float_literal_of_bool_type", """
+def main() -> (bool(4) O) { O(i) = 0.5 }""", [], lambda: [np.ones(4, np.bool_)],
+       note="a float literal settled into bool is true when nonzero, as a cast")
+
+def _exp32(A):
+    with np.errstate(over="ignore"):
+        return np.exp(A.astype(F64)).astype(F32)
+
+
+_EXP_X = np.concatenate([np.linspace(-110, 95, 2001, dtype=F32), np.array([NAN, INF, -INF, 0, -0.0, 1e-30], F32)])
+accept("exp_one_definition", """
+def f(float(N) A) -> (O) { O(i) = exp(A(i)) }""", [_EXP_X], lambda A: [_exp32(A)], ulps=2,
+       note="src/support/exp_f32.h on both backends: within 2 ulp of the correctly rounded exp")
+
+accept("long_1d_stage_in_parallel_chunks", """
+def f(float(N) A) -> (O) { O(i) = A(i) + 1 }""", [np.arange(20031, dtype=F32)], lambda A: [A + 1],
+       note="was vectorised, then split into chunks of 4096 vectors shifted below index 0")

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backends/cpu/values.h"
+#include "support/exp_f32.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -57,18 +58,17 @@ Expr nan_propagating(BuiltinId id, const Expr& a, const Expr& b) {
   return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
 }
 
-// exp for float32 that vectorises (libm's expf is called one lane at a time): Cephes' expf,
-// exp(x) = 2^n * exp(r) with |r| <= ln2/2 and a degree-6 polynomial for exp(r), within about
-// 1 ulp of expf. 2^n is applied as two factors so that results that overflow to inf or
-// underflow through the subnormals come out as IEEE arithmetic makes them.
+// TC's exp for float32 (support/exp_f32.h: the definition, whose float32 operations this
+// evaluates in the same order, vectorised; libm's expf would be called one lane at a time).
 Expr vector_exp_f32(const Expr& x_in) {
+  namespace E = tc::exp_f32;
   Expr x = Halide::cast(Halide::Float(32), x_in);
-  Expr xc = Halide::clamp(x, -104.0f, 89.0f);
-  Expr n = Halide::floor(xc * 1.44269504088896341f + 0.5f);
-  Expr r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  Expr p = 1.9875691500e-4f;
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f}) p = p * r + c;
+  Expr xc = Halide::max(Halide::min(x, E::kHighest), E::kLowest);
+  Expr n = Halide::floor(xc * E::kLog2E + 0.5f);
+  Expr r = xc - n * E::kLn2High;
+  r = r - n * E::kLn2Low;
+  Expr p = E::kPoly[0];
+  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) p = p * r + E::kPoly[i];
   Expr y = p * r * r + r + 1.0f;
   Expr ni = Halide::cast(Halide::Int(32), n);
   Expr n1 = ni >> 1, n2 = ni - n1;

@@ -153,18 +153,24 @@ class Scheduler {
     }
     int L = lanes(s);
     std::string what = "computed at root";
+    Var inner = s.vars[0];
+    // A long 1-d stage runs in parallel chunks of 4096 elements, each vectorised (split first:
+    // splitting the vectorised variable would make chunks of 4096 vectors, which ShiftInwards
+    // then shifts below index 0 whenever the extent is under 4096 vectors).
+    if (n == 1 && k_.parallel && s.extents[0] >= 16384) {
+      Var o("o"), i("i");
+      f.split(s.vars[0], o, i, 4096, Halide::TailStrategy::ShiftInwards).parallel(o);
+      inner = i;
+      what += ", chunks of 4096 in parallel";
+    }
     if (s.extents[0] >= L && L > 1) {
-      f.vectorize(s.vars[0], L, Halide::TailStrategy::ShiftInwards);
+      f.vectorize(inner, L, Halide::TailStrategy::ShiftInwards);
       what += ", vectorized " + std::to_string(L);
     }
     if (n >= 2) {
       std::vector<Var> outer(s.vars.begin() + 1, s.vars.end());
       fuse_outer(f, outer, f.name() + "_par");
       if (k_.parallel) what += ", outer loops in parallel";
-    } else if (k_.parallel && s.extents[0] >= 16384) {
-      Var o("o"), i("i");
-      f.split(s.vars[0], o, i, 4096, Halide::TailStrategy::ShiftInwards).parallel(o);
-      what += ", chunks of 4096 in parallel";
     }
     say(s, what);
   }

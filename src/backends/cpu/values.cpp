@@ -205,7 +205,9 @@ Expr literal(double value, ScalarType t) {
   if (t == ScalarType::Float16) return HI::make_const(Halide::Float(32), tc::round_to_half(static_cast<float>(value)));
   if (t == ScalarType::Float32) return HI::make_const(Halide::Float(32), static_cast<double>(static_cast<float>(value)));
   if (t == ScalarType::Float64) return HI::make_const(Halide::Float(64), value);
-  // A float literal of an integer type converts as a cast does: truncated, saturated.
+  // A float literal of an integer type converts as a cast does: truncated, saturated; of bool,
+  // nonzero is true.
+  if (t == ScalarType::Bool) return HI::make_bool(value != 0);
   return HI::simplify(float_to_integer(HI::make_const(Halide::Float(64), value), t));
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "support/exp_f32.h"
 #include "support/half.h"
 #include "support/int_math.h"
 
@@ -205,7 +206,7 @@ double float_builtin(lang::BuiltinId id, const double* a, ScalarType t) {
     return dbl ? fd(a[0], a[1]) : static_cast<double>(ff(static_cast<float>(a[0]), static_cast<float>(a[1])));
   };
   switch (id) {
-    case B::Exp: return u([](double x) { return std::exp(x); }, [](float x) { return std::exp(x); });
+    case B::Exp: return u([](double x) { return std::exp(x); }, [](float x) { return exp_f32::evaluate(x); });
     case B::Exp2: return u([](double x) { return std::exp2(x); }, [](float x) { return std::exp2(x); });
     case B::Expm1: return u([](double x) { return std::expm1(x); }, [](float x) { return std::expm1(x); });
     case B::Log: return u([](double x) { return std::log(x); }, [](float x) { return std::log(x); });
