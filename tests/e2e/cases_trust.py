@@ -408,3 +408,19 @@ def f(float(N) A) -> (O) { O(i) = exp(A(i)) }""", [_EXP_X], lambda A: [_exp32(A)
 accept("long_1d_stage_in_parallel_chunks", """
 def f(float(N) A) -> (O) { O(i) = A(i) + 1 }""", [np.arange(20031, dtype=F32)], lambda A: [A + 1],
        note="was vectorised, then split into chunks of 4096 vectors shifted below index 0")
+
+accept("fuzz_float_literal_rounding_to_negative_zero", """
+def main(uint16(M) B) -> (O) { O(i) = (1.0 / (-5e-324)) + B(i) }""", [np.zeros(2, np.uint16)],
+       lambda B: [np.full(2, -INF, F32)], rtol=0, atol=0,
+       note="-5e-324 as float32 is -0.0, whose sign Halide's float constants lose")
+
+accept("fuzz_float_product_is_not_reassociated", """
+def main(float(N,M) A) -> (O) { O(i) *=! A(i, j) }""",
+       [np.array([[0, 1e30, 1e30, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]], F32)],
+       lambda A: [np.zeros(1, F32)], rtol=0, atol=0,
+       note="in lanes, 1e30 * 1e30 overflows to inf before meeting 0: NaN instead of 0")
+
+accept("fuzz_constant_libm_argument_not_folded", """
+def main(float B) -> (O) { O = sinh(4) + B }""", [np.asarray(0, F32)],
+       lambda B: [np.asarray(np.sinh(F32(4)), F32)], ulps=2,
+       note="LLVM folded sinhf(4) with its own arithmetic, an ulp from glibc's sinhf")

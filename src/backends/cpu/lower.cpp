@@ -48,22 +48,6 @@ Expr identity(lang::ReduceOp op, const Halide::Type& t) {
   }
 }
 
-// v, in a form Halide's TrimNoOps pass cannot solve for a loop variable. For an update
-// f = min(f, v) it solves "min(f, v) == f" with f read once before the loop (a stale value),
-// trims the loop to where that is false and then simplifies the stores with it: O min=! j
-// stored every j (Halide 14). Tag intrinsics do not stop it (it strips them); xor with a zero
-// loaded from memory does, and costs one instruction. Integers only (floats go through the
-// NaN selects, which it cannot solve either).
-Expr opaque(const Expr& v) {
-  if (!v.type().is_int() && !v.type().is_uint()) return v;
-  static Halide::Buffer<int32_t> zero = [] {
-    Halide::Buffer<int32_t> b(1, "tc_zero");
-    b(0) = 0;
-    return b;
-  }();
-  return v ^ Halide::cast(v.type(), zero(0));
-}
-
 // acc OP v in the tensor's TC type t: the language's + and * (wrapping integers, float16
 // rounded), and min/max that propagate NaN as the builtins do (a NaN anywhere in a min=/max=
 // reduction makes its result NaN, as in the reference).
@@ -74,6 +58,9 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
     case lang::ReduceOp::Min:
     case lang::ReduceOp::Max: {
       if (b) return op == lang::ReduceOp::Min ? (acc && v) : (acc || v);
+      // v opaque (values.h): Halide's TrimNoOps would otherwise solve "min(acc, v) == acc" for
+      // the loop variable with acc read once before the loop (a stale value), and O min=! j
+      // stored every j (Halide 14). Floats go through the NaN selects, which it cannot solve.
       Expr m = op == lang::ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
       if (!is_float(t)) return m;
       return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, m);
@@ -82,14 +69,17 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
   }
 }
 
-// Halide can split (rfactor) an update it recognises as associative: + and * where they are
-// Halide's own operators (float32/64, unsigned and 8/16-bit integers; int32/int64 wrap through
+// Halide can split (rfactor) an update it recognises as associative: + where it is Halide's own
+// operator (float32/64, unsigned and 8/16-bit integers), * for those integers; int32/int64 wrap through
 // their unsigned twin and float16 rounds after each step, which its matcher does not see), and
 // min/max of integers (the NaN rule above hides float min/max). Never bool.
 // The last word is Halide's own prover (rfactor asks it on the simplified update): the
 // simplifier may rewrite acc * (0 - x) into a form it does not match.
 bool splittable(const Func& f, lang::ReduceOp op, ScalarType t) {
   if (t == ScalarType::Bool || t == ScalarType::Float16) return false;
+  // A float product split into lanes meets 0 * inf or an overflow in another order than the
+  // reference: NaN or inf instead of 0, not a rounding difference. Sums are split (documented).
+  if (op == lang::ReduceOp::Product && is_float(t)) return false;
   if ((op == lang::ReduceOp::Min || op == lang::ReduceOp::Max) && is_float(t)) return false;
   if ((op == lang::ReduceOp::Sum || op == lang::ReduceOp::Product) && kind(t) == ScalarKind::Signed && bits(t) >= 32)
     return false;

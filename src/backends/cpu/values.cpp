@@ -198,13 +198,16 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
 }
 
 Expr literal(double value, ScalarType t) {
-  if (is_float(t) && value == 0 && std::signbit(value)) {  // Halide's float constants lose -0.0
-    if (t == ScalarType::Float64) return Halide::reinterpret(Halide::Float(64), HI::make_const(Halide::UInt(64), uint64_t{1} << 63));
-    return Halide::reinterpret(Halide::Float(32), u32(0x80000000u));
+  if (is_float(t)) {
+    double v = t == ScalarType::Float64   ? value
+               : t == ScalarType::Float32 ? static_cast<double>(static_cast<float>(value))
+                                          : static_cast<double>(tc::round_to_half(static_cast<float>(value)));
+    if (v == 0 && std::signbit(v)) {  // Halide's float constants lose -0.0 (also -5e-324 as float32)
+      if (t == ScalarType::Float64) return Halide::reinterpret(Halide::Float(64), HI::make_const(Halide::UInt(64), uint64_t{1} << 63));
+      return Halide::reinterpret(Halide::Float(32), u32(0x80000000u));
+    }
+    return HI::make_const(value_type(t), v);
   }
-  if (t == ScalarType::Float16) return HI::make_const(Halide::Float(32), tc::round_to_half(static_cast<float>(value)));
-  if (t == ScalarType::Float32) return HI::make_const(Halide::Float(32), static_cast<double>(static_cast<float>(value)));
-  if (t == ScalarType::Float64) return HI::make_const(Halide::Float(64), value);
   // A float literal of an integer type converts as a cast does: truncated, saturated; of bool,
   // nonzero is true.
   if (t == ScalarType::Bool) return HI::make_bool(value != 0);
@@ -217,11 +220,25 @@ Expr literal(int64_t value, ScalarType t) {
   return HI::make_const(value_type(t), value);
 }
 
+Expr opaque(const Expr& v) {
+  static Halide::Buffer<uint32_t> zero = [] {
+    Halide::Buffer<uint32_t> b(1, "tc_zero");
+    b(0) = 0;
+    return b;
+  }();
+  Halide::Type t = v.type();
+  if (t.is_bool()) return v;
+  Halide::Type bits = Halide::UInt(t.bits());
+  return Halide::reinterpret(t, Halide::reinterpret(bits, v) ^ Halide::cast(bits, zero(Expr(0))));
+}
+
 Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   bool dbl = t == ScalarType::Float64;
   Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);
   std::vector<Expr> a;
-  for (const Expr& x : args) a.push_back(Halide::cast(ft, x));
+  // A constant argument is made opaque: LLVM would fold sinhf(4) with its own arithmetic,
+  // an ulp away from the libm the reference calls.
+  for (const Expr& x : args) a.push_back(HI::is_const(x) ? opaque(Halide::cast(ft, x)) : Halide::cast(ft, x));
   Expr r = HI::Call::make(ft, dbl ? name : std::string(name) + "f", a, HI::Call::PureExtern);
   return round_if_half(r, t);
 }

@@ -39,6 +39,11 @@ Halide::Expr convert(const Halide::Expr& x, ScalarType from, ScalarType to);
 Halide::Expr literal(double value, ScalarType t);
 Halide::Expr literal(int64_t value, ScalarType t);
 
+// v, unchanged, in a form no simplifier (Halide's or LLVM's) can see through: its bits xor a
+// zero loaded from memory. For a constant that must not be folded, or an operand that must not
+// be solved for; one integer instruction.
+Halide::Expr opaque(const Halide::Expr& v);
+
 // name(args) of libm ("exp", "fmod", ...) in t's precision: float32 and float16 call the float
 // version (float16 rounds the result), float64 the double one. Not vectorised by Halide.
 Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, ScalarType t);
