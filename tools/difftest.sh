@@ -3,8 +3,8 @@
 # runs it: PROGRAMS random TC programs (default 600) run on the cpu and reference backends of
 # BUILD_DIR's libtc (default build-asan: ASan+UBSan, so the reference — the oracle — runs under
 # UBSan, and any sanitizer report is a crash the fuzzer reports). The seed is derived from the
-# commit (TC_DIFFTEST_SEED overrides it), so a run is reproducible: the same commit, seed and
-# count give the same programs. Failing cases are written, minimised, under BUILD_DIR/difftest.
+# source tree (TC_DIFFTEST_SEED overrides it), so a run is reproducible: the same sources, seed
+# and count give the same programs. Failing cases are written, minimised, under BUILD_DIR/difftest.
 # Exits non-zero on any disagreement, crash or hang. For an hour: see docs/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,8 @@ programs=${1:-600}
 build=${2:-build-asan}
 lib=$build/src/libtc.so
 [ -e "$lib" ] || { echo "difftest.sh: no $lib (build it first)"; exit 2; }
-seed=${TC_DIFFTEST_SEED:-$(( 0x$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1) ))}
+# The seed: src/'s tree id, so the programs change exactly when the compiler does.
+seed=${TC_DIFFTEST_SEED:-$(( 0x$(git rev-parse --short=7 HEAD:src 2>/dev/null || echo 1) ))}
 env=(TC_LIBRARY="$lib")
 if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; then
   # HL_COMPILER_STACK_SIZE=0: Halide compiles on the caller's stack instead of switching to its
