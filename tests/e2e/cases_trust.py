@@ -424,3 +424,12 @@ accept("fuzz_constant_libm_argument_not_folded", """
 def main(float B) -> (O) { O = sinh(4) + B }""", [np.asarray(0, F32)],
        lambda B: [np.asarray(np.sinh(F32(4)), F32)], ulps=2,
        note="LLVM folded sinhf(4) with its own arithmetic, an ulp from glibc's sinhf")
+
+accept("fuzz_int64_max_reduction_compared_with_zero", """
+def main(long(M) C) -> (P, Q) {
+  t1(i) max=! C(i)
+  t4(i) min=! C(i)
+  P(i) = 0 > t1(i)
+  Q(i) = t4(i) > 5
+}""", [np.array([-2, 9], i64)], lambda C: [np.array([True, False]), np.array([False, True])],
+       note="with max(INT64_MIN, x) in view Halide's simplifier took 0 > t1 for false")

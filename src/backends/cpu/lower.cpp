@@ -38,12 +38,14 @@ Expr identity(lang::ReduceOp op, const Halide::Type& t) {
   bool b = t.is_bool();
   switch (op) {
     case lang::ReduceOp::Product: return Halide::Internal::make_one(t);
+    // The integer limits are opaque (values.h): with max(INT64_MIN, x) in view Halide's
+    // simplifier decided 0 > max(INT64_MIN, x) was false for every x.
     case lang::ReduceOp::Min:
       if (b) return Halide::Internal::make_bool(true);
-      return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : t.max();
+      return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : opaque(t.max());
     case lang::ReduceOp::Max:
       if (b) return Halide::Internal::make_bool(false);
-      return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : t.min();
+      return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : opaque(t.min());
     default: return Halide::Internal::make_zero(t);
   }
 }

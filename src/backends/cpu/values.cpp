@@ -221,15 +221,19 @@ Expr literal(int64_t value, ScalarType t) {
 }
 
 Expr opaque(const Expr& v) {
-  static Halide::Buffer<uint32_t> zero = [] {
-    Halide::Buffer<uint32_t> b(1, "tc_zero");
+  static Halide::Buffer<uint32_t> constants = [] {  // {0, 1}, read as memory, never folded
+    Halide::Buffer<uint32_t> b(2, "tc_opaque");
     b(0) = 0;
+    b(1) = 1;
     return b;
   }();
   Halide::Type t = v.type();
   if (t.is_bool()) return v;
+  // Integers are multiplied by a loaded 1: the solver cannot divide by it, and the bounds
+  // Halide derives stay true (a xor made it take an int64 for never negative).
+  if (!t.is_float()) return v * Halide::cast(t, constants(Expr(1)));
   Halide::Type bits = Halide::UInt(t.bits());
-  return Halide::reinterpret(t, Halide::reinterpret(bits, v) ^ Halide::cast(bits, zero(Expr(0))));
+  return Halide::reinterpret(t, Halide::reinterpret(bits, v) ^ Halide::cast(bits, constants(Expr(0))));
 }
 
 Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {

@@ -39,9 +39,9 @@ Halide::Expr convert(const Halide::Expr& x, ScalarType from, ScalarType to);
 Halide::Expr literal(double value, ScalarType t);
 Halide::Expr literal(int64_t value, ScalarType t);
 
-// v, unchanged, in a form no simplifier (Halide's or LLVM's) can see through: its bits xor a
-// zero loaded from memory. For a constant that must not be folded, or an operand that must not
-// be solved for; one integer instruction.
+// v, unchanged, in a form no simplifier (Halide's or LLVM's) can see through: an integer times
+// a 1 loaded from memory, a float's bits xor a loaded 0. For a constant that must not be folded,
+// or an operand that must not be solved for; one instruction.
 Halide::Expr opaque(const Halide::Expr& v);
 
 // name(args) of libm ("exp", "fmod", ...) in t's precision: float32 and float16 call the float
