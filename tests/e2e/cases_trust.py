@@ -433,3 +433,11 @@ def main(long(M) C) -> (P, Q) {
   Q(i) = t4(i) > 5
 }""", [np.array([-2, 9], i64)], lambda C: [np.array([True, False]), np.array([False, True])],
        note="with max(INT64_MIN, x) in view Halide's simplifier took 0 > t1 for false")
+
+accept("fuzz_modulo_by_int32_max", """
+def f(int32(N) A) -> (O, Q) {
+  O(i) = A(i) % 2147483647
+  Q(i) = (A(i) < 1) % 2147483647 + (1.0 < 1) % 2147483647
+}""", [np.array([-5, I32_MAX, I32_MIN, 7], i32)],
+       lambda A: [np.array([emod(int(a), I32_MAX) for a in A], i32), np.array([1, 0, 1, 0], i32)],
+       note="Halide's lowering of % 2147483647 overflowed while folding constants")

@@ -268,7 +268,9 @@ Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native)
     return round_if_half(infer::binary_op(op, a, b), t);
   }
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
-  if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, b);
+  // A constant divisor of a value (not of index arithmetic, whose bounds Halide must see) is
+  // opaque: Halide's own lowering of % 2147483647 overflows while folding constants.
+  if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);
 }
