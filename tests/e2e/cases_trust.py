@@ -441,3 +441,8 @@ def f(int32(N) A) -> (O, Q) {
 }""", [np.array([-5, I32_MAX, I32_MIN, 7], i32)],
        lambda A: [np.array([emod(int(a), I32_MAX) for a in A], i32), np.array([1, 0, 1, 0], i32)],
        note="Halide's lowering of % 2147483647 overflowed while folding constants")
+
+accept("fuzz_libm_of_a_constant_expression_not_folded", """
+def main(float(N,M,N) A) -> (O) { O(i, j) = cosh(-M) + A(0, i, j) }""", [np.zeros((1, 1, 1), F32)],
+       lambda A: [np.full((1, 1), np.cosh(F32(-1)), F32)], ulps=2,
+       note="LLVM folded coshf(-1) (M is a constant once sizes are known)")
