@@ -218,10 +218,8 @@ class CpuKernel : public Kernel {
                                    std::to_string(outcome.failed_allocation) + " bytes for " +
                                    buffer_named(v, outcome.failed_allocation) + " could not be allocated");
     if (outcome.error.find("tc-gather:") != std::string::npos) fail(TC_ERROR_RUNTIME, explain(v, outcome.error));
-    const char* debug = std::getenv("TC_DEBUG_HALIDE");
     fail(TC_ERROR_INTERNAL, "cpu backend: '" + def + "' failed at run time (a libtc bug: please report it with the " +
-                                "program; backend=reference runs it)" +
-                                (debug && *debug && std::string(debug) != "0" ? "; Halide: " + outcome.error : ""));
+                                "program; backend=reference runs it)" + halide_detail(outcome.error));
   }
 
   // The tensor whose internal buffer is closest in size to a failed allocation of `bytes`.

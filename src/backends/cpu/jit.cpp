@@ -1,7 +1,6 @@
 // jit.cpp — see jit.h.
 #include "backends/cpu/jit.h"
 
-#include <atomic>
 #include <cpuid.h>
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +32,7 @@ void on_error(Halide::JITUserContext* ctx, const char* message) {
 
 void on_print(Halide::JITUserContext*, const char*) {}
 
-// Halide asks for 32-byte alignment and leave to read a few bytes either side of a block:
+// Halide asks for 32-byte alignment and may read a few bytes either side of a block:
 // blocks are 64-byte aligned with 64 bytes of slack each side; the offset to the start of the
 // underlying allocation sits just before the block.
 constexpr size_t kAlign = 64;
@@ -101,12 +100,12 @@ bool out_of_memory(const std::string& halide_message) {
   return false;
 }
 
-std::string halide_detail(const char* what) {
-  const char* debug = std::getenv("TC_DEBUG_HALIDE");
-  return debug && *debug && std::strcmp(debug, "0") != 0 ? std::string("; Halide: ") + what : std::string();
-}
-
 }  // namespace
+
+std::string halide_detail(const std::string& what) {
+  const char* debug = std::getenv("TC_DEBUG_HALIDE");
+  return debug && *debug && std::strcmp(debug, "0") != 0 ? "; Halide: " + what : std::string();
+}
 
 // See jit.h. IEEE arithmetic (StrictFloat: NaN, infinities and
 // signed zeros as the reference computes them, no contraction into FMA; Halide's default

@@ -17,6 +17,10 @@ namespace tc::backends::cpu {
 // instructions the CPU lacks.
 Halide::Target jit_target();
 
+// "; Halide: <what>" when the environment sets TC_DEBUG_HALIDE (to anything but 0), else "":
+// Halide's own text, with its internal names, is appended to a libtc message only on request.
+std::string halide_detail(const std::string& what);
+
 struct CallOutcome {
   int status = 0;                 // the generated code's: 0 on success
   std::string error;              // the runtime's first error message

@@ -71,20 +71,13 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
   }
 }
 
-// Halide can split (rfactor) an update it recognises as associative: + where it is Halide's own
-// operator (float32/64, unsigned and 8/16-bit integers), * for those integers; int32/int64 wrap through
-// their unsigned twin and float16 rounds after each step, which its matcher does not see), and
-// min/max of integers (the NaN rule above hides float min/max). Never bool.
-// The last word is Halide's own prover (rfactor asks it on the simplified update): the
-// simplifier may rewrite acc * (0 - x) into a form it does not match.
+// Whether Halide may split (rfactor) the update into vector lanes. Its own prover decides what
+// is associative (rfactor asks it on the simplified update): it rejects float16's per-step
+// rounding, int32/int64 sums wrapping through their unsigned twin and the NaN rule of float
+// min/max. One choice is libtc's: float products are never split, because another order meets
+// 0 * inf or an overflow differently (NaN or inf instead of 0); float sums are (documented).
 bool splittable(const Func& f, lang::ReduceOp op, ScalarType t) {
-  if (t == ScalarType::Bool || t == ScalarType::Float16) return false;
-  // A float product split into lanes meets 0 * inf or an overflow in another order than the
-  // reference: NaN or inf instead of 0, not a rounding difference. Sums are split (documented).
   if (op == lang::ReduceOp::Product && is_float(t)) return false;
-  if ((op == lang::ReduceOp::Min || op == lang::ReduceOp::Max) && is_float(t)) return false;
-  if ((op == lang::ReduceOp::Sum || op == lang::ReduceOp::Product) && kind(t) == ScalarKind::Signed && bits(t) >= 32)
-    return false;
   Expr value = Halide::Internal::simplify(f.update_value(0));
   return Halide::Internal::prove_associativity(f.name(), f.update_args(0), {value}).associative();
 }
@@ -568,7 +561,7 @@ class Builder {
       Stage& s = p_.stages[i];
       std::vector<Halide::Range> region;
       for (size_t d = 0; d < s.extents.size(); ++d)
-        region.emplace_back(static_cast<int>(s.mins.empty() ? 0 : s.mins[d]), static_cast<int>(s.extents[d]));
+        region.emplace_back(static_cast<int>(s.min(d)), static_cast<int>(s.extents[d]));
       std::vector<Expr> at;
       Halide::RDom r;
       if (!region.empty()) {

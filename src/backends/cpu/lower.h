@@ -38,6 +38,7 @@ struct Stage {
   std::vector<Halide::Var> vars;  // Halide order: vars[0] is TC's last (contiguous) index
   std::vector<int64_t> extents;   // per var
   std::vector<int64_t> mins;      // per var, where the domain starts; empty: at 0
+  int64_t min(size_t d) const { return mins.empty() ? 0 : mins[d]; }
   // Holds run-time checks, so it is computed over its whole domain (through the checks sink)
   // even where no output needs it: a bad index is an error wherever the reference meets it.
   bool forced = false;

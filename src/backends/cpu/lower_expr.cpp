@@ -136,7 +136,7 @@ class Lowerer {
       case ExprKind::Unary: {
         Expr x = lower(*e.args[0], guard);
         if (e.op == Tok::Not) return !convert(x, e.args[0]->type, ScalarType::Bool);
-        return negate(convert(x, e.args[0]->type, e.type), e.type, native_);
+        return negate(convert(x, e.args[0]->type, e.type), native_);
       }
       case ExprKind::Binary: return binary(e, guard);
       case ExprKind::Ternary: {

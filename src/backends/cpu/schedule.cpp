@@ -94,7 +94,7 @@ class Scheduler {
   static void bound_whole(Func f, const Stage& s) {
     std::vector<Var> args = f.args();
     for (size_t d = 0; d < s.extents.size() && d < args.size(); ++d)
-      f.bound(args[d], static_cast<int>(s.mins.empty() ? 0 : s.mins[d]), static_cast<int>(s.extents[d]));
+      f.bound(args[d], static_cast<int>(s.min(d)), static_cast<int>(s.extents[d]));
   }
 
   void place(int i) {

@@ -112,12 +112,12 @@ Expr integer_division(Tok op, const Expr& a, const Expr& b) {
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
   if (op == Tok::Percent) return Halide::select(b == zero, zero, a % divisor);
   Expr q = a / divisor;
-  if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, ScalarType::Int64, false), q);
+  if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, false), q);
   return Halide::select(b == zero, zero, q);
 }
 
 template <typename T>
-bool compare_constants(Tok op, T a, T b) {
+bool compare(Tok op, T a, T b) {
   switch (op) {
     case Tok::Lt: return a < b;
     case Tok::Le: return a <= b;
@@ -128,33 +128,34 @@ bool compare_constants(Tok op, T a, T b) {
   }
 }
 
-// a OP b for two integer constants, computed here with the language's rules (Halide's constant
-// folding of int32/int64 refuses to overflow, even inside its own lowering of 1 % 2147483647).
-// Undefined when either operand is not a constant.
+// a OP b for two integer constants (arithmetic or comparison), computed here with the
+// language's rules: Halide's constant folding of int32/int64 refuses to overflow, also where
+// it folds 2147483647 == -1 as a difference, or lowers 1 % 2147483647. Undefined when either
+// operand is not an integer constant.
 Expr fold_integer_constants(Tok op, const Expr& a, const Expr& b) {
   Halide::Type t = a.type();
   const int64_t *sa = HI::as_const_int(a), *sb = HI::as_const_int(b);
   const uint64_t *ua = HI::as_const_uint(a), *ub = HI::as_const_uint(b);
-  uint64_t x, y;
-  if (sa && sb) {
-    x = static_cast<uint64_t>(*sa), y = static_cast<uint64_t>(*sb);
-  } else if (ua && ub) {
-    x = *ua, y = *ub;
-  } else {
-    return Expr();
-  }
+  if (!(sa && sb) && !(ua && ub)) return Expr();
+  if (lang::is_comparison(op)) return HI::make_bool(sa ? compare(op, *sa, *sb) : compare(op, *ua, *ub));
+  uint64_t x = sa ? static_cast<uint64_t>(*sa) : *ua, y = sa ? static_cast<uint64_t>(*sb) : *ub;
   uint64_t r = 0;
   switch (op) {
     case Tok::Plus: r = x + y; break;
     case Tok::Minus: r = x - y; break;
     case Tok::Star: r = x * y; break;
-    case Tok::Slash: r = t.is_int() ? static_cast<uint64_t>(euclid_div(*sa, *sb)) : (y ? x / y : 0); break;
-    case Tok::Percent: r = t.is_int() ? static_cast<uint64_t>(euclid_mod(*sa, *sb)) : (y ? x % y : 0); break;
+    case Tok::Slash: r = sa ? static_cast<uint64_t>(euclid_div(*sa, *sb)) : (y ? x / y : 0); break;
+    case Tok::Percent: r = sa ? static_cast<uint64_t>(euclid_mod(*sa, *sb)) : (y ? x % y : 0); break;
     default: return Expr();
   }
   int shift = 64 - t.bits();  // wrap to the type's width (two's complement)
   if (t.is_uint()) return HI::make_const(t, shift ? (r << shift) >> shift : r);
   return HI::make_const(t, static_cast<int64_t>(r << shift) >> shift);
+}
+
+// The sign bit of float type ft, as an unsigned integer of its width.
+Expr sign_bit(const Halide::Type& ft) {
+  return HI::make_const(Halide::UInt(ft.bits()), uint64_t{1} << (ft.bits() - 1));
 }
 
 Expr round_if_half(const Expr& x, ScalarType t) { return t == ScalarType::Float16 ? round_to_half(x) : x; }
@@ -168,8 +169,7 @@ Expr floored_modulo(const Expr& a, const Expr& b, ScalarType t) {
   Expr differ = r != zero && ((r < zero) != (b < zero));
   // A zero with b's sign, from b's sign bit (the simplifier takes -0.0 and 0.0 for one constant
   // and folds a select between them).
-  Halide::Type ut = Halide::UInt(ft.bits());
-  Expr signed_zero = Halide::reinterpret(ft, Halide::reinterpret(ut, b) & HI::make_const(ut, uint64_t{1} << (ft.bits() - 1)));
+  Expr signed_zero = Halide::reinterpret(ft, Halide::reinterpret(Halide::UInt(ft.bits()), b) & sign_bit(ft));
   return round_if_half(Halide::select(differ, r + b, r == zero, signed_zero, r), t);
 }
 
@@ -202,10 +202,8 @@ Expr literal(double value, ScalarType t) {
     double v = t == ScalarType::Float64   ? value
                : t == ScalarType::Float32 ? static_cast<double>(static_cast<float>(value))
                                           : static_cast<double>(tc::round_to_half(static_cast<float>(value)));
-    if (v == 0 && std::signbit(v)) {  // Halide's float constants lose -0.0 (also -5e-324 as float32)
-      if (t == ScalarType::Float64) return Halide::reinterpret(Halide::Float(64), HI::make_const(Halide::UInt(64), uint64_t{1} << 63));
-      return Halide::reinterpret(Halide::Float(32), u32(0x80000000u));
-    }
+    // Halide's float constants lose the sign of -0.0 (also of -5e-324 as float32): its bits.
+    if (v == 0 && std::signbit(v)) return Halide::reinterpret(value_type(t), sign_bit(value_type(t)));
     return HI::make_const(value_type(t), v);
   }
   // A float literal of an integer type converts as a cast does: truncated, saturated; of bool,
@@ -249,13 +247,8 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
 }
 
 Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native) {
+  if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   if (lang::is_comparison(op)) {
-    // Two integer constants: compared here, since Halide folds a == b as a - b == 0, which
-    // overflows (a compile error) for 2147483647 == -1.
-    const int64_t *ca = HI::as_const_int(a), *cb = HI::as_const_int(b);
-    const uint64_t *ua = HI::as_const_uint(a), *ub = HI::as_const_uint(b);
-    if (ca && cb) return HI::make_bool(compare_constants(op, *ca, *cb));
-    if (ua && ub) return HI::make_bool(compare_constants(op, *ua, *ub));
     // Halide's x86 code generator emits a <= b as !(a > b), true for NaN: spelled out instead,
     // each comparison opaque so that the simplifier cannot merge them back.
     if (a.type().is_float() && (op == Tok::Le || op == Tok::Ge)) {
@@ -268,7 +261,6 @@ Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native)
     if (op == Tok::Percent) return floored_modulo(a, b, t);
     return round_if_half(infer::binary_op(op, a, b), t);
   }
-  if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   // A constant divisor of a value (not of index arithmetic, whose bounds Halide must see) is
   // opaque: Halide's own lowering of % 2147483647 overflows while folding constants.
   if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
@@ -276,7 +268,7 @@ Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native)
   return infer::binary_op(op, a, b);
 }
 
-Expr negate(const Expr& a, ScalarType t, bool native) {
+Expr negate(const Expr& a, bool native) {
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(Tok::Minus, HI::make_zero(a.type()), a);
   // Halide's -x is 0 - x, which is +0 for x = 0.0; x * -1 is IEEE negation (exact, -0.0 too).
   if (a.type().is_float()) return a * HI::make_const(a.type(), -1.0);

@@ -52,6 +52,6 @@ Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, Scala
 // arithmetic whose range binding proved, so Halide may assume it does not overflow (which its
 // bounds inference needs).
 Halide::Expr arithmetic(lang::Tok op, const Halide::Expr& a, const Halide::Expr& b, ScalarType t, bool native);
-Halide::Expr negate(const Halide::Expr& a, ScalarType t, bool native);
+Halide::Expr negate(const Halide::Expr& a, bool native);
 
 }  // namespace tc::backends::cpu
