@@ -142,7 +142,8 @@ class DefInference {
         if (const Expr* big = oversized_literal(*bound))
           lang::report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, big->loc,
                        "range bound " + std::to_string(big->int_value) +
-                           " is outside the supported 32-bit index range (extents are at most 2147483647)");
+                           " is outside the supported 32-bit index range (extents are at most " +
+                           std::to_string(lang::kMaxExtent) + ")");
       Halide::Expr lo = to_halide(*r.lo, dim_fn()), hi = to_halide(*r.hi, dim_fn());
       if (!lo.defined() || !hi.defined()) return false;
       Range range{SymExpr(simplify(lo)), SymExpr(simplify(hi)), true};

@@ -38,8 +38,7 @@ std::vector<TensorSig> BoundDef::inputs() const {
 
 namespace {
 
-// Largest extent of one dimension: backends index with 32-bit integers.
-constexpr int64_t kMaxExtent = INT32_MAX;
+using lang::kMaxExtent;
 
 class Binder {
  public:
@@ -90,7 +89,7 @@ class Binder {
         if (got < 0 || got > kMaxExtent)
           fail(got < 0 ? TC_ERROR_SHAPE : TC_ERROR_UNSUPPORTED,
                where(decl) + " dimension " + std::to_string(d) + ": size " + std::to_string(got) +
-                   (got < 0 ? " is negative" : " exceeds the largest supported extent 2147483647"));
+                   (got < 0 ? " is negative" : " exceeds the largest supported extent " + std::to_string(kMaxExtent)));
         bind_dim(decl, d, got, size_origin);
         sig.shape.push_back(got);
       }
@@ -127,7 +126,7 @@ class Binder {
         if (!e || *e > kMaxExtent)
           fail(TC_ERROR_UNSUPPORTED, "'" + decl.name + "' dimension " + std::to_string(d) + " would have extent " +
                                          (e ? std::to_string(*e) : std::string("beyond 64-bit integers")) +
-                                         ", more than the supported 2147483647 (sizes: " + sizes_text() + ")");
+                                         ", more than the supported " + std::to_string(kMaxExtent) + " (sizes: " + sizes_text() + ")");
         if (decl.has_dims_annotation()) check_annotation(decl, d, *e);
         sig.shape.push_back(*e);
       }

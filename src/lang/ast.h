@@ -155,6 +155,9 @@ size_t count_nodes(const Expr& e);                                // e and all i
 // them grow exponentially, so the copies for one statement (lets) or one def (calls) are
 // limited to this many nodes, and a program past it is refused with a located error.
 constexpr size_t kMaxInlinedNodes = 100000;
+// Backends index with 32-bit integers: the largest extent of a dimension, from a literal, a
+// where clause or a tensor's shape (checked by sema, range inference and binding).
+constexpr int64_t kMaxExtent = 2147483647;
 bool reads_tensor(const Expr& e);                                 // any tensor read inside
 std::vector<const Expr*> tensor_reads(const Expr& e);             // every tensor read, outermost first
 void collect_index_vars(const Expr& e, std::set<std::string>& out);  // index variables used

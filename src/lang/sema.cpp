@@ -35,9 +35,9 @@ class DefChecker {
  private:
   // Backends index with 32-bit integers: a literal extent beyond that is not supported.
   void check_dim_literal(const DimSpec& d) const {
-    if (d.is_literal() && d.value > INT32_MAX)
+    if (d.is_literal() && d.value > kMaxExtent)
       report(TC_ERROR_UNSUPPORTED, prog_.source, def_.name, d.loc,
-             "dimension " + std::to_string(d.value) + " exceeds the largest supported extent 2147483647");
+             "dimension " + std::to_string(d.value) + " exceeds the largest supported extent " + std::to_string(kMaxExtent));
   }
 
   [[noreturn]] void error(SourceLoc loc, const std::string& msg) const {
@@ -423,8 +423,8 @@ class DefChecker {
   // that backends materialise "0.1" directly in float64 next to a float64 operand.
   void settle(Expr& e, ScalarType t) const {
     if (!e.weak) return;
-    check_literal_fits(e, t);
     fold_negated_literal(e);
+    check_literal_fits(e, t);
     e.type = t;
     e.weak = false;
     for (ExprPtr& a : e.args) settle(*a, t);
@@ -443,17 +443,16 @@ class DefChecker {
   }
 
   // "A(i) < 300" with int8 A would silently compare against 44: refuse literals that change value.
+  // A negated literal is one literal by now (fold_negated_literal).
   void check_literal_fits(const Expr& e, ScalarType t) const {
-    bool negated = e.kind == ExprKind::Unary && e.op == Tok::Minus && e.args[0]->kind == ExprKind::IntLit;
-    if (e.kind != ExprKind::IntLit && !negated) return;
+    if (e.kind != ExprKind::IntLit) return;
     if (!is_integer(t) && t != ScalarType::Bool) return;
-    const Expr& lit = negated ? *e.args[0] : e;
-    long double v = negated ? -static_cast<long double>(lit.int_value) : static_cast<long double>(lit.int_value);
+    long double v = static_cast<long double>(e.int_value);
     long double lo = kind(t) == ScalarKind::Signed ? -std::ldexp(1.0L, bits(t) - 1) : 0;
     long double hi = kind(t) == ScalarKind::Signed ? std::ldexp(1.0L, bits(t) - 1) - 1 : std::ldexp(1.0L, bits(t)) - 1;
     if (t == ScalarType::Bool) hi = 1;
     if (v < lo || v > hi)
-      error(e.loc, "integer literal " + std::string(negated ? "-" : "") + lit.name + " does not fit in " + name(t) +
+      error(e.loc, "integer literal " + e.name + " does not fit in " + name(t) +
                        ", the type it is used with here; cast the other operand (e.g. int32(...))");
   }
 
