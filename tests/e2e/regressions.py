@@ -29,7 +29,7 @@ BACKENDS = ("reference", "cpu")
 
 def child(code, limit_bytes=None, timeout=300):
     """Runs `code` in a fresh interpreter (tclib and numpy imported); returns (rc, out, err)."""
-    prelude = "import sys; sys.path.insert(0, %r)\nimport numpy as np, tclib\n" % HERE
+    prelude = "import sys; sys.path.insert(0, %r)\nimport numpy as np, tclib\n%s" % (HERE, OUTCOME)
 
     def limit():
         if limit_bytes:
@@ -37,6 +37,18 @@ def child(code, limit_bytes=None, timeout=300):
     p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
                        text=True, timeout=timeout, preexec_fn=limit)
     return p.returncode, p.stdout, p.stderr
+
+
+# Defined in every child: runs `call` and prints "ran", or the status of the TCError it raised
+# followed by whether each fragment is in its message.
+OUTCOME = """
+def outcome(call, *fragments):
+    try:
+        call()
+        print("ran")
+    except tclib.TCError as e:
+        print(tclib.STATUS_NAME[e.status], *[f in e.message for f in fragments])
+"""
 
 
 def sanitized():
@@ -70,22 +82,16 @@ def threads_under_ulimit():
         A = np.ones((4096, 64), np.float32)
         prog = tclib.Program(src)
         O = np.zeros_like(A)
-        try:
-            prog.compile("f", [A], {"threads": "1024"}).run([A], [O])
-            print("OK")  # the system had room for 1023 threads after all
-        except tclib.TCError as e:
-            print(tclib.STATUS_NAME[e.status], "threads=1024" in e.message)
+        # "ran" if the system had room for 1023 threads after all
+        outcome(lambda: prog.compile("f", [A], {"threads": "1024"}).run([A], [O]), "threads=1024")
         # The workers that did start stay in the pool and hold their stacks: with so little
         # address space left, compiling again may itself run out of memory (a status too).
-        try:
-            prog.compile("f", [A], {"threads": "2"}).run([A], [O])
-            print(float(O.sum()) == 2.0 * A.size)
-        except tclib.TCError as e:
-            print(tclib.STATUS_NAME[e.status])
+        outcome(lambda: prog.compile("f", [A], {"threads": "2"}).run([A], [O]))
+        print(float(O.sum()) == 2.0 * A.size)
     """, limit_bytes=3 * 10 ** 9)
     lines = out.strip().splitlines()
-    if (rc != 0 or lines[-1:] not in (["True"], ["TC_ERROR_NO_MEMORY"])
-            or lines[0] not in ("OK", "TC_ERROR_NO_MEMORY True")):
+    second_ok = lines[1:] == ["ran", "True"] or lines[1:2] == ["TC_ERROR_NO_MEMORY"]
+    if rc != 0 or not second_ok or lines[0] not in ("ran", "TC_ERROR_NO_MEMORY True"):
         raise AssertionError("rc %d, stdout %r, stderr %s" % (rc, out, err[-1500:]))
 
 
@@ -100,11 +106,7 @@ def temporary_under_ulimit():
             with open("/proc/self/statm") as f:
                 mapped = int(f.read().split()[0]) * resource.getpagesize()
             resource.setrlimit(resource.RLIMIT_AS, (mapped + 10 ** 9, mapped + 10 ** 9))
-            try:
-                k.run([A, B], [np.zeros(20000, np.float32)])
-                print("ran")
-            except tclib.TCError as e:
-                print(tclib.STATUS_NAME[e.status], "'t'" in e.message, "out of memory" in e.message)
+            outcome(lambda: k.run([A, B], [np.zeros(20000, np.float32)]), "'t'", "out of memory")
         """ % backend)
         expect_lines(rc, out, err, ["TC_ERROR_NO_MEMORY True True"])
 
@@ -114,11 +116,8 @@ def huge_temporary_reference():
     rc, out, err = child("""
         prog = tclib.Program("def f(float(N) A) -> (O) { t(i,j) = A(i) * A(j)  O(i) +=! t(i,j) }")
         A = np.zeros(1000000, np.float32)
-        try:
-            prog.compile("f", [A], {"backend": "reference"}).run([A], [np.zeros(1000000, np.float32)])
-            print("ran")
-        except tclib.TCError as e:
-            print(tclib.STATUS_NAME[e.status], "'t'" in e.message, "4000000000000 bytes" in e.message)
+        outcome(lambda: prog.compile("f", [A], {"backend": "reference"}).run([A], [np.zeros(1000000, np.float32)]),
+                "'t'", "4000000000000 bytes")
     """)
     expect_lines(rc, out, err, ["TC_ERROR_NO_MEMORY True True"])
 
@@ -130,11 +129,7 @@ def quiet_stderr():
                        ("def g(float(N) A, int32(N) I) -> (O) { O(i) = A(I(i)) }", 4)]:
             prog = tclib.Program(src)
             ins = [np.ones(n, np.float32)] + ([np.full(n, 99, np.int32)] if "I" in src else [])
-            try:
-                k = prog.compile(src.split()[1].split("(")[0], ins)
-                k.run(ins, [np.zeros(n, np.float32)])
-            except tclib.TCError as e:
-                print(tclib.STATUS_NAME[e.status])
+            outcome(lambda: prog.compile(src.split()[1].split("(")[0], ins).run(ins, [np.zeros(n, np.float32)]))
     """)
     # A preloaded sanitizer runtime warns about Halide's own stack switching: not libtc's output.
     ours = [line for line in err.splitlines() if not (sanitized() and re.match(r"==\d+==WARNING", line))]
