@@ -446,3 +446,12 @@ accept("fuzz_libm_of_a_constant_expression_not_folded", """
 def main(float(N,M,N) A) -> (O) { O(i, j) = cosh(-M) + A(0, i, j) }""", [np.zeros((1, 1, 1), F32)],
        lambda A: [np.full((1, 1), np.cosh(F32(-1)), F32)], ulps=2,
        note="LLVM folded coshf(-1) (M is a constant once sizes are known)")
+
+accept("fuzz_guarded_read_of_a_reduction_not_hosted_pointwise", """
+def main(float32(M) A, float(M,M) B) -> (O5) {
+  O2(i, j) = B(i, 1) where j in 0:1
+  t3(i) +=! O2(0, j) % A(i)
+  O5(i) = 0 ? 1 : t3(i)
+}""", [np.zeros(3, F32), np.ones((3, 3), F32)], lambda A, B: [np.full(3, NAN, F32)], rtol=0, atol=0,
+       note="a guarded read is clamped and checked: the reduction was computed tile by tile inside "
+            "its reader as if read pointwise, and a tile read A at 3")

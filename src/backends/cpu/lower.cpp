@@ -319,12 +319,14 @@ class Builder {
     int t = access.tensor;
     bool gather = is_gather(access);
     std::vector<Expr> idx;
+    bool clamped = false;  // some index is clamped (and checked): not the consumer's own point
     for (size_t d = 0; d < index.size(); ++d) {
       int dim = static_cast<int>(d);
       Expr i = index[d];
       if (proven(access, dim)) {
         if (shape(t)[d] == 0) return Halide::Internal::make_zero(value_type(def_.tensors[t].type));  // never evaluated
       } else {
+        clamped = true;
         i = unproven_index(access, dim, i, guard);
         if (!i.defined()) return read_of_empty(access, dim, index[d], guard);
       }
@@ -333,7 +335,10 @@ class Builder {
     std::reverse(idx.begin(), idx.end());
     auto pack = pack_dims_.find(t);
     if (pack != pack_dims_.end() && !gather) return packed(t, pack->second, consumer)(idx);
-    return read(t, idx, consumer, full_box && is_pointwise(access, st), in_loop);
+    // Pointwise means read at the consumer's own point, which lets the scheduler compute a
+    // reduction tile by tile inside the consumer; a clamped index may read anywhere in the
+    // tensor, so a tile of the consumer would need all of it.
+    return read(t, idx, consumer, full_box && !clamped && is_pointwise(access, st), in_loop);
   }
 
   // A reduction whose reads are contiguous in no LHS variable (C(m,n) += A(m,k) * B(n,k))
