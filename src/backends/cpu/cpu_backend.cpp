@@ -128,7 +128,7 @@ class CpuKernel : public Kernel {
         args.push_back(&views[ni + o].buffer);
         continue;
       }
-      snapshot_of(outputs[o], views[ni + o], snapshots[k], snapshot_views[k]);
+      snapshot_of(outputs[o], views[ni + o], tensor_names_[ni + o], snapshots[k], snapshot_views[k]);
       args.push_back(&snapshot_views[k].buffer);
     }
     for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
@@ -177,7 +177,8 @@ class CpuKernel : public Kernel {
 
   // `copy`: a view of a copy (into `bytes`) of what `view` spans, strides kept, for reading an
   // output's entry values while the pipeline writes the output itself.
-  static void snapshot_of(const TensorView& v, const HalideView& view, std::vector<uint8_t>& bytes, HalideView& copy) {
+  void snapshot_of(const TensorView& v, const HalideView& view, const std::string& what, std::vector<uint8_t>& bytes,
+                   HalideView& copy) const {
     copy = view;
     copy.buffer.dim = copy.dims;
     int64_t n = span_bytes(v);
@@ -185,8 +186,8 @@ class CpuKernel : public Kernel {
     try {
       bytes.assign(view.buffer.host, view.buffer.host + n);
     } catch (const std::bad_alloc&) {
-      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory copying the entry values of an output (" +
-                                   std::to_string(n) + " bytes)");
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory running '" + b_.def().name + "': " + std::to_string(n) +
+                                   " bytes for a copy of the entry values of " + what + " could not be allocated");
     }
     copy.buffer.host = bytes.data();
   }
