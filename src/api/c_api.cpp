@@ -89,7 +89,7 @@ tc_tensor_info tensor_info(const tc::ir::TensorSig& sig) {
 std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc::lang::TensorRole role) {
   std::vector<tc::runtime::ExpectedTensor> out;
   const auto& def = b.def();
-  size_t n = role == tc::lang::TensorRole::Input ? def.inputs.size() : def.outputs.size();
+  size_t n = role == tc::lang::TensorRole::Input ? def.num_inputs : def.num_outputs;
   out.resize(n);
   const char* kind = role == tc::lang::TensorRole::Input ? "input" : "output";
   for (size_t t = 0; t < def.tensors.size(); ++t)

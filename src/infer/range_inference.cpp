@@ -35,13 +35,8 @@ using lang::Tok;
 
 namespace {
 
-struct Access {
-  const Expr* expr;
-  bool guarded;  // under a ?: branch or the right operand of && / ||
-};
-
 void collect_accesses(const Expr& e, bool guarded, std::vector<Access>& out) {
-  if (e.ref == Ref::Tensor && e.kind == ExprKind::Call) out.push_back({&e, guarded});
+  if (e.ref == Ref::Tensor) out.push_back(Access{&e, guarded});  // a bare 0-d tensor name too
   bool short_circuit = e.kind == ExprKind::Binary && (e.op == Tok::AndAnd || e.op == Tok::OrOr);
   for (size_t i = 0; i < e.args.size(); ++i) {
     bool branch = (e.kind == ExprKind::Ternary && i > 0) || (short_circuit && i == 1);
@@ -112,11 +107,12 @@ class DefInference {
     return all;
   }
 
-  // The reads that constrain ranges: reads of the written tensor are of its own element.
+  // The reads that constrain ranges: those with subscripts, except of the written tensor
+  // (reads of its own element).
   static std::vector<Access> accesses_of(const Stmt& s) {
     std::vector<Access> out;
     for (const Access& a : all_accesses(s))
-      if (a.expr->tensor != s.lhs_tensor) out.push_back(a);
+      if (a.expr->tensor != s.lhs_tensor && a.expr->kind == ExprKind::Call) out.push_back(a);
     return out;
   }
 
@@ -315,6 +311,7 @@ class DefInference {
     for (size_t s = 0; s < def_.stmts.size(); ++s) {
       StmtRanges sr;
       for (const auto& v : def_.stmts[s].vars) sr.vars.push_back(ranges_[s].at(v));
+      sr.accesses = all_accesses(def_.stmts[s]);
       out.stmts.push_back(sr);
       add_preconditions(static_cast<int>(s), out.preconditions);
     }

@@ -29,8 +29,16 @@ struct Precondition {
   SymExpr min_index, max_index;  // inclusive bounds of the index over the statement's domain
 };
 
+// A tensor read of a statement's right-hand side or exists clauses, in the order inference
+// visits them (outermost first); the IR keeps these rather than finding them again.
+struct Access {
+  const lang::Expr* expr = nullptr;  // the read (a node of the program's AST)
+  bool guarded = false;              // under a ?: branch or the right operand of && / ||
+};
+
 struct StmtRanges {
-  std::vector<Range> vars;  // parallel to Stmt::vars
+  std::vector<Range> vars;         // parallel to Stmt::vars
+  std::vector<Access> accesses;
 };
 
 struct DefRanges {

@@ -25,14 +25,14 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 std::vector<TensorSig> BoundDef::outputs() const {
   std::vector<TensorSig> out;
   for (size_t t = 0; t < tensors.size(); ++t)
-    if (def().tensors[t].role == lang::TensorRole::Output) out.push_back(tensors[t]);
+    if (def().tensors[t].role == TensorRole::Output) out.push_back(tensors[t]);
   return out;
 }
 
 std::vector<TensorSig> BoundDef::inputs() const {
   std::vector<TensorSig> out;
   for (size_t t = 0; t < tensors.size(); ++t)
-    if (def().tensors[t].role == lang::TensorRole::Input) out.push_back(tensors[t]);
+    if (def().tensors[t].role == TensorRole::Input) out.push_back(tensors[t]);
   return out;
 }
 
@@ -48,9 +48,9 @@ class Binder {
   }
 
   BoundDef run(const DLTensor* inputs, size_t n) {
-    const lang::Def& def = b_.def();
-    b_.tensors.resize(def.tensors.size());
+    b_.tensors.resize(def().tensors.size());
     bind_inputs(inputs, n);
+    for (const auto& name : def().size_names) b_.size_values.push_back(b_.sizes.at(name));
     bind_extents();
     check_call_requirements();
     bind_ranges();
@@ -59,22 +59,21 @@ class Binder {
   }
 
  private:
-  const lang::Def& def() const { return b_.def(); }
-  const infer::DefRanges& ranges() const { return b_.program->ranges[b_.def_index]; }
-  std::string where(const lang::TensorDecl& t) const {
+  const Def& def() const { return b_.def(); }
+  std::string where(const Tensor& t) const {
     return "input '" + t.name + "' (argument " + std::to_string(t.param_index + 1) + " of '" + def().name + "')";
   }
 
   void bind_inputs(const DLTensor* inputs, size_t n) {
-    size_t expected = def().inputs.size();
+    size_t expected = def().num_inputs;
     if (n != expected)
       fail(TC_ERROR_INVALID_ARGUMENT, "'" + def().name + "' takes " + std::to_string(expected) + " input" +
                                           (expected == 1 ? "" : "s") + ", got " + std::to_string(n));
     if (n > 0 && inputs == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, "inputs is NULL but num_inputs is " + std::to_string(n));
     std::map<std::string, std::string> size_origin;
     for (size_t t = 0; t < def().tensors.size(); ++t) {
-      const lang::TensorDecl& decl = def().tensors[t];
-      if (decl.role != lang::TensorRole::Input) continue;
+      const Tensor& decl = def().tensors[t];
+      if (decl.role != TensorRole::Input) continue;
       const DLTensor& x = inputs[decl.param_index];
       auto type = from_dlpack(x.dtype);
       if (!type) fail(TC_ERROR_SHAPE, where(decl) + ": unsupported dtype " + dlpack_to_string(x.dtype) + "; expected " + name(decl.type));
@@ -98,8 +97,8 @@ class Binder {
     }
   }
 
-  void bind_dim(const lang::TensorDecl& decl, int d, int64_t got, std::map<std::string, std::string>& origin) {
-    const lang::DimSpec& spec = decl.dims[d];
+  void bind_dim(const Tensor& decl, int d, int64_t got, std::map<std::string, std::string>& origin) {
+    const lang::DimSpec& spec = decl.declared[d];
     std::string dim = where(decl) + " dimension " + std::to_string(d);
     if (spec.is_literal()) {
       if (got != spec.value)
@@ -118,11 +117,11 @@ class Binder {
 
   void bind_extents() {
     for (size_t t = 0; t < def().tensors.size(); ++t) {
-      const lang::TensorDecl& decl = def().tensors[t];
-      if (decl.role == lang::TensorRole::Input) continue;
+      const Tensor& decl = def().tensors[t];
+      if (decl.role == TensorRole::Input) continue;
       TensorSig sig{decl.type, {}};
       for (int d = 0; d < decl.ndim; ++d) {
-        std::optional<int64_t> e = ranges().extents[t][d].try_evaluate(b_.sizes);
+        std::optional<int64_t> e = decl.extents[d].try_evaluate(b_.sizes);
         if (!e || *e > kMaxExtent)
           fail(TC_ERROR_UNSUPPORTED, "'" + decl.name + "' dimension " + std::to_string(d) + " would have extent " +
                                          (e ? std::to_string(*e) : std::string("beyond 64-bit integers")) +
@@ -164,8 +163,8 @@ class Binder {
     }
   }
 
-  void check_annotation(const lang::TensorDecl& decl, int d, int64_t inferred) const {
-    const auto& spec = decl.dims[d];
+  void check_annotation(const Tensor& decl, int d, int64_t inferred) const {
+    const auto& spec = decl.declared[d];
     int64_t declared = spec.is_literal() ? spec.value : b_.sizes.at(spec.name);
     if (declared != inferred)
       fail(TC_ERROR_SHAPE, located(spec.loc, "output '" + decl.name + "' dimension " + std::to_string(d) + ": declared " +
@@ -184,17 +183,17 @@ class Binder {
 
   void bind_ranges() {
     for (size_t s = 0; s < def().stmts.size(); ++s) {
-      const lang::Stmt& st = def().stmts[s];
+      const Stmt& st = def().stmts[s];
       std::vector<std::pair<int64_t, int64_t>> rs;
       bool empty = false;
       for (size_t v = 0; v < st.vars.size(); ++v) {
-        const infer::Range& r = ranges().stmts[s].vars[v];
+        const infer::Range& r = st.domain[v];
         rs.emplace_back(index_bound(r.lo, st, v), index_bound(r.hi, st, v));
         empty = empty || rs.back().first >= rs.back().second;
       }
       for (size_t v = 0; v < st.num_lhs_vars() && !empty; ++v)
         if (rs[v].first < 0)
-          fail(TC_ERROR_SHAPE, located(st.index_locs[v], "statement writes '" + st.lhs + "' at index " +
+          fail(TC_ERROR_SHAPE, located(st.index_locs[v], "statement writes '" + def().tensors[st.lhs_tensor].name + "' at index " +
                                    std::to_string(rs[v].first) + " in dimension " + std::to_string(v) + " ('" +
                                    st.vars[v] + "' in " + std::to_string(rs[v].first) + ":" +
                                    std::to_string(rs[v].second) + "); indices written must be non-negative"));
@@ -203,7 +202,7 @@ class Binder {
   }
 
   // A bound of a loop variable's range: backends index with 32-bit integers, so it must fit.
-  int64_t index_bound(const infer::SymExpr& e, const lang::Stmt& st, size_t v) const {
+  int64_t index_bound(const infer::SymExpr& e, const Stmt& st, size_t v) const {
     std::optional<int64_t> x = e.try_evaluate(b_.sizes);
     if (x && *x >= INT32_MIN && *x <= INT32_MAX) return *x;
     fail(TC_ERROR_UNSUPPORTED, located(st.loc, "the range of '" + st.vars[v] + "' reaches " +
@@ -213,7 +212,7 @@ class Binder {
   }
 
   void check_preconditions() const {
-    for (const auto& p : ranges().preconditions) {
+    for (const auto& p : def().preconditions) {
       bool empty = false;
       for (const auto& r : b_.ranges[p.stmt]) empty = empty || r.first >= r.second;
       if (empty) continue;
@@ -229,7 +228,7 @@ class Binder {
   }
 
   std::string located(const lang::SourceLoc& loc, const std::string& msg) const {
-    return lang::format(b_.program->ast.source, def().name, loc, msg);
+    return def().located(loc, msg);
   }
 
   std::string sizes_text() const {

@@ -24,11 +24,12 @@ struct TensorSig {
 struct BoundDef {
   std::shared_ptr<const Program> program;
   size_t def_index = 0;
-  infer::SizeValues sizes;
+  infer::SizeValues sizes;          // by name, for evaluating symbolic extents
+  std::vector<int64_t> size_values;  // by position (Def::size_names), for the IR's Size nodes
   std::vector<TensorSig> tensors;  // every tensor of the def, indexed like Def::tensors
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;  // per statement, per var: [lo, hi)
 
-  const lang::Def& def() const { return program->def(def_index); }
+  const Def& def() const { return *program->ir[def_index]; }
   std::vector<TensorSig> outputs() const;
   std::vector<TensorSig> inputs() const;
 };

@@ -1,7 +1,8 @@
-// program.cpp — builds the checked program: parse -> sema -> range inference -> description.
+// program.cpp — builds the checked program: parse -> sema -> range inference -> description, IR.
 #include "ir/program.h"
 
 #include "ir/describe.h"
+#include "ir/from_ast.h"
 #include "infer/range_inference.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
@@ -28,9 +29,11 @@ std::shared_ptr<const Program> build_program(const std::string& source, const st
   auto p = std::make_shared<Program>();
   p->ast = lang::parse(lang::SourceText{source, source_name});
   lang::check(p->ast);
+  auto text = std::make_shared<const lang::SourceText>(p->ast.source);
   for (const auto& d : p->ast.defs) {
     p->ranges.push_back(infer::infer_ranges(p->ast, d));
     p->descriptions.push_back(describe(d, p->ranges.back()));
+    p->ir.push_back(from_ast(d, p->ranges.back(), text));
   }
   return p;
 }

@@ -1,6 +1,6 @@
 // program.h — the checked program: the annotated syntax tree of every def together with its
-// inferred ranges, plus a printable description of them. Immutable once built; everything
-// downstream (binding, backends, the C API) reads it.
+// inferred ranges, its IR (def.h) and a printable description. Immutable once built; binding
+// and the backends read only the IR, the C API's queries the rest.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infer/ranges.h"
+#include "ir/def.h"
 #include "lang/ast.h"
 
 namespace tc::ir {
@@ -16,6 +17,7 @@ struct Program {
   lang::Program ast;
   std::vector<infer::DefRanges> ranges;    // parallel to ast.defs
   std::vector<std::string> descriptions;   // parallel to ast.defs
+  std::vector<std::shared_ptr<const Def>> ir;  // parallel to ast.defs
 
   size_t num_defs() const { return ast.defs.size(); }
   const lang::Def& def(size_t i) const { return ast.defs[i]; }

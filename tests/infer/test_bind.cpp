@@ -288,7 +288,7 @@ TEST(Bind, SecondDefOfAProgram) {
   Inputs in;
   in.f32({2, 6});
   auto b = bind_def(p, in, 1);
-  EXPECT_EQ(&b.def(), &p->def(1));
+  EXPECT_EQ(&b.def(), p->ir[1].get());  // the IR of def 1
   EXPECT_EQ(shape_of(b, "Y"), Shape{6});
   EXPECT_TRUE(has(tc_test::bind_error(p, in, TC_ERROR_SHAPE, 0), "expected rank 1, got 2"));
 }

@@ -89,11 +89,11 @@ class CpuKernel : public Kernel {
   CpuKernel(const ir::BoundDef& bound, const Options& options)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(jit_target()) {
-    size_t ni = b_.def().inputs.size();
-    tensor_names_.resize(ni + b_.def().outputs.size());
+    size_t ni = b_.def().num_inputs;
+    tensor_names_.resize(ni + b_.def().num_outputs);
     for (const auto& t : b_.def().tensors) {
-      if (t.role == lang::TensorRole::Input) tensor_names_[t.param_index] = "input '" + t.name + "'";
-      if (t.role == lang::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
+      if (t.role == ir::TensorRole::Input) tensor_names_[t.param_index] = "input '" + t.name + "'";
+      if (t.role == ir::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
     }
     dense_ = build(true);
   }
@@ -245,10 +245,9 @@ class CpuKernel : public Kernel {
         std::string loop;
         for (size_t i = 0; i < g.vars.size() && i + 1 < values.size(); ++i)
           loop += (i ? ", " : "") + g.vars[i] + "=" + values[i + 1];
-        return lang::format(b_.program->ast.source, b_.def().name, g.loc,
-                            "'" + g.access + "' reads '" + g.tensor + "' out of bounds: index " + values[0] +
-                                " in dimension " + std::to_string(g.dim) + ", whose extent is " +
-                                std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
+        return b_.def().located(g.loc, "'" + g.access + "' reads '" + g.tensor + "' out of bounds: index " + values[0] +
+                                           " in dimension " + std::to_string(g.dim) + ", whose extent is " +
+                                           std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
       }
     }
     return "cpu backend: '" + b_.def().name + "' failed a bounds check at run time";

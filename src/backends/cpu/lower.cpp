@@ -8,7 +8,6 @@
 
 #include "backends/cpu/lower_expr.h"
 #include "backends/cpu/values.h"
-#include "lang/printer.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -16,34 +15,29 @@ namespace tc::backends::cpu {
 using Halide::Expr;
 using Halide::Func;
 using Halide::Var;
-using lang::ExprKind;
-using lang::Ref;
-using lang::TensorRole;
+using ir::ReduceOp;
+using ir::TensorRole;
 
 namespace {
 
-using lang::collect_index_vars;
-using lang::reads_tensor;
-using lang::tensor_reads;
-
-// A subscript list reads a tensor: the access is a gather.
-bool is_gather(const lang::Expr& access) {
-  for (const auto& a : access.args)
-    if (reads_tensor(*a)) return true;
-  return false;
+// The statement variables subscript d of `read` uses.
+std::set<int> vars_of(const ir::Read& read, size_t d) {
+  std::set<int> out;
+  ir::collect_vars(*read.subscripts[d].index, out);
+  return out;
 }
 
 // The identity of a reduction and the combination of an accumulator with a value.
-Expr identity(lang::ReduceOp op, const Halide::Type& t) {
+Expr identity(ReduceOp op, const Halide::Type& t) {
   bool b = t.is_bool();
   switch (op) {
-    case lang::ReduceOp::Product: return Halide::Internal::make_one(t);
+    case ReduceOp::Product: return Halide::Internal::make_one(t);
     // The integer limits are opaque (values.h): with max(INT64_MIN, x) in view Halide's
     // simplifier decided 0 > max(INT64_MIN, x) was false for every x.
-    case lang::ReduceOp::Min:
+    case ReduceOp::Min:
       if (b) return Halide::Internal::make_bool(true);
       return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : opaque(t.max());
-    case lang::ReduceOp::Max:
+    case ReduceOp::Max:
       if (b) return Halide::Internal::make_bool(false);
       return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : opaque(t.min());
     default: return Halide::Internal::make_zero(t);
@@ -53,21 +47,21 @@ Expr identity(lang::ReduceOp op, const Halide::Type& t) {
 // acc OP v in the tensor's TC type t: the language's + and * (wrapping integers, float16
 // rounded), and min/max that propagate NaN as the builtins do (a NaN anywhere in a min=/max=
 // reduction makes its result NaN, as in the reference).
-Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
+Expr combine(ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
   bool b = acc.type().is_bool();
   switch (op) {
-    case lang::ReduceOp::Product: return b ? (acc && v) : arithmetic(lang::Tok::Star, acc, v, t, false);
-    case lang::ReduceOp::Min:
-    case lang::ReduceOp::Max: {
-      if (b) return op == lang::ReduceOp::Min ? (acc && v) : (acc || v);
+    case ReduceOp::Product: return b ? (acc && v) : arithmetic(ir::BinOp::Mul, acc, v, t, false);
+    case ReduceOp::Min:
+    case ReduceOp::Max: {
+      if (b) return op == ReduceOp::Min ? (acc && v) : (acc || v);
       // v opaque (values.h): Halide's TrimNoOps would otherwise solve "min(acc, v) == acc" for
       // the loop variable with acc read once before the loop (a stale value), and O min=! j
       // stored every j (Halide 14). Floats go through the NaN selects, which it cannot solve.
-      Expr m = op == lang::ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
+      Expr m = op == ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
       if (!is_float(t)) return m;
       return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, m);
     }
-    default: return b ? (acc || v) : arithmetic(lang::Tok::Plus, acc, v, t, false);
+    default: return b ? (acc || v) : arithmetic(ir::BinOp::Add, acc, v, t, false);
   }
 }
 
@@ -76,8 +70,8 @@ Expr combine(lang::ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
 // rounding, int32/int64 sums wrapping through their unsigned twin and the NaN rule of float
 // min/max. One choice is libtc's: float products are never split, because another order meets
 // 0 * inf or an overflow differently (NaN or inf instead of 0); float sums are (documented).
-bool splittable(const Func& f, lang::ReduceOp op, ScalarType t) {
-  if (op == lang::ReduceOp::Product && is_float(t)) return false;
+bool splittable(const Func& f, ReduceOp op, ScalarType t) {
+  if (op == ReduceOp::Product && is_float(t)) return false;
   Expr value = Halide::Internal::simplify(f.update_value(0));
   return Halide::Internal::prove_associativity(f.name(), f.update_args(0), {value}).associative();
 }
@@ -88,15 +82,13 @@ std::string halide_name(const std::string& prefix, const std::string& name) {
 
 class Builder {
  public:
-  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {
-    for (const auto& p : b.program->ranges[b.def_index].preconditions) proven_.insert({p.expr, p.dim});
-  }
+  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {}
 
   LoweredPipeline build() {
     current_.assign(def_.tensors.size(), -1);
     initial_.assign(def_.tensors.size(), -1);
-    p_.caller_outputs.resize(def_.outputs.size());
-    p_.output_stage.resize(def_.outputs.size());
+    p_.caller_outputs.resize(def_.num_outputs);
+    p_.output_stage.resize(def_.num_outputs);
     make_inputs();
     for (size_t s = 0; s < def_.stmts.size(); ++s) lower_statement(static_cast<int>(s));
     make_outputs();
@@ -121,7 +113,7 @@ class Builder {
   }
 
   void make_inputs() {
-    p_.inputs.resize(def_.inputs.size());
+    p_.inputs.resize(def_.num_inputs);
     for (size_t t = 0; t < def_.tensors.size(); ++t) {
       const auto& decl = def_.tensors[t];
       if (decl.role != TensorRole::Input) continue;
@@ -196,16 +188,6 @@ class Builder {
     return p_.stages[version].func(idx);
   }
 
-  // A read is pointwise when its subscripts are the consumer statement's LHS indices in order.
-  static bool is_pointwise(const lang::Expr& access, const lang::Stmt& st) {
-    if (access.args.size() != st.indices.size()) return false;
-    for (size_t d = 0; d < access.args.size(); ++d) {
-      const auto& a = *access.args[d];
-      if (a.kind != ExprKind::Ident || a.ref != Ref::Index || a.name != st.indices[d]) return false;
-    }
-    return true;
-  }
-
   // The stages a check reads (other than the statement's own): they must know it uses them,
   // so that none is scheduled inside the statement where the check could not see it.
   void record_check_uses(const Expr& e, int check_stage) {
@@ -229,7 +211,7 @@ class Builder {
   // vectorised reduction), and forced over its whole domain by the checks sink, so that no
   // simplification of the statement (a clamp to one element, 'x * 0') can drop it. Its value
   // is i; its message carries the index and those variables' values: "tc-gather:K:I;v0;v1".
-  Expr check_stage(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
+  Expr check_stage(const ir::Read& access, int d, const Expr& i, const Expr& guard) {
     int64_t extent = shape(access.tensor)[d];
     for (const auto& [lo, hi] : b_.ranges[current_stmt_])
       if (lo >= hi) return i;  // the statement runs at no point: the read is never evaluated
@@ -255,8 +237,7 @@ class Builder {
       names.insert(names.begin(), stmt_vars[v]);  // statement order, for the message
     }
     int k = static_cast<int>(p_.gather_checks.size());
-    p_.gather_checks.push_back(
-        {access.loc, lang::to_source(access), def_.tensors[access.tensor].name, d, extent, names});
+    p_.gather_checks.push_back({access.loc, access.text, def_.tensors[access.tensor].name, d, extent, names});
     std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
                                  Halide::cast(Halide::Int(64), body)};
     for (auto it = fvars.rbegin(); it != fvars.rend(); ++it) {  // in statement order
@@ -294,7 +275,7 @@ class Builder {
   // guard, an index inference cannot bound): with `checked` a bad index is a run-time error
   // where the read is evaluated; then it is clamped into the tensor. Undefined if the
   // dimension is empty (there is nothing to read; the caller reads a zero).
-  Expr unproven_index(const lang::Expr& access, int d, Expr i, const Expr& guard) {
+  Expr unproven_index(const ir::Read& access, int d, Expr i, const Expr& guard) {
     int64_t extent = shape(access.tensor)[d];
     i = comparable_index(i);
     Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), extent - 1);
@@ -305,25 +286,21 @@ class Builder {
 
   // A read of an empty tensor: a zero, and with `checked` the error the reference reports
   // when such a read is evaluated (every index is out of bounds).
-  Expr read_of_empty(const lang::Expr& access, int d, const Expr& i, const Expr& guard) {
+  Expr read_of_empty(const ir::Read& access, int d, const Expr& i, const Expr& guard) {
     if (checked_) check_stage(access, d, comparable_index(i), guard);  // forced: its value is not needed
     return Halide::Internal::make_zero(value_type(def_.tensors[access.tensor].type));
   }
 
-  bool proven(const lang::Expr& access, int d) const {
-    return access.tensor == def_.stmts[current_stmt_].lhs_tensor || proven_.count({&access, d}) > 0;
-  }
-
-  Expr load(const lang::Expr& access, std::vector<Expr> index, const Expr& guard, int consumer, const lang::Stmt& st,
-            bool full_box, bool in_loop) {
+  Expr load(const ir::Read& access, std::vector<Expr> index, const Expr& guard, int consumer, bool full_box,
+            bool in_loop) {
     int t = access.tensor;
-    bool gather = is_gather(access);
+    bool gather = access.gather();
     std::vector<Expr> idx;
     bool clamped = false;  // some index is clamped (and checked): not the consumer's own point
     for (size_t d = 0; d < index.size(); ++d) {
       int dim = static_cast<int>(d);
       Expr i = index[d];
-      if (proven(access, dim)) {
+      if (access.subscripts[d].proven) {
         if (shape(t)[d] == 0) return Halide::Internal::make_zero(value_type(def_.tensors[t].type));  // never evaluated
       } else {
         clamped = true;
@@ -338,30 +315,23 @@ class Builder {
     // Pointwise means read at the consumer's own point, which lets the scheduler compute a
     // reduction tile by tile inside the consumer; a clamped index may read anywhere in the
     // tensor, so a tile of the consumer would need all of it.
-    return read(t, idx, consumer, full_box && !clamped && is_pointwise(access, st), in_loop);
+    return read(t, idx, consumer, full_box && !clamped && access.pointwise, in_loop);
   }
 
   // A reduction whose reads are contiguous in no LHS variable (C(m,n) += A(m,k) * B(n,k))
   // reads better from a copy of the operand indexed by the LHS's last variable, stored with
   // that dimension innermost: then the register-blocked schedule applies. Tensor -> the TC
   // dimension to store innermost.
-  std::map<int, int> operands_to_pack(const lang::Stmt& st) const {
-    std::vector<const lang::Expr*> reads = tensor_reads(*st.rhs);
-    const std::string& inner = st.indices.back();
-    for (const auto* r : reads) {
-      if (r->args.empty()) continue;
-      std::set<std::string> last;
-      collect_index_vars(*r->args.back(), last);
-      if (last.count(inner)) return {};
-    }
+  std::map<int, int> operands_to_pack(const ir::Stmt& st) const {
+    int inner = static_cast<int>(st.num_lhs_vars()) - 1;  // the written element's last subscript
+    for (const ir::Read& r : st.reads)
+      if (!r.subscripts.empty() && vars_of(r, r.subscripts.size() - 1).count(inner)) return {};
     std::map<int, int> pack;
-    for (const auto* r : reads) {
-      if (r->tensor == st.lhs_tensor || r->args.size() < 2 || pack.count(r->tensor)) continue;
-      if (is_gather(*r)) continue;
-      for (size_t d = 0; d + 1 < r->args.size(); ++d) {
-        const auto& a = *r->args[d];
-        if (a.kind == ExprKind::Ident && a.ref == Ref::Index && a.name == inner) pack[r->tensor] = static_cast<int>(d);
-      }
+    for (const ir::Read& r : st.reads) {
+      if (r.tensor == st.lhs_tensor || r.subscripts.size() < 2 || pack.count(r.tensor)) continue;
+      if (r.gather()) continue;
+      for (size_t d = 0; d + 1 < r.subscripts.size(); ++d)
+        if (r.subscripts[d].var == inner) pack[r.tensor] = static_cast<int>(d);
     }
     return pack;
   }
@@ -393,34 +363,33 @@ class Builder {
   }
 
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
-  void analyse_reduction(Stage& s, const lang::Stmt& st) {
-    if (st.indices.empty()) return;  // a 0-d result: one scalar accumulator
-    std::vector<const lang::Expr*> reads = tensor_reads(*st.rhs);
-    const std::string& inner = st.indices.back();
+  void analyse_reduction(Stage& s, const ir::Stmt& st) {
+    size_t n = st.num_lhs_vars();
+    if (n == 0) return;  // a 0-d result: one scalar accumulator
+    int inner = static_cast<int>(n) - 1;
     bool inner_contiguous = false;
-    std::set<std::string> contiguous_red, with_inner;
-    for (const auto* r : reads) {
-      if (r->args.empty()) continue;
-      std::set<std::string> last, all;
-      auto pack = pack_dims_.find(r->tensor);
-      collect_index_vars(*r->args[pack != pack_dims_.end() ? pack->second : r->args.size() - 1], last);
-      for (const auto& a : r->args) collect_index_vars(*a, all);
+    std::set<int> contiguous_red, with_inner;
+    for (const ir::Read& r : st.reads) {
+      if (r.subscripts.empty()) continue;
+      auto pack = pack_dims_.find(r.tensor);
+      std::set<int> last = vars_of(r, pack != pack_dims_.end() ? pack->second : r.subscripts.size() - 1);
+      std::set<int> all;
+      for (size_t d = 0; d < r.subscripts.size(); ++d) ir::collect_vars(*r.subscripts[d].index, all);
       if (last.count(inner)) inner_contiguous = true;
-      for (size_t v = st.num_lhs_vars(); v < st.vars.size(); ++v)
-        if (last.count(st.vars[v])) contiguous_red.insert(st.vars[v]);
+      for (int v : last)
+        if (v >= static_cast<int>(n)) contiguous_red.insert(v);
       if (all.count(inner)) with_inner.insert(all.begin(), all.end());
     }
     if (!inner_contiguous && !contiguous_red.empty() && splittable(s.func, st.reduce, def_.tensors[st.lhs_tensor].type)) {
-      size_t nred = st.vars.size() - st.num_lhs_vars();
+      size_t nred = st.vars.size() - n;
       for (size_t k = 0; k < nred; ++k)  // rdom[k] is reduction variable nred-1-k
-        if (contiguous_red.count(st.vars[st.num_lhs_vars() + nred - 1 - k])) {
+        if (contiguous_red.count(static_cast<int>(n + nred - 1 - k))) {
           s.contiguous_rvar = static_cast<int>(k);
           break;
         }
     }
-    size_t n = st.num_lhs_vars();
     for (size_t d = 1; d < n && s.block_var < 0; ++d)
-      if (!with_inner.count(st.indices[n - 1 - d])) s.block_var = static_cast<int>(d);
+      if (!with_inner.count(static_cast<int>(n - 1 - d))) s.block_var = static_cast<int>(d);
     if (s.block_var < 0 && n >= 2) s.block_var = 1;
   }
 
@@ -436,7 +405,7 @@ class Builder {
   }
 
   void lower_statement(int si) {
-    const lang::Stmt& st = def_.stmts[si];
+    const ir::Stmt& st = def_.stmts[si];
     const auto& ranges = b_.ranges[si];
     size_t n = st.num_lhs_vars();
     for (size_t v = 0; v < n; ++v)
@@ -444,11 +413,11 @@ class Builder {
     int t = st.lhs_tensor;
     bool full_box = true;
     for (size_t v = 0; v < n; ++v) full_box = full_box && ranges[v].first == 0 && ranges[v].second == shape(t)[v];
-    bool reduce = st.reduce != lang::ReduceOp::None;
+    bool reduce = st.reduce != ReduceOp::None;
     bool empty_reduction = false;
     for (size_t v = n; v < st.vars.size(); ++v) empty_reduction = empty_reduction || ranges[v].first >= ranges[v].second;
 
-    std::vector<std::string> names(st.indices.begin(), st.indices.end());
+    std::vector<std::string> names(st.vars.begin(), st.vars.begin() + static_cast<long>(n));
     Stage s = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si), names);
     s.stmt = si;
     int me = add_stage(s);  // placeholder: reads lowered below record this index as their consumer
@@ -468,7 +437,7 @@ class Builder {
     if (full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st);
     ExprContext ctx;
     ctx.bound = &b_;
-    ctx.var_names = &st.vars;
+    ctx.stmt = &st;
     for (size_t v = 0; v < st.vars.size(); ++v) {
       if (v < first_rdom_var) ctx.vars.push_back(s.vars[n - 1 - v]);
       else if (dom.defined()) ctx.vars.push_back(dom[static_cast<int>(st.vars.size() - 1 - v)]);
@@ -476,9 +445,8 @@ class Builder {
     }
     loop_vars_ = ctx.vars;
     current_stmt_ = si;
-    ctx.proven = [&](const lang::Expr& access, int d) { return proven(access, d); };
-    ctx.load = [&](const lang::Expr& access, std::vector<Expr> index, const Expr& guard) {
-      return load(access, std::move(index), guard, me, st, full_box, in_loop);
+    ctx.load = [&](int read, std::vector<Expr> index, const Expr& guard) {
+      return load(st.reads[read], std::move(index), guard, me, full_box, in_loop);
     };
     Expr rhs = convert(lower_expr(*st.rhs, ctx), st.rhs->type, def_.tensors[t].type);
     if (dom.defined()) rhs = mention_every_rvar(rhs, dom);
@@ -580,7 +548,7 @@ class Builder {
   }
 
   const ir::BoundDef& b_;
-  const lang::Def& def_;
+  const ir::Def& def_;
   bool dense_, checked_;
   LoweredPipeline p_;
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
@@ -589,7 +557,6 @@ class Builder {
   std::vector<Expr> loop_vars_;
   std::map<int, int> pack_dims_;
   std::map<std::tuple<int, int, int>, int> packs_;  // (tensor, version, dim) -> Pack stage
-  std::set<std::pair<const lang::Expr*, int>> proven_;  // (access, dimension) checked by binding
   std::vector<int> current_;  // per tensor: stage of its latest version, -1 before any write
   std::vector<int> initial_;  // per output tensor: its Initial stage, -1 until needed
 };

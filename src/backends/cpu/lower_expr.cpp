@@ -10,10 +10,8 @@
 namespace tc::backends::cpu {
 
 using Halide::Expr;
+using ir::ExprOp;
 using lang::BuiltinId;
-using lang::ExprKind;
-using lang::Ref;
-using lang::Tok;
 
 namespace {
 
@@ -107,13 +105,13 @@ Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
   fail(TC_ERROR_INTERNAL, "cpu backend: builtin without a lowering");
 }
 
-Expr size_value(const lang::Expr& e, const ir::BoundDef& b) {
-  int64_t v = e.kind == ExprKind::Dim ? b.tensors[e.tensor].shape[e.int_value] : b.sizes.at(e.name);
+Expr size_value(const ir::Node& e, const ir::BoundDef& b) {
+  int64_t v = e.op == ExprOp::Dim ? b.tensors[e.index].shape[e.dim] : b.size_values[e.index];
   return Halide::Expr(static_cast<int32_t>(v));
 }
 
-Expr constant(const lang::Expr& e) {
-  if (e.kind == ExprKind::FloatLit) return literal(e.float_value, e.type);
+Expr constant(const ir::Node& e) {
+  if (e.is_float) return literal(e.float_value, e.type);
   return literal(e.int_value, e.type);
 }
 
@@ -124,71 +122,65 @@ class Lowerer {
   explicit Lowerer(const ExprContext& ctx) : ctx_(ctx) {}
 
   // `guard`: the condition under which e is evaluated (undefined: always).
-  Expr lower(const lang::Expr& e, const Expr& guard) {
-    switch (e.kind) {
-      case ExprKind::IntLit:
-      case ExprKind::FloatLit: return constant(e);
-      case ExprKind::Dim: return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
-      case ExprKind::Ident:
-        if (e.ref == Ref::Size) return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
-        if (e.ref == Ref::Tensor) return ctx_.load(e, {}, guard);
-        return index_var(e);
-      case ExprKind::Unary: {
-        Expr x = lower(*e.args[0], guard);
-        if (e.op == Tok::Not) return !convert(x, e.args[0]->type, ScalarType::Bool);
-        return negate(convert(x, e.args[0]->type, e.type), native_);
-      }
-      case ExprKind::Binary: return binary(e, guard);
-      case ExprKind::Ternary: {
+  Expr lower(const ir::Node& e, const Expr& guard) {
+    switch (e.op) {
+      case ExprOp::Const: return constant(e);
+      case ExprOp::Size:
+      case ExprOp::Dim: return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
+      case ExprOp::Var: return convert(ctx_.vars[e.index], ScalarType::Int32, e.type);
+      case ExprOp::Load: return load(e, guard);
+      case ExprOp::Not: return !convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
+      case ExprOp::Neg: return negate(convert(lower(*e.args[0], guard), e.args[0]->type, e.type), native_);
+      case ExprOp::And:
+      case ExprOp::Or: return logical(e, guard);
+      case ExprOp::Binary: return binary(e, guard);
+      case ExprOp::Select: {
         Expr c = convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
         Expr a = convert(lower(*e.args[1], both(guard, c)), e.args[1]->type, e.type);
         Expr b = convert(lower(*e.args[2], both(guard, !c)), e.args[2]->type, e.type);
         return Halide::select(c, a, b);
       }
-      case ExprKind::Call: return call(e, guard);
+      case ExprOp::Cast: return convert(lower(*e.args[0], guard), e.args[0]->type, e.type);
+      case ExprOp::Builtin: {
+        std::vector<Expr> args;
+        for (const auto& a : e.args) args.push_back(convert(lower(*a, guard), a->type, e.type));
+        return builtin(e.builtin, args, e.type);
+      }
     }
-    fail(TC_ERROR_INTERNAL, "cpu backend: unknown expression kind");
+    fail(TC_ERROR_INTERNAL, "cpu backend: unknown IR node");
   }
 
  private:
-  Expr index_var(const lang::Expr& e) {
-    const auto& names = *ctx_.var_names;
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == e.name) return convert(ctx_.vars[i], ScalarType::Int32, e.type);
-    fail(TC_ERROR_INTERNAL, "cpu backend: unbound index variable '" + e.name + "'");
+  Expr logical(const ir::Node& e, const Expr& guard) {
+    bool is_and = e.op == ExprOp::And;
+    Expr a = convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
+    Expr b = convert(lower(*e.args[1], both(guard, is_and ? a : !a)), e.args[1]->type, ScalarType::Bool);
+    return is_and ? (a && b) : (a || b);
   }
 
-  Expr binary(const lang::Expr& e, const Expr& guard) {
-    if (e.op == Tok::AndAnd || e.op == Tok::OrOr) {
-      Expr a = convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
-      Expr b = convert(lower(*e.args[1], both(guard, e.op == Tok::AndAnd ? a : !a)), e.args[1]->type, ScalarType::Bool);
-      return e.op == Tok::AndAnd ? (a && b) : (a || b);
-    }
+  Expr binary(const ir::Node& e, const Expr& guard) {
     ScalarType t = e.operand_type;
     // bool operands of arithmetic compute in int32, as the reference does.
-    ScalarType work = (t == ScalarType::Bool && !lang::is_comparison(e.op)) ? ScalarType::Int32 : t;
+    ScalarType work = (t == ScalarType::Bool && !ir::is_comparison(e.binop)) ? ScalarType::Int32 : t;
     Expr a = convert(convert(lower(*e.args[0], guard), e.args[0]->type, t), t, work);
     Expr b = convert(convert(lower(*e.args[1], guard), e.args[1]->type, t), t, work);
-    Expr r = arithmetic(e.op, a, b, work, native_);
-    ScalarType produced = lang::is_comparison(e.op) ? ScalarType::Bool : work;
+    Expr r = arithmetic(e.binop, a, b, work, native_);
+    ScalarType produced = ir::is_comparison(e.binop) ? ScalarType::Bool : work;
     return convert(r, produced, e.type);
   }
 
-  Expr call(const lang::Expr& e, const Expr& guard) {
-    if (e.ref == Ref::Tensor) {
-      std::vector<Expr> index;
-      for (size_t d = 0; d < e.args.size(); ++d) {
-        bool outer = native_;
-        native_ = ctx_.proven(e, static_cast<int>(d));
-        index.push_back(lower(*e.args[d], guard));
-        native_ = outer;
-      }
-      return ctx_.load(e, index, guard);
+  // A subscript binding proved in bounds is lowered as native index arithmetic, which Halide's
+  // bounds inference understands (it cannot overflow).
+  Expr load(const ir::Node& e, const Expr& guard) {
+    const ir::Read& read = ctx_.stmt->reads[e.index];
+    std::vector<Expr> index;
+    for (size_t d = 0; d < e.args.size(); ++d) {
+      bool outer = native_;
+      native_ = read.subscripts[d].proven;
+      index.push_back(lower(*e.args[d], guard));
+      native_ = outer;
     }
-    if (e.ref == Ref::Cast) return convert(lower(*e.args[0], guard), e.args[0]->type, e.type);
-    std::vector<Expr> args;
-    for (const auto& a : e.args) args.push_back(convert(lower(*a, guard), a->type, e.type));
-    return builtin(e.builtin, args, e.type);
+    return ctx_.load(e.index, index, guard);
   }
 
   const ExprContext& ctx_;
@@ -197,7 +189,7 @@ class Lowerer {
 
 }  // namespace
 
-Expr lower_expr(const lang::Expr& e, const ExprContext& ctx) {
+Expr lower_expr(const ir::Node& e, const ExprContext& ctx) {
   return Lowerer(ctx).lower(e, Expr());
 }
 

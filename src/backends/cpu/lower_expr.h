@@ -10,23 +10,19 @@
 #include <Halide.h>
 
 #include "ir/bind.h"
-#include "lang/ast.h"
 
 namespace tc::backends::cpu {
 
 struct ExprContext {
   const ir::BoundDef* bound = nullptr;
-  const std::vector<std::string>* var_names = nullptr;  // the statement's variables (Stmt::vars)
-  std::vector<Halide::Expr> vars;                       // their values, in the same order
-  // Whether binding proved subscript `dim` of `access` in bounds: then its arithmetic is the
-  // index arithmetic Halide's bounds inference understands (it cannot overflow).
-  std::function<bool(const lang::Expr& access, int dim)> proven;
-  // A tensor read: `access` is the source access, `index` its subscripts (any integer type),
-  // `guard` the condition under which the read is evaluated (undefined: always), set under a
-  // ?: branch or the right operand of && / ||.
-  std::function<Halide::Expr(const lang::Expr& access, std::vector<Halide::Expr> index, const Halide::Expr& guard)> load;
+  const ir::Stmt* stmt = nullptr;
+  std::vector<Halide::Expr> vars;  // the values of the statement's variables (Stmt::vars)
+  // A tensor read: `read` is its number in stmt->reads, `index` its subscripts (any integer
+  // type), `guard` the condition under which the read is evaluated (undefined: always), set
+  // under a ?: branch or the right operand of && / ||.
+  std::function<Halide::Expr(int read, std::vector<Halide::Expr> index, const Halide::Expr& guard)> load;
 };
 
-Halide::Expr lower_expr(const lang::Expr& e, const ExprContext& ctx);
+Halide::Expr lower_expr(const ir::Node& e, const ExprContext& ctx);
 
 }  // namespace tc::backends::cpu

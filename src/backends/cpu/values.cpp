@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "infer/to_halide.h"
 #include "support/half.h"
 #include "support/int_math.h"
 
@@ -11,7 +10,7 @@ namespace tc::backends::cpu {
 
 namespace HI = Halide::Internal;
 using Halide::Expr;
-using lang::Tok;
+using ir::BinOp;
 
 Halide::Type value_type(ScalarType t) {
   switch (kind(t)) {
@@ -94,36 +93,36 @@ Expr float_to_integer(const Expr& x, ScalarType to) {
 // basis, e.g. x + 1 > x to true); the unsigned twin wraps, as TC's integers do.
 bool may_not_overflow_in_halide(const Halide::Type& t) { return t.is_int() && t.bits() >= 32; }
 
-Expr wrapping(Tok op, const Expr& a, const Expr& b) {
+Expr wrapping(ir::BinOp op, const Expr& a, const Expr& b) {
   Halide::Type u = a.type().with_code(halide_type_uint);
   Expr ua = Halide::reinterpret(u, a), ub = Halide::reinterpret(u, b);
-  Expr r = op == Tok::Plus ? ua + ub : op == Tok::Minus ? ua - ub : ua * ub;
+  Expr r = op == ir::BinOp::Add ? ua + ub : op == ir::BinOp::Sub ? ua - ub : ua * ub;
   return Halide::reinterpret(a.type(), r);
 }
 
 // Euclidean / and % that never trap: a zero divisor divides by 1 and gives 0; -1 divides by
 // 1 too, with a / -1 the wrapping negation (MIN / -1 == MIN) and a % -1 == 0. MIN itself is
 // never spelled: Halide folds a == MIN as a - MIN == 0, which overflows while folding.
-Expr integer_division(Tok op, const Expr& a, const Expr& b) {
+Expr integer_division(ir::BinOp op, const Expr& a, const Expr& b) {
   Halide::Type t = a.type();
   Expr zero = HI::make_zero(t);
   Expr unsafe = b == zero;
   if (t.is_int()) unsafe = unsafe || b == HI::make_const(t, -1);
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
-  if (op == Tok::Percent) return Halide::select(b == zero, zero, a % divisor);
+  if (op == ir::BinOp::Mod) return Halide::select(b == zero, zero, a % divisor);
   Expr q = a / divisor;
   if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, false), q);
   return Halide::select(b == zero, zero, q);
 }
 
 template <typename T>
-bool compare(Tok op, T a, T b) {
+bool compare(ir::BinOp op, T a, T b) {
   switch (op) {
-    case Tok::Lt: return a < b;
-    case Tok::Le: return a <= b;
-    case Tok::Gt: return a > b;
-    case Tok::Ge: return a >= b;
-    case Tok::Eq: return a == b;
+    case ir::BinOp::Lt: return a < b;
+    case ir::BinOp::Le: return a <= b;
+    case ir::BinOp::Gt: return a > b;
+    case ir::BinOp::Ge: return a >= b;
+    case ir::BinOp::Eq: return a == b;
     default: return a != b;
   }
 }
@@ -132,20 +131,20 @@ bool compare(Tok op, T a, T b) {
 // language's rules: Halide's constant folding of int32/int64 refuses to overflow, also where
 // it folds 2147483647 == -1 as a difference, or lowers 1 % 2147483647. Undefined when either
 // operand is not an integer constant.
-Expr fold_integer_constants(Tok op, const Expr& a, const Expr& b) {
+Expr fold_integer_constants(ir::BinOp op, const Expr& a, const Expr& b) {
   Halide::Type t = a.type();
   const int64_t *sa = HI::as_const_int(a), *sb = HI::as_const_int(b);
   const uint64_t *ua = HI::as_const_uint(a), *ub = HI::as_const_uint(b);
   if (!(sa && sb) && !(ua && ub)) return Expr();
-  if (lang::is_comparison(op)) return HI::make_bool(sa ? compare(op, *sa, *sb) : compare(op, *ua, *ub));
+  if (ir::is_comparison(op)) return HI::make_bool(sa ? compare(op, *sa, *sb) : compare(op, *ua, *ub));
   uint64_t x = sa ? static_cast<uint64_t>(*sa) : *ua, y = sa ? static_cast<uint64_t>(*sb) : *ub;
   uint64_t r = 0;
   switch (op) {
-    case Tok::Plus: r = x + y; break;
-    case Tok::Minus: r = x - y; break;
-    case Tok::Star: r = x * y; break;
-    case Tok::Slash: r = sa ? static_cast<uint64_t>(euclid_div(*sa, *sb)) : (y ? x / y : 0); break;
-    case Tok::Percent: r = sa ? static_cast<uint64_t>(euclid_mod(*sa, *sb)) : (y ? x % y : 0); break;
+    case ir::BinOp::Add: r = x + y; break;
+    case ir::BinOp::Sub: r = x - y; break;
+    case ir::BinOp::Mul: r = x * y; break;
+    case ir::BinOp::Div: r = sa ? static_cast<uint64_t>(euclid_div(*sa, *sb)) : (y ? x / y : 0); break;
+    case ir::BinOp::Mod: r = sa ? static_cast<uint64_t>(euclid_mod(*sa, *sb)) : (y ? x % y : 0); break;
     default: return Expr();
   }
   int shift = 64 - t.bits();  // wrap to the type's width (two's complement)
@@ -246,30 +245,52 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   return round_if_half(r, t);
 }
 
-Expr arithmetic(Tok op, const Expr& a, const Expr& b, ScalarType t, bool native) {
+namespace {
+
+// a OP b with Halide's operators (whose integer / and % are Euclidean, as the language's).
+Expr halide_op(BinOp op, const Expr& a, const Expr& b) {
+  switch (op) {
+    case BinOp::Add: return a + b;
+    case BinOp::Sub: return a - b;
+    case BinOp::Mul: return a * b;
+    case BinOp::Div: return a / b;
+    case BinOp::Mod: return a % b;
+    case BinOp::Lt: return a < b;
+    case BinOp::Le: return a <= b;
+    case BinOp::Gt: return a > b;
+    case BinOp::Ge: return a >= b;
+    case BinOp::Eq: return a == b;
+    case BinOp::Ne: return a != b;
+  }
+  return Expr();
+}
+
+}  // namespace
+
+Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
-  if (lang::is_comparison(op)) {
+  if (ir::is_comparison(op)) {
     // Halide's x86 code generator emits a <= b as !(a > b), true for NaN: spelled out instead,
     // each comparison opaque so that the simplifier cannot merge them back.
-    if (a.type().is_float() && (op == Tok::Le || op == Tok::Ge)) {
-      Tok strict = op == Tok::Le ? Tok::Lt : Tok::Gt;
-      return strict_compare(infer::binary_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
+    if (a.type().is_float() && (op == ir::BinOp::Le || op == ir::BinOp::Ge)) {
+      BinOp strict = op == ir::BinOp::Le ? ir::BinOp::Lt : ir::BinOp::Gt;
+      return strict_compare(halide_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
     }
-    return strict_compare(infer::binary_op(op, a, b), a.type());
+    return strict_compare(halide_op(op, a, b), a.type());
   }
   if (is_float(t)) {
-    if (op == Tok::Percent) return floored_modulo(a, b, t);
-    return round_if_half(infer::binary_op(op, a, b), t);
+    if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
+    return round_if_half(halide_op(op, a, b), t);
   }
   // A constant divisor of a value (not of index arithmetic, whose bounds Halide must see) is
   // opaque: Halide's own lowering of % 2147483647 overflows while folding constants.
-  if (op == Tok::Slash || op == Tok::Percent) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
+  if (op == ir::BinOp::Div || op == ir::BinOp::Mod) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
-  return infer::binary_op(op, a, b);
+  return halide_op(op, a, b);
 }
 
 Expr negate(const Expr& a, bool native) {
-  if (!native && may_not_overflow_in_halide(a.type())) return wrapping(Tok::Minus, HI::make_zero(a.type()), a);
+  if (!native && may_not_overflow_in_halide(a.type())) return wrapping(ir::BinOp::Sub, HI::make_zero(a.type()), a);
   // Halide's -x is 0 - x, which is +0 for x = 0.0; x * -1 is IEEE negation (exact, -0.0 too).
   if (a.type().is_float()) return a * HI::make_const(a.type(), -1.0);
   return -a;

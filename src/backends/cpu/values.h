@@ -17,7 +17,7 @@
 
 #include <Halide.h>
 
-#include "lang/token.h"
+#include "ir/expr.h"
 #include "support/dtype.h"
 
 namespace tc::backends::cpu {
@@ -51,7 +51,7 @@ Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, Scala
 // a OP b for operands of TC type t (arithmetic in t, comparisons give bool). `native`: index
 // arithmetic whose range binding proved, so Halide may assume it does not overflow (which its
 // bounds inference needs).
-Halide::Expr arithmetic(lang::Tok op, const Halide::Expr& a, const Halide::Expr& b, ScalarType t, bool native);
+Halide::Expr arithmetic(ir::BinOp op, const Halide::Expr& a, const Halide::Expr& b, ScalarType t, bool native);
 Halide::Expr negate(const Halide::Expr& a, bool native);
 
 }  // namespace tc::backends::cpu

@@ -1,14 +1,11 @@
-// eval_tree.h — a statement's right-hand side lowered for interpretation: names resolved to
-// variable slots and tensor numbers, sizes and T.d folded to constants, and the operand type
-// of every operation fixed, so evaluation does no lookups.
+// eval_tree.h — a statement's right-hand side (IR) prepared for interpretation: sizes and T.d
+// folded to constants and literals to values of their type, so evaluation does no lookups.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "backends/reference/scalar.h"
 #include "ir/bind.h"
-#include "lang/ast.h"
 
 namespace tc::backends::reference {
 
@@ -17,15 +14,14 @@ struct Node {
   Op op = Op::Const;
   ScalarType type = ScalarType::Int32;          // result type
   ScalarType operand_type = ScalarType::Int32;  // Binary: both operands are converted to this
-  lang::Tok tok = lang::Tok::End;
+  ir::BinOp binop = ir::BinOp::Add;
   lang::BuiltinId builtin{};
   Scalar value{};  // Const
   int slot = -1;   // Var: variable slot; Load: tensor number
+  int read = -1;   // Load: the statement's read (ir::Stmt::reads), for messages
   std::vector<Node> args;
-  const lang::Expr* source = nullptr;  // for run-time error messages
 };
 
-// `vars` are the statement's index variables in slot order.
-Node lower(const lang::Expr& e, const ir::BoundDef& bound, const std::vector<std::string>& vars);
+Node lower(const ir::Node& e, const ir::BoundDef& bound, const ir::Stmt& stmt);
 
 }  // namespace tc::backends::reference

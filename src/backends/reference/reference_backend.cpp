@@ -15,7 +15,6 @@
 #include <new>
 
 #include "backends/reference/eval_tree.h"
-#include "lang/printer.h"
 #include "support/error.h"
 
 namespace tc::backends::reference {
@@ -25,7 +24,7 @@ using runtime::TensorView;
 namespace {
 
 struct CompiledStmt {
-  const lang::Stmt* stmt;
+  const ir::Stmt* stmt;
   Node rhs;
   int lhs;
   ScalarType lhs_type;
@@ -43,11 +42,11 @@ bool reads_tensor(const Node& n, int t) {
   return false;
 }
 
-Combine combine_of(lang::ReduceOp r) {
+Combine combine_of(ir::ReduceOp r) {
   switch (r) {
-    case lang::ReduceOp::Product: return Combine::Product;
-    case lang::ReduceOp::Min: return Combine::Min;
-    case lang::ReduceOp::Max: return Combine::Max;
+    case ir::ReduceOp::Product: return Combine::Product;
+    case ir::ReduceOp::Min: return Combine::Min;
+    case ir::ReduceOp::Max: return Combine::Max;
     default: return Combine::Sum;
   }
 }
@@ -115,7 +114,7 @@ class Interpreter {
       case Node::Op::Binary: {
         Scalar a = convert(eval(n.args[0], vars), n.args[0].type, n.operand_type);
         Scalar c = convert(eval(n.args[1], vars), n.args[1].type, n.operand_type);
-        return convert(binary(n.tok, a, c, n.operand_type), lang::is_comparison(n.tok) ? ScalarType::Bool : n.operand_type, n.type);
+        return convert(binary(n.binop, a, c, n.operand_type), ir::is_comparison(n.binop) ? ScalarType::Bool : n.operand_type, n.type);
       }
       case Node::Op::Select: {
         const Node& pick = truthy(eval(n.args[0], vars), n.args[0].type) ? n.args[1] : n.args[2];
@@ -151,11 +150,12 @@ class Interpreter {
     for (size_t i = 0; i < s_.stmt->vars.size(); ++i)
       at += (i ? ", " : "") + s_.stmt->vars[i] + "=" + std::to_string(vars[i]);
     const auto& decl = b_.def().tensors[n.slot];
+    const ir::Read& read = s_.stmt->reads[n.read];
     fail(TC_ERROR_RUNTIME,
-         lang::format(b_.program->ast.source, b_.def().name, n.source->loc,
-                      "'" + lang::to_source(*n.source) + "' reads '" + decl.name + "' out of bounds: index " +
-                          std::to_string(index) + " in dimension " + std::to_string(d) + ", whose extent is " +
-                          std::to_string(views_[n.slot].shape[d]) + (at.empty() ? "" : " (at " + at + ")")));
+         b_.def().located(read.loc, "'" + read.text + "' reads '" + decl.name + "' out of bounds: index " +
+                                        std::to_string(index) + " in dimension " + std::to_string(d) +
+                                        ", whose extent is " + std::to_string(views_[n.slot].shape[d]) +
+                                        (at.empty() ? "" : " (at " + at + ")")));
   }
 
   const ir::BoundDef& b_;
@@ -167,16 +167,16 @@ class Interpreter {
 class ReferenceKernel : public Kernel {
  public:
   ReferenceKernel(const ir::BoundDef& bound, bool checked) : b_(bound), checked_(checked) {
-    const lang::Def& def = b_.def();
+    const ir::Def& def = b_.def();
     for (size_t i = 0; i < def.stmts.size(); ++i) {
-      const lang::Stmt& s = def.stmts[i];
-      CompiledStmt c{&s, lower(*s.rhs, b_, s.vars), s.lhs_tensor, def.tensors[s.lhs_tensor].type,
-                     s.reduce != lang::ReduceOp::None, combine_of(s.reduce), s.init, false, b_.ranges[i]};
+      const ir::Stmt& s = def.stmts[i];
+      CompiledStmt c{&s, lower(*s.rhs, b_, s), s.lhs_tensor, def.tensors[s.lhs_tensor].type,
+                     s.reduce != ir::ReduceOp::None, combine_of(s.reduce), s.init, false, b_.ranges[i]};
       c.reads_self = reads_tensor(c.rhs, s.lhs_tensor);
       stmts_.push_back(std::move(c));
     }
     for (size_t t = 0; t < def.tensors.size(); ++t)
-      if (def.tensors[t].role == lang::TensorRole::Output) plan_zero_fill(static_cast<int>(t));
+      if (def.tensors[t].role == ir::TensorRole::Output) plan_zero_fill(static_cast<int>(t));
   }
 
   std::string describe() const override {
@@ -184,14 +184,14 @@ class ReferenceKernel : public Kernel {
   }
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
-    const lang::Def& def = b_.def();
+    const ir::Def& def = b_.def();
     std::vector<TensorView> views(def.tensors.size());
     std::vector<std::vector<char>> scratch;
     for (size_t t = 0; t < def.tensors.size(); ++t) {
       const auto& decl = def.tensors[t];
-      if (decl.role == lang::TensorRole::Input) {
+      if (decl.role == ir::TensorRole::Input) {
         views[t] = inputs[decl.param_index];
-      } else if (decl.role == lang::TensorRole::Output) {
+      } else if (decl.role == ir::TensorRole::Output) {
         views[t] = outputs[decl.param_index];
       } else {
         scratch.push_back(allocate(b_.tensors[t], "temporary '" + decl.name + "'"));

@@ -49,15 +49,15 @@ uint64_t float_to_unsigned(double x, int bits) {
 }
 
 template <typename T>
-Scalar compare(lang::Tok op, T a, T b) {
+Scalar compare(ir::BinOp op, T a, T b) {
   bool r = false;
   switch (op) {
-    case lang::Tok::Eq: r = a == b; break;
-    case lang::Tok::Ne: r = a != b; break;
-    case lang::Tok::Lt: r = a < b; break;
-    case lang::Tok::Le: r = a <= b; break;
-    case lang::Tok::Gt: r = a > b; break;
-    case lang::Tok::Ge: r = a >= b; break;
+    case ir::BinOp::Eq: r = a == b; break;
+    case ir::BinOp::Ne: r = a != b; break;
+    case ir::BinOp::Lt: r = a < b; break;
+    case ir::BinOp::Le: r = a <= b; break;
+    case ir::BinOp::Gt: r = a > b; break;
+    case ir::BinOp::Ge: r = a >= b; break;
     default: break;
   }
   Scalar s;
@@ -73,39 +73,39 @@ F floored_modulo(F a, F b) {
   return r;
 }
 
-Scalar float_binary(lang::Tok op, double a, double b, ScalarType t) {
+Scalar float_binary(ir::BinOp op, double a, double b, ScalarType t) {
   switch (op) {
-    case lang::Tok::Plus: return from_double(a + b, t);
-    case lang::Tok::Minus: return from_double(a - b, t);
-    case lang::Tok::Star: return from_double(a * b, t);
-    case lang::Tok::Slash: return from_double(a / b, t);
-    case lang::Tok::Percent:  // in the type's precision (float16 in float32, then rounded)
+    case ir::BinOp::Add: return from_double(a + b, t);
+    case ir::BinOp::Sub: return from_double(a - b, t);
+    case ir::BinOp::Mul: return from_double(a * b, t);
+    case ir::BinOp::Div: return from_double(a / b, t);
+    case ir::BinOp::Mod:  // in the type's precision (float16 in float32, then rounded)
       if (t == ScalarType::Float64) return from_double(floored_modulo(a, b), t);
       return from_double(floored_modulo(static_cast<float>(a), static_cast<float>(b)), t);
     default: return compare(op, a, b);
   }
 }
 
-Scalar signed_binary(lang::Tok op, int64_t a, int64_t b, ScalarType t) {
+Scalar signed_binary(ir::BinOp op, int64_t a, int64_t b, ScalarType t) {
   auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (op) {
-    case lang::Tok::Plus: return from_int(static_cast<int64_t>(ua + ub), t);
-    case lang::Tok::Minus: return from_int(static_cast<int64_t>(ua - ub), t);
-    case lang::Tok::Star: return from_int(static_cast<int64_t>(ua * ub), t);
-    case lang::Tok::Slash: return from_int(euclid_div(a, b), t);
-    case lang::Tok::Percent: return from_int(euclid_mod(a, b), t);
+    case ir::BinOp::Add: return from_int(static_cast<int64_t>(ua + ub), t);
+    case ir::BinOp::Sub: return from_int(static_cast<int64_t>(ua - ub), t);
+    case ir::BinOp::Mul: return from_int(static_cast<int64_t>(ua * ub), t);
+    case ir::BinOp::Div: return from_int(euclid_div(a, b), t);
+    case ir::BinOp::Mod: return from_int(euclid_mod(a, b), t);
     default: return compare(op, a, b);
   }
 }
 
-Scalar unsigned_binary(lang::Tok op, uint64_t a, uint64_t b, ScalarType t) {
+Scalar unsigned_binary(ir::BinOp op, uint64_t a, uint64_t b, ScalarType t) {
   Scalar s;
   switch (op) {
-    case lang::Tok::Plus: s.u = a + b; break;
-    case lang::Tok::Minus: s.u = a - b; break;
-    case lang::Tok::Star: s.u = a * b; break;
-    case lang::Tok::Slash: s.u = b ? a / b : 0; break;
-    case lang::Tok::Percent: s.u = b ? a % b : 0; break;
+    case ir::BinOp::Add: s.u = a + b; break;
+    case ir::BinOp::Sub: s.u = a - b; break;
+    case ir::BinOp::Mul: s.u = a * b; break;
+    case ir::BinOp::Div: s.u = b ? a / b : 0; break;
+    case ir::BinOp::Mod: s.u = b ? a % b : 0; break;
     default: return compare(op, a, b);
   }
   s.u = wrap_unsigned(s.u, bits(t));
@@ -170,12 +170,12 @@ Scalar convert(Scalar v, ScalarType from, ScalarType to) {
   }
 }
 
-Scalar binary(lang::Tok op, Scalar a, Scalar b, ScalarType t) {
+Scalar binary(ir::BinOp op, Scalar a, Scalar b, ScalarType t) {
   switch (kind(t)) {
     case ScalarKind::Float: return float_binary(op, a.f, b.f, t);
     case ScalarKind::Unsigned: return unsigned_binary(op, a.u, b.u, t);
     case ScalarKind::Bool:
-      if (lang::is_comparison(op)) return compare(op, a.i, b.i);
+      if (ir::is_comparison(op)) return compare(op, a.i, b.i);
       return signed_binary(op, a.i, b.i, ScalarType::Int32);
     case ScalarKind::Signed: return signed_binary(op, a.i, b.i, t);
   }
@@ -254,7 +254,7 @@ double float_builtin(lang::BuiltinId id, const double* a, ScalarType t) {
 Scalar call_builtin(lang::BuiltinId id, const Scalar* args, ScalarType t) {
   using B = lang::BuiltinId;
   if (id == B::Min || id == B::Max) {
-    bool less = truthy(binary(lang::Tok::Lt, args[0], args[1], t), ScalarType::Bool);
+    bool less = truthy(binary(ir::BinOp::Lt, args[0], args[1], t), ScalarType::Bool);
     if (is_float(t) && (std::isnan(args[0].f) || std::isnan(args[1].f))) return from_double(NAN, t);
     return (id == B::Min) == less ? args[0] : args[1];
   }
@@ -287,8 +287,8 @@ Scalar identity(Combine c, ScalarType t) {
 
 Scalar combine(Combine c, Scalar acc, Scalar v, ScalarType t) {
   switch (c) {
-    case Combine::Sum: return binary(lang::Tok::Plus, acc, v, t);
-    case Combine::Product: return binary(lang::Tok::Star, acc, v, t);
+    case Combine::Sum: return binary(ir::BinOp::Add, acc, v, t);
+    case Combine::Product: return binary(ir::BinOp::Mul, acc, v, t);
     case Combine::Min: {
       lang::BuiltinId id = lang::BuiltinId::Min;
       Scalar args[2] = {acc, v};

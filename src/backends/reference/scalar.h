@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "lang/builtins.h"
-#include "lang/token.h"
+#include "ir/expr.h"
 #include "support/dtype.h"
 
 namespace tc::backends::reference {
@@ -27,7 +27,7 @@ double to_double(Scalar v, ScalarType t);
 bool truthy(Scalar v, ScalarType t);
 
 // Arithmetic (+ - * / %) and comparisons (result: Bool) with both operands of type t.
-Scalar binary(lang::Tok op, Scalar a, Scalar b, ScalarType t);
+Scalar binary(ir::BinOp op, Scalar a, Scalar b, ScalarType t);
 Scalar negate(Scalar a, ScalarType t);
 Scalar call_builtin(lang::BuiltinId id, const Scalar* args, ScalarType t);
 

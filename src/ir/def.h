@@ -1,0 +1,95 @@
+// def.h — the IR of one def, built once at tc_define from the checked syntax tree and range
+// inference (from_ast.h): its tensors with symbolic extents, and its statements in order,
+// each with its iteration domain, its write, its right-hand side as IR expressions, the list
+// of tensor reads (with what inference proved about each subscript), and its reduction.
+// Everything here is symbolic in the size names; binding (bind.h) gives it numbers once per
+// input signature. Rank-specific facts stay symbolic per tensor so that a rank-polymorphic
+// def can later be instantiated per rank at bind time.
+// Names (of tensors, sizes, variables) and source positions are kept for messages only; the
+// canonical text (canonical.h) ignores them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infer/ranges.h"
+#include "ir/expr.h"
+#include "lang/ast.h"
+
+namespace tc::ir {
+
+using lang::ReduceOp;
+using lang::TensorRole;
+
+struct Tensor {
+  std::string name;
+  TensorRole role = TensorRole::Input;
+  ScalarType type = ScalarType::Float32;
+  int ndim = 0;
+  int param_index = -1;                 // position among the inputs or the outputs
+  std::vector<lang::DimSpec> declared;  // inputs (and annotated outputs): the dims as written
+  std::vector<infer::SymExpr> extents;  // per dimension, in the size names
+  lang::SourceLoc loc;
+  bool has_dims_annotation() const { return role == TensorRole::Output && static_cast<int>(declared.size()) == ndim && ndim > 0; }
+};
+
+// How a subscript depends on the statement's variables.
+enum class IndexKind {
+  Affine,         // a sum of variables times constants or sizes, plus a constant or size
+  NonAffine,      // other integer arithmetic of variables and sizes (i * j, i / 2, ?:)
+  DataDependent,  // reads a tensor (a gather)
+};
+
+struct Subscript {
+  Expr index;
+  IndexKind kind = IndexKind::Affine;
+  // Binding checks that it stays in bounds over the whole domain (a precondition), or it is
+  // the written element itself: no run-time check is needed. Otherwise (gathers, reads under
+  // ?: or the right of && ||, indices inference cannot bound) each evaluation is checked.
+  bool proven = false;
+  int var = -1;  // the statement variable it is, when it is exactly one
+};
+
+struct Read {
+  int tensor = -1;
+  std::vector<Subscript> subscripts;
+  bool guarded = false;    // evaluated only under a ?: branch or the right operand of && ||
+  bool pointwise = false;  // its subscripts are the written element's, in order
+  lang::SourceLoc loc;
+  std::string text;        // as written, e.g. "A(i + 1, k)"
+  bool gather() const;     // some subscript is data-dependent
+};
+
+struct Stmt {
+  int lhs_tensor = -1;
+  // Index variables: the written element's subscripts (in order) first, then the reduction
+  // variables. The statement writes lhs_tensor(vars[0], ..., vars[num_lhs - 1]).
+  std::vector<std::string> vars;
+  size_t num_lhs = 0;
+  std::vector<infer::Range> domain;  // per variable: [lo, hi) in the size names
+  Expr rhs;
+  std::vector<Read> reads;           // every tensor read of rhs, outermost first
+  ReduceOp reduce = ReduceOp::None;
+  bool init = false;                 // '!': the written box is set to the identity first
+  lang::SourceLoc loc;
+  std::vector<lang::SourceLoc> index_locs;  // of the written subscripts
+  size_t num_lhs_vars() const { return num_lhs; }
+};
+
+struct Def {
+  std::string name;
+  std::vector<Tensor> tensors;  // inputs, then outputs, then temporaries in order of first write
+  size_t num_inputs = 0, num_outputs = 0;
+  std::vector<std::string> size_names;  // in order of first appearance in the inputs
+  std::vector<Stmt> stmts;
+  std::vector<infer::Precondition> preconditions;  // checked by binding
+  std::vector<lang::CallRequirement> call_requirements;
+  std::shared_ptr<const lang::SourceText> source;
+
+  int find_tensor(const std::string& n) const;
+  // "<source>:<line>:<col>: error: <msg>" with the source line and a caret.
+  std::string located(const lang::SourceLoc& loc, const std::string& msg) const;
+};
+
+}  // namespace tc::ir

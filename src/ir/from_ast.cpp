@@ -1,0 +1,208 @@
+// from_ast.cpp — see from_ast.h.
+#include "ir/from_ast.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "lang/printer.h"
+#include "support/error.h"
+
+namespace tc::ir {
+
+using lang::ExprKind;
+using lang::Ref;
+using lang::Tok;
+
+namespace {
+
+BinOp binop_of(Tok t) {
+  switch (t) {
+    case Tok::Plus: return BinOp::Add;
+    case Tok::Minus: return BinOp::Sub;
+    case Tok::Star: return BinOp::Mul;
+    case Tok::Slash: return BinOp::Div;
+    case Tok::Percent: return BinOp::Mod;
+    case Tok::Lt: return BinOp::Lt;
+    case Tok::Le: return BinOp::Le;
+    case Tok::Gt: return BinOp::Gt;
+    case Tok::Ge: return BinOp::Ge;
+    case Tok::Eq: return BinOp::Eq;
+    case Tok::Ne: return BinOp::Ne;
+    default: fail(TC_ERROR_INTERNAL, "IR: unexpected binary operator");
+  }
+}
+
+// Affine in the variables: constants, sizes, T.d and variables combined by + - and unary
+// minus, and * where one side uses no variable.
+bool affine(const lang::Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+    case ExprKind::Dim: return true;
+    case ExprKind::Ident: return e.ref == Ref::Index || e.ref == Ref::Size;
+    case ExprKind::Unary: return e.op == Tok::Minus && affine(*e.args[0]);
+    case ExprKind::Binary: {
+      if (e.op == Tok::Plus || e.op == Tok::Minus) return affine(*e.args[0]) && affine(*e.args[1]);
+      if (e.op != Tok::Star) return false;
+      std::set<std::string> a, b;
+      lang::collect_index_vars(*e.args[0], a);
+      lang::collect_index_vars(*e.args[1], b);
+      return affine(*e.args[0]) && affine(*e.args[1]) && (a.empty() || b.empty());
+    }
+    default: return false;
+  }
+}
+
+class StmtBuilder {
+ public:
+  StmtBuilder(const lang::Def& def, const lang::Stmt& st, const infer::StmtRanges& ranges,
+              const std::set<std::pair<const lang::Expr*, int>>& proven)
+      : def_(def), st_(st), ranges_(ranges), proven_(proven) {}
+
+  Stmt build() {
+    Stmt s;
+    s.lhs_tensor = st_.lhs_tensor;
+    s.vars = st_.vars;
+    s.num_lhs = st_.num_lhs_vars();
+    s.domain = ranges_.vars;
+    s.reduce = st_.reduce;
+    s.init = st_.init;
+    s.loc = st_.loc;
+    s.index_locs = st_.index_locs;
+    s.rhs = expr(*st_.rhs);
+    s.reads = std::move(reads_);
+    return s;
+  }
+
+ private:
+  int var_slot(const std::string& name) const {
+    auto it = std::find(st_.vars.begin(), st_.vars.end(), name);
+    if (it == st_.vars.end()) fail(TC_ERROR_INTERNAL, "IR: unbound index variable '" + name + "'");
+    return static_cast<int>(it - st_.vars.begin());
+  }
+
+  int size_slot(const std::string& name) const {
+    auto it = std::find(def_.size_names.begin(), def_.size_names.end(), name);
+    if (it == def_.size_names.end()) fail(TC_ERROR_INTERNAL, "IR: unknown size '" + name + "'");
+    return static_cast<int>(it - def_.size_names.begin());
+  }
+
+  const infer::Access& access_of(const lang::Expr& e) const {
+    for (const auto& a : ranges_.accesses)
+      if (a.expr == &e) return a;
+    fail(TC_ERROR_INTERNAL, "IR: a tensor read range inference did not record");
+  }
+
+  Node node(ExprOp op, const lang::Expr& e) const {
+    Node n;
+    n.op = op;
+    n.type = e.type;
+    return n;
+  }
+
+  Expr load(const lang::Expr& e) {
+    Node n = node(ExprOp::Load, e);
+    Read r;
+    r.tensor = e.tensor;
+    r.guarded = access_of(e).guarded;
+    r.loc = e.loc;
+    r.text = lang::to_source(e);
+    r.pointwise = e.args.size() == st_.num_lhs_vars();
+    for (size_t d = 0; d < e.args.size(); ++d) {
+      const lang::Expr& a = *e.args[d];
+      Subscript sub;
+      sub.index = expr(a);
+      sub.kind = lang::reads_tensor(a) ? IndexKind::DataDependent : affine(a) ? IndexKind::Affine : IndexKind::NonAffine;
+      sub.proven = e.tensor == st_.lhs_tensor || proven_.count({&e, static_cast<int>(d)}) > 0;
+      if (a.kind == ExprKind::Ident && a.ref == Ref::Index) sub.var = var_slot(a.name);
+      r.pointwise = r.pointwise && sub.var == static_cast<int>(d);
+      n.args.push_back(sub.index);
+      r.subscripts.push_back(std::move(sub));
+    }
+    n.index = static_cast<int>(reads_.size());
+    reads_.push_back(std::move(r));
+    return std::make_shared<const Node>(std::move(n));
+  }
+
+  Expr expr(const lang::Expr& e) {
+    if (e.ref == Ref::Tensor) return load(e);
+    Node n = node(ExprOp::Const, e);
+    switch (e.kind) {
+      case ExprKind::IntLit: n.int_value = e.int_value; break;
+      case ExprKind::FloatLit:
+        n.is_float = true;
+        n.float_value = e.float_value;
+        break;
+      case ExprKind::Dim:
+        n.op = ExprOp::Dim;
+        n.index = e.tensor;
+        n.dim = static_cast<int>(e.int_value);
+        break;
+      case ExprKind::Ident:
+        n.op = e.ref == Ref::Size ? ExprOp::Size : ExprOp::Var;
+        n.index = e.ref == Ref::Size ? size_slot(e.name) : var_slot(e.name);
+        break;
+      case ExprKind::Unary: n.op = e.op == Tok::Not ? ExprOp::Not : ExprOp::Neg; break;
+      case ExprKind::Binary:
+        if (e.op == Tok::AndAnd || e.op == Tok::OrOr) {
+          n.op = e.op == Tok::AndAnd ? ExprOp::And : ExprOp::Or;
+        } else {
+          n.op = ExprOp::Binary;
+          n.binop = binop_of(e.op);
+          n.operand_type = e.operand_type;
+        }
+        break;
+      case ExprKind::Ternary: n.op = ExprOp::Select; break;
+      case ExprKind::Call:
+        if (e.ref == Ref::Cast) {
+          n.op = ExprOp::Cast;
+        } else {
+          n.op = ExprOp::Builtin;
+          n.builtin = e.builtin;
+        }
+        break;
+    }
+    for (const auto& a : e.args) n.args.push_back(expr(*a));
+    return std::make_shared<const Node>(std::move(n));
+  }
+
+  const lang::Def& def_;
+  const lang::Stmt& st_;
+  const infer::StmtRanges& ranges_;
+  const std::set<std::pair<const lang::Expr*, int>>& proven_;
+  std::vector<Read> reads_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Def> from_ast(const lang::Def& def, const infer::DefRanges& ranges,
+                                    std::shared_ptr<const lang::SourceText> source) {
+  auto out = std::make_shared<Def>();
+  out->name = def.name;
+  out->num_inputs = def.inputs.size();
+  out->num_outputs = def.outputs.size();
+  out->size_names = def.size_names;
+  out->source = std::move(source);
+  out->preconditions = ranges.preconditions;
+  out->call_requirements = def.call_requirements;
+  for (size_t t = 0; t < def.tensors.size(); ++t) {
+    const lang::TensorDecl& d = def.tensors[t];
+    Tensor x;
+    x.name = d.name;
+    x.role = d.role;
+    x.type = d.type;
+    x.ndim = d.ndim;
+    x.param_index = d.param_index;
+    x.declared = d.dims;
+    x.extents = ranges.extents[t];
+    x.loc = d.loc;
+    out->tensors.push_back(std::move(x));
+  }
+  std::set<std::pair<const lang::Expr*, int>> proven;
+  for (const auto& p : ranges.preconditions) proven.insert({p.expr, p.dim});
+  for (size_t s = 0; s < def.stmts.size(); ++s)
+    out->stmts.push_back(StmtBuilder(def, def.stmts[s], ranges.stmts[s], proven).build());
+  return out;
+}
+
+}  // namespace tc::ir
