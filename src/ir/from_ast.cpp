@@ -100,8 +100,12 @@ class StmtBuilder {
     return n;
   }
 
+  // The read gets its number before its subscripts are visited: reads are numbered outermost
+  // first, as range inference lists them.
   Expr load(const lang::Expr& e) {
     Node n = node(ExprOp::Load, e);
+    n.index = static_cast<int>(reads_.size());
+    reads_.emplace_back();
     Read r;
     r.tensor = e.tensor;
     r.guarded = access_of(e).guarded;
@@ -119,8 +123,7 @@ class StmtBuilder {
       n.args.push_back(sub.index);
       r.subscripts.push_back(std::move(sub));
     }
-    n.index = static_cast<int>(reads_.size());
-    reads_.push_back(std::move(r));
+    reads_[n.index] = std::move(r);
     return std::make_shared<const Node>(std::move(n));
   }
 
