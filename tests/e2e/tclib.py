@@ -1,64 +1,48 @@
 """tclib.py - a small private ctypes shim over libtc.so for the e2e corpus.
 
-Not the real Python binding: just enough of include/tc/tc.h to define, infer, compile and run
-TC programs on NumPy arrays. The library path comes from the environment variable TC_LIBRARY.
-Every failing call raises TCError carrying (status, message, stage).
+Not the real Python binding, but built on its ctypes declaration of include/tc/tc.h
+(bindings/python/tc: the signatures and tc_* structs of _library.py, the DLPack structs and
+dtype codes of _dlpack.py, the statuses of _status.py), so that the C API is declared once. What
+it adds is what the tests need and the binding does not offer: NumPy arrays as DLTensors in any
+layout, malformed ones included (explicit strides, byte_offset, overridden fields), and errors
+that name the stage that failed. The library comes from the environment variable TC_LIBRARY
+only, and is loaded by the first call that needs it. Every failing call raises TCError carrying
+(status, message, stage).
 """
 import ctypes
+import importlib
+import importlib.util
 import os
+import sys
 
 import numpy as np
 
-TC_MAX_NDIM = 16
-TC_DL_BOOL = 6
-kDLInt, kDLUInt, kDLFloat = 0, 1, 2
-kDLCPU = 1
+# The binding's package, under a private name so that a process that also imports the real `tc`
+# gets the real one, and without running its __init__.py: that loads libtc at once (without
+# TC_LIBRARY, whichever one it finds), whereas this module is imported before libtc is built
+# (CMake runs run_corpus.py --list at configure time). libtc is loaded when _library is first
+# imported, by lib().
+_BINDING = "_tclib_binding"
+_BINDING_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "bindings", "python", "tc")
 
-STATUS = {
-    "TC_OK": 0,
-    "TC_ERROR_INVALID_ARGUMENT": -1,
-    "TC_ERROR_SYNTAX": -2,
-    "TC_ERROR_SEMANTIC": -3,
-    "TC_ERROR_SHAPE": -4,
-    "TC_ERROR_UNSUPPORTED": -5,
-    "TC_ERROR_COMPILE": -6,
-    "TC_ERROR_RUNTIME": -7,
-    "TC_ERROR_CACHE": -8,
-    "TC_ERROR_NO_MEMORY": -9,
-    "TC_ERROR_INTERNAL": -10,
-}
+
+def _binding_module(name):
+    if _BINDING not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            _BINDING, os.path.join(_BINDING_DIR, "__init__.py"),
+            submodule_search_locations=[_BINDING_DIR])
+        sys.modules[_BINDING] = importlib.util.module_from_spec(spec)
+    return importlib.import_module(_BINDING + "." + name)
+
+
+_dlpack = _binding_module("_dlpack")
+DLDevice, DLDataType, DLTensor = _dlpack.DLDevice, _dlpack.DLDataType, _dlpack.DLTensor
+
+STATUS = {"TC_OK": 0}
+STATUS.update((name, status) for status, name in _binding_module("_status").STATUS_NAMES.items())
 STATUS_NAME = {v: k for k, v in STATUS.items()}
 globals().update(STATUS)
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class TensorInfo(ctypes.Structure):
-    _fields_ = [("dtype", DLDataType), ("ndim", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * TC_MAX_NDIM)]
-
-
-class ParamInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType), ("ndim", ctypes.c_int32),
-                ("dims", ctypes.c_char_p * TC_MAX_NDIM)]
 
 
 class TCError(Exception):
@@ -71,15 +55,7 @@ class TCError(Exception):
 
 # ---- dtypes ---------------------------------------------------------------------------------
 
-_NP_TO_DL = {
-    np.dtype(np.bool_): (TC_DL_BOOL, 8),
-    np.dtype(np.uint8): (kDLUInt, 8), np.dtype(np.uint16): (kDLUInt, 16),
-    np.dtype(np.uint32): (kDLUInt, 32), np.dtype(np.uint64): (kDLUInt, 64),
-    np.dtype(np.int8): (kDLInt, 8), np.dtype(np.int16): (kDLInt, 16),
-    np.dtype(np.int32): (kDLInt, 32), np.dtype(np.int64): (kDLInt, 64),
-    np.dtype(np.float16): (kDLFloat, 16), np.dtype(np.float32): (kDLFloat, 32),
-    np.dtype(np.float64): (kDLFloat, 64),
-}
+_NP_TO_DL = {np.dtype(name): code_bits for name, code_bits in _dlpack.DTYPES.items()}
 _DL_TO_NP = {v: k for k, v in _NP_TO_DL.items()}
 
 
@@ -146,7 +122,7 @@ class Tensor:
         dt = override.get("dtype", None)
         self.dl = DLTensor()
         self.dl.data = override.get("data", data)
-        self.dl.device = DLDevice(override.get("device_type", kDLCPU), 0)
+        self.dl.device = DLDevice(override.get("device_type", _dlpack.kDLCPU), 0)
         self.dl.ndim = ndim
         self.dl.dtype = dl_dtype(arr.dtype) if dt is None else dt
         self.dl.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
@@ -165,56 +141,23 @@ def _tensor_array(tensors):
 
 # ---- the library -----------------------------------------------------------------------------
 
-_lib = None
+_lib = None  # set once libtc is loaded; the destructors below call it only then
+
+
+def _library():
+    """The binding's _library module: libtc loaded, its functions and structs declared."""
+    if not os.environ.get("TC_LIBRARY"):
+        # Without it the binding would search on (build tree, dynamic loader) and the tests
+        # could run a libtc other than the one they were given.
+        raise RuntimeError("set TC_LIBRARY to the path of libtc.so")
+    return _binding_module("_library")
 
 
 def lib():
     global _lib
-    if _lib is not None:
-        return _lib
-    path = os.environ.get("TC_LIBRARY")
-    if not path:
-        raise RuntimeError("set TC_LIBRARY to the path of libtc.so")
-    L = ctypes.CDLL(path)
-    P = ctypes.POINTER
-    vp = ctypes.c_void_p
-    sig = {
-        "tc_version_string": (ctypes.c_char_p, []),
-        "tc_strerror": (ctypes.c_char_p, [ctypes.c_int]),
-        "tc_last_error_message": (ctypes.c_char_p, []),
-        "tc_define": (ctypes.c_int, [P(vp), ctypes.c_char_p]),
-        "tc_define_named": (ctypes.c_int, [P(vp), ctypes.c_char_p, ctypes.c_char_p]),
-        "tc_program_destroy": (None, [vp]),
-        "tc_program_num_defs": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
-        "tc_program_def_name": (ctypes.c_int, [vp, ctypes.c_size_t, P(ctypes.c_char_p)]),
-        "tc_program_num_params": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_size_t),
-                                                 P(ctypes.c_size_t)]),
-        "tc_program_input_info": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
-                                                 P(ParamInfo)]),
-        "tc_program_output_info": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
-                                                  P(ParamInfo)]),
-        "tc_program_describe": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_char_p)]),
-        "tc_infer_outputs": (ctypes.c_int, [vp, ctypes.c_char_p, P(DLTensor), ctypes.c_size_t,
-                                            P(TensorInfo), P(ctypes.c_size_t)]),
-        "tc_options_create": (ctypes.c_int, [P(vp)]),
-        "tc_options_set": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_char_p]),
-        "tc_options_get": (ctypes.c_int, [vp, ctypes.c_char_p, P(ctypes.c_char_p)]),
-        "tc_options_destroy": (None, [vp]),
-        "tc_compile": (ctypes.c_int, [P(vp), vp, ctypes.c_char_p, P(DLTensor), ctypes.c_size_t,
-                                      vp]),
-        "tc_kernel_num_outputs": (ctypes.c_int, [vp, P(ctypes.c_size_t)]),
-        "tc_kernel_output_info": (ctypes.c_int, [vp, ctypes.c_size_t, P(TensorInfo)]),
-        "tc_kernel_describe": (ctypes.c_int, [vp, P(ctypes.c_char_p)]),
-        "tc_run": (ctypes.c_int, [vp, P(DLTensor), ctypes.c_size_t, P(DLTensor),
-                                  ctypes.c_size_t]),
-        "tc_kernel_destroy": (None, [vp]),
-    }
-    for name, (res, args) in sig.items():
-        f = getattr(L, name)
-        f.restype = res
-        f.argtypes = args
-    _lib = L
-    return L
+    if _lib is None:
+        _lib = _library().lib
+    return _lib
 
 
 def last_error():
@@ -297,7 +240,7 @@ class Program:
         ni, _ = self.num_params(entry)
         res = []
         for i in range(ni):
-            p = ParamInfo()
+            p = _library().ParamInfo()
             _check(lib().tc_program_input_info(self.h, _enc(entry), i, ctypes.byref(p)),
                    "input_info")
             res.append((p.name.decode(), np_dtype(p.dtype),
@@ -309,7 +252,7 @@ class Program:
         _, no = self.num_params(entry)
         res = []
         for i in range(no):
-            p = ParamInfo()
+            p = _library().ParamInfo()
             _check(lib().tc_program_output_info(self.h, _enc(entry), i, ctypes.byref(p)),
                    "output_info")
             res.append((p.name.decode(), [p.dims[d].decode() for d in range(p.ndim)]))
@@ -327,7 +270,7 @@ class Program:
         _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), None, ctypes.byref(n)),
                "infer_outputs")
         cap = n.value
-        infos = (TensorInfo * max(1, cap))()
+        infos = (_library().TensorInfo * max(1, cap))()
         n = ctypes.c_size_t(cap)
         _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), infos, ctypes.byref(n)),
                "infer_outputs")
@@ -358,7 +301,7 @@ class Kernel:
         _check(lib().tc_kernel_num_outputs(self.h, ctypes.byref(n)), "kernel_num_outputs")
         res = []
         for i in range(n.value):
-            info = TensorInfo()
+            info = _library().TensorInfo()
             _check(lib().tc_kernel_output_info(self.h, i, ctypes.byref(info)), "kernel_output_info")
             res.append(_info_to_py(info))
         return res

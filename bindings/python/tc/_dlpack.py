@@ -13,7 +13,8 @@ itself through __dlpack__ (np.from_dlpack / torch.from_dlpack wrap it without a 
 through __array_interface__ (np.asarray, which also works for bool: NumPy < 1.25 and
 PyTorch < 2.0 cannot pass bool through DLPack).
 
-CPython only (capsules are handled with ctypes.pythonapi).
+CPython only (capsules are handled with ctypes.pythonapi). The structs and DTYPES also serve
+tests/e2e/tclib.py, which imports this module without the package (see _library.py).
 """
 import ctypes
 import sys

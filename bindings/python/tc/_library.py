@@ -3,6 +3,11 @@
 This is the only module that knows where the library lives and what the C signatures are. It
 does no tensor handling (see _dlpack.py) and no error translation (see errors.py).
 
+The e2e test harness (tests/e2e/tclib.py) declares none of the C API itself: it imports this
+module, _dlpack.py and _status.py under a private package name, without running __init__.py
+(which would load libtc as soon as the harness is imported). So these modules reach each other
+only through relative imports and must not rely on __init__.py having run.
+
 Search order, first hit wins:
   1. the TC_LIBRARY environment variable (a path to libtc.so);
   2. the build tree, when this package is imported from a source checkout
@@ -93,6 +98,7 @@ def _declare(lib):
         "tc_compile": (i, [P(vp), vp, cs, P(DLTensor), sz, vp]),
         "tc_kernel_num_outputs": (i, [vp, P(sz)]),
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
+        "tc_kernel_describe": (i, [vp, P(cs)]),
         "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
         "tc_kernel_destroy": (None, [vp]),
     }

@@ -5,21 +5,16 @@ the status (int), its name ("TC_ERROR_SHAPE") and libtc's full, multi-line messa
 the thread-local tc_last_error_message() right after the failing call, on the same thread).
 Subclasses also derive from the closest builtin exception (ValueError, SyntaxError, ...) so
 ordinary `except` clauses work. Nothing here decides whether something is an error: libtc does.
+The table of statuses is _status.py's.
 """
 import re
 
 from ._library import lib
+from ._status import STATUS_NAMES
 
 __all__ = ["Error", "TcInvalidArgumentError", "TcSyntaxError", "TcSemanticError", "TcShapeError",
            "TcUnsupportedError", "TcCompileError", "TcRuntimeError", "TcCacheError",
            "TcNoMemoryError", "TcInternalError", "STATUS_NAMES"]
-
-STATUS_NAMES = {
-    -1: "TC_ERROR_INVALID_ARGUMENT", -2: "TC_ERROR_SYNTAX", -3: "TC_ERROR_SEMANTIC",
-    -4: "TC_ERROR_SHAPE", -5: "TC_ERROR_UNSUPPORTED", -6: "TC_ERROR_COMPILE",
-    -7: "TC_ERROR_RUNTIME", -8: "TC_ERROR_CACHE", -9: "TC_ERROR_NO_MEMORY",
-    -10: "TC_ERROR_INTERNAL",
-}
 
 # "<name>:<line>:<col>: error: <text>" on the first line, then the source line and a caret.
 _LOCATION = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): error: (?P<text>[^\n]*)")
