@@ -147,26 +147,20 @@ TC_API int tc_infer_outputs(const tc_program *program, const char *entry, const 
 
 /* ---- options ----------------------------------------------------------------------------- */
 
-/* Keys (unknown keys or values are TC_ERROR_INVALID_ARGUMENT at tc_options_set); the first
- * value listed is the default:
- *   backend        "cpu" | "reference"   cpu: Halide pipeline, LLVM JIT for this machine;
- *                                         reference: the interpreter (the semantic oracle)
- *   checked        "1" | "0"             check data-dependent reads (gathers such as
- *                                         LUT(I(i), j)) at run time: an index out of range is
- *                                         TC_ERROR_RUNTIME naming the access and the index.
- *                                         "0": cpu clamps such an index into range, reference
- *                                         does not check. The reference backend also checks
- *                                         every other read when "1".
- *   threads        "0" | "N"             cpu: threads a kernel's parallel loops use (the caller
- *                                         included); 0: all cores
- *   cpu.vectorize  "auto" | "N"          vector width, in 32-bit lanes (1: scalar code)
- *   cpu.tile       "auto" | "XxY"        output tile: X along the last (contiguous) dimension,
- *                                         Y along the register-blocked one
- *   cpu.unroll     "auto" | "N"          rows of the register block
- *   cpu.parallel   "auto" | "outer" | "none"   run the outer tile loops in parallel
- *   cpu.inline     "auto" | "0" | "1"    inline single-use pointwise producers: auto (not
- *                                         into reduction loops), never, always
- * tc_kernel_describe shows what "auto" chose for a compiled kernel. */
+/* Options are string key/value pairs. The keys this build knows, their allowed values, defaults
+ * and help are listed by tc_option_info (and by `tc options`): the general keys (backend,
+ * checked, threads) first, then each backend's knobs ("cpu.tile", ...). An unknown key or a
+ * value the key does not allow is TC_ERROR_INVALID_ARGUMENT at tc_options_set, naming the key
+ * and the allowed values. tc_kernel_describe shows what "auto" chose for a compiled kernel. */
+
+/* The index-th option key known to this build (general keys first, then each backend's
+ * knobs): its key, its allowed values as text ("cpu|reference", "auto|1..64",
+ * "auto|1..4096x1..4096"), its default, and one line of help. Strings are static. Any output
+ * pointer may be NULL. Past the end: TC_ERROR_INVALID_ARGUMENT, so a loop from 0 until it
+ * fails lists every option. Thread-safe. */
+TC_API int tc_option_info(size_t index, const char **key, const char **values,
+                          const char **default_value, const char **help);
+
 TC_API int tc_options_create(tc_options **out);
 TC_API int tc_options_set(tc_options *options, const char *key, const char *value);
 /* *value is owned by options and valid until the key is set again or options is destroyed;
@@ -191,15 +185,25 @@ TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
 
 /* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs
  * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides
- * (NULL: row-major) and byte_offset are honoured; device must be kDLCPU. Output elements that
+ * (NULL: row-major) and byte_offset are honoured; every tensor must be in memory of a device
+ * type the kernel's backend accepts (cpu and reference: kDLCPU). Output elements that
  * no statement writes are set to 0; reductions without '!' accumulate into the outputs'
  * existing contents. Outputs must not share memory, which libtc checks conservatively
  * (TC_ERROR_SHAPE): an output's dimensions sorted by stride must each have a stride at least
  * the span of the faster ones, and an output's byte span [first element, last element] must
  * not intersect another output's or an input's span (so interleaved outputs are rejected).
- * A device other than kDLCPU is TC_ERROR_SHAPE. */
+ * A device type the backend does not accept is TC_ERROR_SHAPE. Equivalent to tc_run_async with
+ * a NULL stream. */
 TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                   DLTensor *outputs, size_t num_outputs);
+
+/* As tc_run, on an execution stream of the kernel's device (a CUstream for backend=cuda);
+ * NULL is the device's default stream. Returns once the work is queued; for backends that run
+ * on the host (cpu, reference) it returns when the work is done, and stream must be NULL
+ * (anything else is TC_ERROR_INVALID_ARGUMENT). Tensors are validated before anything is
+ * queued; the same thread-safety rules as tc_run apply. */
+TC_API int tc_run_async(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
+                        DLTensor *outputs, size_t num_outputs, void *stream);
 
 TC_API void tc_kernel_destroy(tc_kernel *kernel); /* NULL is a no-op */
 

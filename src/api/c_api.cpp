@@ -4,8 +4,6 @@
 
 #include "api/handles.h"
 #include "api/status.h"
-#include "backends/cpu/cpu_backend.h"
-#include "backends/reference/reference_backend.h"
 #include "ir/describe.h"
 #include "support/error.h"
 #include "tc/tc.h"
@@ -96,6 +94,49 @@ std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc:
     if (def.tensors[t].role == role)
       out[def.tensors[t].param_index] = {std::string(kind) + " '" + def.tensors[t].name + "'", b.tensors[t]};
   return out;
+}
+
+// The device types a backend accepts, for messages: "kDLCPU (1)".
+std::string accepted(const tc::backends::Backend& b) {
+  static const std::pair<DLDeviceType, const char*> kTypes[] = {
+      {kDLCPU, "kDLCPU"}, {kDLCUDA, "kDLCUDA"}, {kDLCUDAHost, "kDLCUDAHost"}, {kDLCUDAManaged, "kDLCUDAManaged"}};
+  std::string out;
+  for (const auto& [t, name] : kTypes)
+    if (b.accepts(t)) out += (out.empty() ? "" : ", ") + std::string(name) + " (" + std::to_string(t) + ")";
+  return out.empty() ? "no device type" : out;
+}
+
+// tc_option_info's strings, built once (static for the life of the process).
+struct OptionText {
+  std::string key, values, default_value, help;
+};
+
+const std::vector<OptionText>& option_texts() {
+  static const std::vector<OptionText> kTexts = [] {
+    std::vector<OptionText> out;
+    for (const tc::backends::Knob* k : tc::backends::all_options())
+      out.push_back({k->key, k->values_text(), k->default_value, k->help});
+    return out;
+  }();
+  return kTexts;
+}
+
+// Validates the tensors against the kernel (devices its backend accepts) and runs it.
+int run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+        void* stream) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    const tc::backends::Backend& backend = *kernel->backend;
+    if (stream != nullptr && backend.runs_on_host())
+      fail(TC_ERROR_INVALID_ARGUMENT, std::string("stream must be NULL for backend '") + backend.name() +
+                                          "', which runs on the host");
+    tc::runtime::DeviceRule devices{[&](DLDeviceType t) { return backend.accepts(t); },
+                                    std::string("backend '") + backend.name() + "' accepts " + accepted(backend)};
+    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input", devices);
+    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output", devices);
+    tc::runtime::check_no_overlap(in, out, kernel->inputs, kernel->outputs);
+    kernel->kernel->run(in, out, tc::backends::ExecutionContext{stream});
+  });
 }
 
 }  // namespace
@@ -214,14 +255,14 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
   return guarded([&] {
     require(out, "out");
     require_program(program);
-    tc::Options opts = options ? options->options : tc::Options();
+    tc::backends::OptionSet opts = options ? options->options : tc::backends::OptionSet();
     size_t d = program->program->find_def(entry);
     tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
     auto k = std::make_unique<tc_kernel>();
     k->inputs = expected(b, tc::lang::TensorRole::Input);
     k->outputs = expected(b, tc::lang::TensorRole::Output);
-    k->kernel = opts.get("backend") == "reference" ? tc::backends::reference::compile(b, opts)
-                                                   : tc::backends::cpu::compile(b, opts);
+    k->backend = &opts.backend();
+    k->kernel = k->backend->compile(b, k->backend->default_target(), opts.values_for(*k->backend));
     k->description = "options: " + opts.to_string() + "\n" + k->kernel->describe();
     *out = k.release();
   });
@@ -256,12 +297,25 @@ TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tenso
 
 TC_API int tc_run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
                   size_t num_outputs) {
+  return run(kernel, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+TC_API int tc_run_async(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                        size_t num_outputs, void* stream) {
+  return run(kernel, inputs, num_inputs, outputs, num_outputs, stream);
+}
+
+TC_API int tc_option_info(size_t index, const char** key, const char** values, const char** default_value,
+                          const char** help) {
   return guarded([&] {
-    require(kernel, "kernel");
-    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input");
-    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output");
-    tc::runtime::check_no_overlap(in, out, kernel->inputs, kernel->outputs);
-    kernel->kernel->run(in, out);
+    const auto& all = option_texts();
+    if (index >= all.size())
+      fail(TC_ERROR_INVALID_ARGUMENT, "option index " + std::to_string(index) + " is out of range (this build has " +
+                                          std::to_string(all.size()) + " options)");
+    if (key) *key = all[index].key.c_str();
+    if (values) *values = all[index].values.c_str();
+    if (default_value) *default_value = all[index].default_value.c_str();
+    if (help) *help = all[index].help.c_str();
   });
 }
 

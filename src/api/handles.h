@@ -5,10 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/kernel.h"
+#include "backends/registry.h"
 #include "ir/bind.h"
 #include "runtime/validate.h"
-#include "support/options.h"
 
 struct tc_program {
   std::shared_ptr<const tc::ir::Program> program;
@@ -20,11 +19,12 @@ struct tc_program {
 };
 
 struct tc_kernel {
+  const tc::backends::Backend* backend = nullptr;  // static: the registry's
   std::shared_ptr<const tc::backends::Kernel> kernel;
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
   std::string description;  // tc_kernel_describe
 };
 
 struct tc_options {
-  tc::Options options;
+  tc::backends::OptionSet options;
 };

@@ -1,5 +1,5 @@
 // kernel.h — what every backend produces: a compiled kernel with one run() over validated
-// tensor views. Backends know nothing of each other or of the C API.
+// tensor views on the kernel's device. Backends know nothing of each other or of the C API.
 #pragma once
 
 #include <string>
@@ -9,12 +9,19 @@
 
 namespace tc::backends {
 
+// Where and how one run executes: the stream of the kernel's device to queue work on (a
+// CUstream for cuda; NULL is the device's default stream). Host backends (cpu, reference)
+// run synchronously and get NULL.
+struct ExecutionContext {
+  void* stream = nullptr;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   // Thread-safe: may be called from many threads at once; keeps scratch state per call.
-  virtual void run(const std::vector<runtime::TensorView>& inputs,
-                   const std::vector<runtime::TensorView>& outputs) const = 0;
+  virtual void run(const std::vector<runtime::TensorView>& inputs, const std::vector<runtime::TensorView>& outputs,
+                   const ExecutionContext& context) const = 0;
   // What was compiled and how (backend, options, schedule decisions), for tc_kernel_describe.
   virtual std::string describe() const = 0;
 };

@@ -6,21 +6,10 @@
 #include <optional>
 
 #include "lang/diagnostics.h"
+#include "runtime/validate.h"
 #include "support/error.h"
 
 namespace tc::ir {
-
-int64_t TensorSig::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + ")";
-}
 
 std::vector<TensorSig> BoundDef::outputs() const {
   std::vector<TensorSig> out;
@@ -75,20 +64,13 @@ class Binder {
       const Tensor& decl = def().tensors[t];
       if (decl.role != TensorRole::Input) continue;
       const DLTensor& x = inputs[decl.param_index];
-      auto type = from_dlpack(x.dtype);
-      if (!type) fail(TC_ERROR_SHAPE, where(decl) + ": unsupported dtype " + dlpack_to_string(x.dtype) + "; expected " + name(decl.type));
-      if (*type != decl.type)
-        fail(TC_ERROR_SHAPE, where(decl) + ": expected dtype " + name(decl.type) + ", got " + name(*type));
-      if (x.ndim != decl.ndim)
-        fail(TC_ERROR_SHAPE, where(decl) + ": expected rank " + std::to_string(decl.ndim) + ", got " + std::to_string(x.ndim));
-      if (x.ndim > 0 && x.shape == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, where(decl) + ": shape is NULL");
-      TensorSig sig{*type, {}};
+      runtime::check_header(x, runtime::ExpectedHeader{where(decl), decl.type, decl.ndim, nullptr});
+      TensorSig sig{decl.type, {}};
       for (int d = 0; d < decl.ndim; ++d) {
         int64_t got = x.shape[d];
-        if (got < 0 || got > kMaxExtent)
-          fail(got < 0 ? TC_ERROR_SHAPE : TC_ERROR_UNSUPPORTED,
-               where(decl) + " dimension " + std::to_string(d) + ": size " + std::to_string(got) +
-                   (got < 0 ? " is negative" : " exceeds the largest supported extent " + std::to_string(kMaxExtent)));
+        if (got > kMaxExtent)
+          fail(TC_ERROR_UNSUPPORTED, where(decl) + " dimension " + std::to_string(d) + ": size " + std::to_string(got) +
+                                         " exceeds the largest supported extent " + std::to_string(kMaxExtent));
         bind_dim(decl, d, got, size_origin);
         sig.shape.push_back(got);
       }

@@ -12,14 +12,12 @@
 #include <dlpack/dlpack.h>
 
 #include "ir/program.h"
+#include "runtime/tensor_view.h"
 
 namespace tc::ir {
 
-struct TensorSig {
-  ScalarType type;
-  std::vector<int64_t> shape;
-  int64_t num_elements() const;
-};
+using runtime::TensorSig;
+using runtime::shape_text;
 
 struct BoundDef {
   std::shared_ptr<const Program> program;
@@ -34,10 +32,10 @@ struct BoundDef {
   std::vector<TensorSig> inputs() const;
 };
 
-// Only dtype, ndim and shape of `inputs` are read. Throws TC_ERROR_SHAPE (mismatches,
-// out-of-bounds preconditions) or TC_ERROR_INVALID_ARGUMENT (count, NULLs).
+// Only dtype, ndim and shape of `inputs` are read (checked by runtime::check_header, the one
+// validator of DLTensors). Throws TC_ERROR_SHAPE (mismatches, out-of-bounds preconditions) or
+// TC_ERROR_INVALID_ARGUMENT (count, NULLs).
 BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DLTensor* inputs, size_t num_inputs);
 
-std::string shape_text(const std::vector<int64_t>& shape);  // "(2, 3)"
 
 }  // namespace tc::ir

@@ -1,17 +1,31 @@
-// tensor_view.h — a validated, typed view of caller memory (from a DLTensor): base pointer
-// (byte_offset applied), shape and strides in elements. What backends receive in run().
+// tensor_view.h — tensors as the runtime sees them: a signature (dtype and shape, what a
+// kernel is compiled for) and a validated, typed view of caller memory (from a DLTensor) on
+// its device: base pointer (byte_offset applied), shape and strides in elements. What
+// backends receive in run().
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "support/dtype.h"
 #include "tc/tc.h"
 
 namespace tc::runtime {
 
+struct TensorSig {
+  ScalarType type;
+  std::vector<int64_t> shape;
+  int64_t num_elements() const;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape);  // "(2, 3)"
+
 struct TensorView {
-  char* data = nullptr;
+  char* data = nullptr;  // device memory for a device other than kDLCPU
+  DLDevice device{kDLCPU, 0};
   ScalarType type = ScalarType::Float32;
   int ndim = 0;
   int64_t shape[TC_MAX_NDIM] = {};

@@ -7,30 +7,63 @@
 #include "support/error.h"
 
 namespace tc::runtime {
+
+int64_t TensorSig::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + ")";
+}
+
+void check_header(const DLTensor& x, const ExpectedHeader& e) {
+  const std::string& what = e.what;
+  auto type = from_dlpack(x.dtype);
+  if (!type) fail(TC_ERROR_SHAPE, what + ": unsupported dtype " + dlpack_to_string(x.dtype) + "; expected " + name(e.type));
+  if (*type != e.type) fail(TC_ERROR_SHAPE, what + ": expected dtype " + name(e.type) + ", got " + name(*type));
+  if (x.ndim != e.ndim)
+    fail(TC_ERROR_SHAPE, what + ": expected rank " + std::to_string(e.ndim) + ", got " + std::to_string(x.ndim));
+  if (e.ndim > 0 && x.shape == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, what + ": shape is NULL");
+  for (int d = 0; d < e.ndim; ++d) {
+    int64_t got = x.shape[d];
+    if (e.shape != nullptr && got != (*e.shape)[d])
+      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": expected size " + std::to_string((*e.shape)[d]) +
+                               ", got " + std::to_string(got) + " (expected shape " + shape_text(*e.shape) + ")");
+    if (got < 0)
+      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": size " + std::to_string(got) + " is negative");
+  }
+}
+
 namespace {
 
-TensorView view_of(const DLTensor& x, const ExpectedTensor& e) {
-  const std::string& what = e.what;
-  if (x.device.device_type != kDLCPU)
-    fail(TC_ERROR_SHAPE, what + ": device type " + std::to_string(x.device.device_type) +
-                             " is not supported by this kernel (expected kDLCPU = 1)");
-  auto type = from_dlpack(x.dtype);
-  if (!type || *type != e.sig.type)
-    fail(TC_ERROR_SHAPE, what + ": expected dtype " + name(e.sig.type) + ", got " + dlpack_to_string(x.dtype));
-  int ndim = static_cast<int>(e.sig.shape.size());
-  if (x.ndim != ndim)
-    fail(TC_ERROR_SHAPE, what + ": expected rank " + std::to_string(ndim) + ", got " + std::to_string(x.ndim));
-  if (ndim > 0 && x.shape == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, what + ": shape is NULL");
-  TensorView v;
-  v.type = *type;
-  v.ndim = ndim;
-  for (int d = 0; d < ndim; ++d) {
-    if (x.shape[d] != e.sig.shape[d])
-      fail(TC_ERROR_SHAPE, what + " dimension " + std::to_string(d) + ": expected size " +
-                               std::to_string(e.sig.shape[d]) + ", got " + std::to_string(x.shape[d]) +
-                               " (expected shape " + ir::shape_text(e.sig.shape) + ")");
-    v.shape[d] = x.shape[d];
+const char* device_name(int t) {
+  switch (t) {
+    case kDLCPU: return "kDLCPU";
+    case kDLCUDA: return "kDLCUDA";
+    case kDLCUDAHost: return "kDLCUDAHost";
+    case kDLCUDAManaged: return "kDLCUDAManaged";
+    case kDLROCM: return "kDLROCM";
+    default: return "unknown";
   }
+}
+
+TensorView view_of(const DLTensor& x, const ExpectedTensor& e, const DeviceRule& devices) {
+  const std::string& what = e.what;
+  int ndim = static_cast<int>(e.sig.shape.size());
+  if (!devices.accepts(x.device.device_type))
+    fail(TC_ERROR_SHAPE, what + ": device type " + std::to_string(x.device.device_type) + " (" +
+                             device_name(x.device.device_type) + ") is not supported by this kernel: " +
+                             devices.description);
+  check_header(x, ExpectedHeader{what, e.sig.type, ndim, &e.sig.shape});
+  TensorView v;
+  v.type = e.sig.type;
+  v.ndim = ndim;
+  v.device = x.device;
+  for (int d = 0; d < ndim; ++d) v.shape[d] = x.shape[d];
   int64_t row_major = 1;
   for (int d = ndim - 1; d >= 0; --d) {
     int64_t s = x.strides ? x.strides[d] : row_major;
@@ -77,14 +110,14 @@ bool self_overlapping(const TensorView& v) {
 }  // namespace
 
 std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,
-                                         const char* kind) {
+                                         const char* kind, const DeviceRule& devices) {
   if (count != expected.size())
     fail(TC_ERROR_INVALID_ARGUMENT, "the kernel takes " + std::to_string(expected.size()) + " " + kind +
                                         (expected.size() == 1 ? "" : "s") + ", got " + std::to_string(count));
   if (count > 0 && tensors == nullptr)
     fail(TC_ERROR_INVALID_ARGUMENT, std::string(kind) + "s is NULL but the count is " + std::to_string(count));
   std::vector<TensorView> views;
-  for (size_t i = 0; i < count; ++i) views.push_back(view_of(tensors[i], expected[i]));
+  for (size_t i = 0; i < count; ++i) views.push_back(view_of(tensors[i], expected[i], devices));
   return views;
 }
 

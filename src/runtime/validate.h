@@ -1,25 +1,43 @@
-// validate.h — checks the DLTensors handed to tc_run against what the kernel was compiled for
-// (device, dtype, rank, shape, strides, data) and turns them into TensorViews. Also rejects
-// outputs whose elements overlap each other or any input.
+// validate.h — the one validator of caller DLTensors. check_header checks what binding and
+// running both need (dtype, rank, a shape array, sizes non-negative, and exact sizes when
+// known); validate_tensors adds what running needs (a device the kernel's backend accepts,
+// strides, data) and turns the tensors into TensorViews. check_no_overlap rejects outputs
+// whose elements overlap each other or any input.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <dlpack/dlpack.h>
 
-#include "ir/bind.h"
 #include "runtime/tensor_view.h"
 
 namespace tc::runtime {
 
+struct ExpectedHeader {
+  std::string what;  // "input 'A'", "input 'A' (argument 1 of 'f')"
+  ScalarType type;
+  int ndim;
+  const std::vector<int64_t>* shape;  // exact sizes; nullptr: any non-negative sizes
+};
+
+// TC_ERROR_SHAPE for a mismatch, TC_ERROR_INVALID_ARGUMENT for a NULL shape array.
+void check_header(const DLTensor& x, const ExpectedHeader& e);
+
 struct ExpectedTensor {
   std::string what;  // "input 'A'" / "output 'C'"
-  ir::TensorSig sig;
+  TensorSig sig;
+};
+
+// Which device types the kernel reads and writes, and how to name them in a message.
+struct DeviceRule {
+  std::function<bool(DLDeviceType)> accepts;
+  std::string description;  // "backend 'cpu' accepts kDLCPU (1)"
 };
 
 std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,
-                                         const char* kind /* "input" / "output" */);
+                                         const char* kind /* "input" / "output" */, const DeviceRule& devices);
 // Outputs must not overlap themselves (strides), each other, or any input.
 void check_no_overlap(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                       const std::vector<ExpectedTensor>& input_names, const std::vector<ExpectedTensor>& output_names);

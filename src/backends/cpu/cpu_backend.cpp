@@ -86,7 +86,7 @@ int view_of(const TensorView& v, HalideView& out) {
 
 class CpuKernel : public Kernel {
  public:
-  CpuKernel(const ir::BoundDef& bound, const Options& options)
+  CpuKernel(const ir::BoundDef& bound, const KnobValues& options)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(jit_target()) {
     size_t ni = b_.def().num_inputs;
@@ -98,7 +98,8 @@ class CpuKernel : public Kernel {
     dense_ = build(true);
   }
 
-  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+           const ExecutionContext&) const override {
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
@@ -149,7 +150,7 @@ class CpuKernel : public Kernel {
  private:
   Variant build(bool dense) const {
     Variant v;
-    LoweredPipeline p = lower(b_, dense, checked_);
+    LoweredPipeline p = lower(b_, dense, checked_, schedule_.pack);
     v.schedule = apply_schedule(p, schedule_, target_);
     std::vector<Halide::Argument> args;
     for (const auto& in : p.inputs) args.push_back(in);
@@ -273,19 +274,33 @@ class CpuKernel : public Kernel {
   mutable Variant general_;
 };
 
-}  // namespace
-
 // Halide's compile time grows faster than linearly with the number of stages (about 5 s for
 // 300 chained statements): beyond this many statements the cpu backend refuses, and says so.
 constexpr size_t kMaxStatements = 128;
 
-std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Options& options) {
-  size_t n = bound.def().stmts.size();
-  if (n > kMaxStatements)
-    fail(TC_ERROR_UNSUPPORTED, "'" + bound.def().name + "' has " + std::to_string(n) +
-                                   " statements; the cpu backend compiles at most " + std::to_string(kMaxStatements) +
-                                   " per def (compile time grows quickly with pipeline length): use backend=reference");
-  return std::make_unique<CpuKernel>(bound, options);
+class CpuBackend : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  const char* summary() const override { return "Halide pipeline, LLVM JIT for this machine"; }
+  bool accepts(DLDeviceType t) const override { return t == kDLCPU; }
+  bool runs_on_host() const override { return true; }
+  Target default_target() const override { return Target{}; }
+  const std::vector<Knob>& knobs() const override { return cpu_knobs(); }
+  std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
+    size_t n = bound.def().stmts.size();
+    if (n > kMaxStatements)
+      fail(TC_ERROR_UNSUPPORTED, "'" + bound.def().name + "' has " + std::to_string(n) +
+                                     " statements; the cpu backend compiles at most " + std::to_string(kMaxStatements) +
+                                     " per def (compile time grows quickly with pipeline length): use backend=reference");
+    return std::make_unique<CpuKernel>(bound, options);
+  }
+};
+
+}  // namespace
+
+const Backend& backend() {
+  static const CpuBackend kBackend;
+  return kBackend;
 }
 
 }  // namespace tc::backends::cpu

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <new>
 
-#include "backends/cpu/thread_pool.h"
+#include "runtime/thread_pool.h"
 #include "support/error.h"
 
 namespace tc::backends::cpu {
@@ -60,11 +60,11 @@ void on_free(Halide::JITUserContext*, void* block) {
 int on_par_for(Halide::JITUserContext* ctx, int (*task)(Halide::JITUserContext*, int, uint8_t*), int min, int extent,
                uint8_t* closure) {
   auto* c = static_cast<CallContext*>(ctx);
-  int status = parallel_for(c->threads, reinterpret_cast<Task>(task), ctx, min, extent, closure);
-  if (status == kThreadStartFailed) {
+  int status = runtime::parallel_for(c->threads, reinterpret_cast<runtime::Task>(task), ctx, min, extent, closure);
+  if (status == runtime::kThreadStartFailed) {
     try {
       std::lock_guard<std::mutex> lock(*c->mu);
-      if (c->outcome->thread_failure.empty()) c->outcome->thread_failure = thread_start_failure();
+      if (c->outcome->thread_failure.empty()) c->outcome->thread_failure = runtime::thread_start_failure();
     } catch (...) {
     }
   }

@@ -82,7 +82,8 @@ std::string halide_name(const std::string& prefix, const std::string& name) {
 
 class Builder {
  public:
-  Builder(const ir::BoundDef& b, bool dense, bool checked) : b_(b), def_(b.def()), dense_(dense), checked_(checked) {}
+  Builder(const ir::BoundDef& b, bool dense, bool checked, bool pack)
+      : b_(b), def_(b.def()), dense_(dense), checked_(checked), pack_(pack) {}
 
   LoweredPipeline build() {
     current_.assign(def_.tensors.size(), -1);
@@ -434,7 +435,7 @@ class Builder {
 
     bool in_loop = reduce && !empty_reduction;
     pack_dims_.clear();
-    if (full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st);
+    if (pack_ && full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st);
     ExprContext ctx;
     ctx.bound = &b_;
     ctx.stmt = &st;
@@ -549,7 +550,7 @@ class Builder {
 
   const ir::BoundDef& b_;
   const ir::Def& def_;
-  bool dense_, checked_;
+  bool dense_, checked_, pack_;
   LoweredPipeline p_;
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
   // the operands it reads packed (see operands_to_pack).
@@ -563,8 +564,8 @@ class Builder {
 
 }  // namespace
 
-LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked) {
-  return Builder(bound, dense_innermost, checked).build();
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack) {
+  return Builder(bound, dense_innermost, checked, pack).build();
 }
 
 }  // namespace tc::backends::cpu

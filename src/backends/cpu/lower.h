@@ -75,7 +75,8 @@ struct LoweredPipeline {
   int sink_stage = -1;
 };
 
-// dense_innermost: every tensor's last dimension has stride 1 (the fast variant).
-LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked);
+// dense_innermost: every tensor's last dimension has stride 1 (the fast variant). pack: read
+// a reduction's transposed operand from a copy (a Pack stage; the cpu.pack knob).
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack);
 
 }  // namespace tc::backends::cpu

@@ -24,24 +24,81 @@ using Halide::VarOrRVar;
 
 namespace {
 
-int number(const std::string& v) { return v == "auto" ? 0 : std::atoi(v.c_str()); }
+// The largest extent of any computed tensor in its last (contiguous) dimension, and in the one
+// before it: the tile sizes worth trying.
+std::pair<int64_t, int64_t> computed_extents(const ir::BoundDef& b) {
+  int64_t x = 1, y = 1;
+  for (size_t t = 0; t < b.tensors.size(); ++t) {
+    if (b.def().tensors[t].role == ir::TensorRole::Input) continue;
+    const auto& shape = b.tensors[t].shape;
+    if (!shape.empty()) x = std::max(x, shape.back());
+    if (shape.size() >= 2) y = std::max(y, shape[shape.size() - 2]);
+  }
+  return {x, y};
+}
+
+std::vector<std::string> tiles(const ir::BoundDef& b) {
+  auto [x, y] = computed_extents(b);
+  std::vector<std::string> out;
+  for (const auto& tx : powers_of_two(4, x, 256))
+    for (const auto& ty : powers_of_two(1, y, 64)) out.push_back(tx + "x" + ty);
+  return out;
+}
+
+std::vector<Knob> declare() {
+  auto fixed = [](std::vector<std::string> v) { return [v](const ir::BoundDef&) { return v; }; };
+  Knob vectorize{"cpu.vectorize", KnobKind::Integer, "auto", "vector width, in 32-bit lanes (1: scalar code)", true};
+  vectorize.min = 1;
+  vectorize.max = 64;
+  vectorize.domain = fixed({"1", "4", "8", "16"});
+  Knob tile{"cpu.tile", KnobKind::Pair, "auto",
+            "output tile of a reduction: X along the last (contiguous) dimension, Y along the register-blocked one", true};
+  tile.min = 1;
+  tile.max = 4096;
+  tile.domain = tiles;
+  Knob unroll{"cpu.unroll", KnobKind::Integer, "auto", "rows of the register block (accumulators per vector)", true};
+  unroll.min = 1;
+  unroll.max = 32;
+  unroll.domain = fixed({"1", "2", "4", "8"});
+  Knob parallel{"cpu.parallel", KnobKind::Choice, "auto", "run the outer tile loops on the thread pool, or not", true};
+  parallel.choices = {"outer", "none"};
+  parallel.domain = fixed({"outer", "none"});
+  Knob inline_{"cpu.inline", KnobKind::Boolean, "auto",
+               "inline single-use pointwise producers into their consumer: auto (not into reduction loops), 1 always, 0 never",
+               true};
+  inline_.domain = fixed({"0", "1"});
+  Knob pack{"cpu.pack", KnobKind::Boolean, "1",
+            "copy the operand of a reduction read along no output dimension (the B of A * B^T) with the output's last "
+            "dimension innermost, so the register-blocked schedule applies"};
+  pack.domain = fixed({"1", "0"});
+  Knob fuse{"cpu.fuse", KnobKind::Boolean, "1",
+            "compute a reduction tile by tile inside the pointwise consumer that reads it element for element (a bias "
+            "and ReLU after a matmul), instead of on its own first"};
+  fuse.domain = fixed({"1", "0"});
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse};
+}
 
 }  // namespace
 
-CpuSchedule CpuSchedule::from_options(const Options& o) {
+const std::vector<Knob>& cpu_knobs() {
+  static const std::vector<Knob> kKnobs = declare();
+  return kKnobs;
+}
+
+CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   CpuSchedule s;
-  s.vector = number(o.get("cpu.vectorize"));
-  const std::string& tile = o.get("cpu.tile");
-  if (tile != "auto") {
-    size_t x = tile.find('x');
-    s.tile_x = std::atoi(tile.substr(0, x).c_str());
-    s.tile_y = std::atoi(tile.substr(x + 1).c_str());
+  auto number = [&](const char* key) { return o.is_auto(key) ? 0 : static_cast<int>(o.integer(key)); };
+  s.vector = number("cpu.vectorize");
+  if (!o.is_auto("cpu.tile")) {
+    s.tile_x = static_cast<int>(o.get("cpu.tile").x);
+    s.tile_y = static_cast<int>(o.get("cpu.tile").y);
   }
-  s.unroll = number(o.get("cpu.unroll"));
-  s.parallel = o.get("cpu.parallel") != "none";
-  const std::string& inl = o.get("cpu.inline");
-  s.inline_mode = inl == "auto" ? -1 : std::atoi(inl.c_str());
-  s.threads = number(o.get("threads"));
+  s.unroll = number("cpu.unroll");
+  s.parallel = o.text("cpu.parallel") != "none";
+  s.inline_mode = o.is_auto("cpu.inline") ? -1 : static_cast<int>(o.integer("cpu.inline"));
+  s.pack = o.flag("cpu.pack");
+  s.fuse = o.flag("cpu.fuse");
+  s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
 }
@@ -113,7 +170,7 @@ class Scheduler {
           // The host is tiled by the reduction's extents: it must have the same domain (a
           // consumer reading t1(i) over fewer i would get tiles shifted below 0).
           bool same_domain = c.extents == s.extents && c.mins == s.mins;
-          if (u.pointwise && !u.in_loop && pure_consumer && same_domain && hosts_[u.consumer] < 0) {
+          if (k_.fuse && u.pointwise && !u.in_loop && pure_consumer && same_domain && hosts_[u.consumer] < 0) {
             host_[i] = u.consumer;
             hosts_[u.consumer] = i;
             root_[u.consumer] = true;

@@ -1,8 +1,9 @@
-// schedule.h — the cpu backend's schedule space and its default point. Every choice the
-// scheduler makes comes from one CpuSchedule (vector width, output tile, register block,
-// parallel outer loops, inlining), read from the options (cpu.*) with "auto" filled in from
-// the target, so the autotuner can search exactly this space. apply_schedule turns it into
-// Halide scheduling directives on a lowered pipeline; it never changes what is computed.
+// schedule.h — the cpu backend's schedule space, declared as knobs (cpu.*), and its default
+// point. Every choice the scheduler makes comes from one CpuSchedule (vector width, output
+// tile, register block, parallel outer loops, inlining, packing, fusion), read from the parsed
+// knob values with "auto" filled in from the target, so the autotuner can search exactly this
+// space. apply_schedule turns it into Halide scheduling directives on a lowered pipeline; it
+// never changes what is computed.
 #pragma once
 
 #include <string>
@@ -10,7 +11,7 @@
 #include <Halide.h>
 
 #include "backends/cpu/lower.h"
-#include "support/options.h"
+#include "backends/knob.h"
 
 namespace tc::backends::cpu {
 
@@ -21,10 +22,15 @@ struct CpuSchedule {
   int unroll = 0;          // rows of the register block; 0: auto
   bool parallel = true;    // outer tile loops run on the thread pool
   int inline_mode = -1;    // -1 auto, 0 never inline producers, 1 inline single-use ones
+  bool pack = true;        // copy a reduction's transposed operand with the needed dimension innermost
+  bool fuse = true;        // compute a reduction tile by tile inside its pointwise consumer
   int threads = 0;         // 0: all cores
 
-  static CpuSchedule from_options(const Options& o);
+  static CpuSchedule from_options(const KnobValues& o);
 };
+
+// The cpu.* knobs, with the values a tuner tries for a bound def.
+const std::vector<Knob>& cpu_knobs();
 
 // Applies the schedule; returns a description of what was decided per stage.
 std::string apply_schedule(LoweredPipeline& p, const CpuSchedule& s, const Halide::Target& target);

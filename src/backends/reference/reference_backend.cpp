@@ -183,7 +183,8 @@ class ReferenceKernel : public Kernel {
     return "backend: reference (interpreter)\n";
   }
 
-  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const override {
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+           const ExecutionContext&) const override {
     const ir::Def& def = b_.def();
     std::vector<TensorView> views(def.tensors.size());
     std::vector<std::vector<char>> scratch;
@@ -297,10 +298,27 @@ class ReferenceKernel : public Kernel {
   std::vector<ZeroFill> zero_fills_;
 };
 
+class ReferenceBackend : public Backend {
+ public:
+  const char* name() const override { return "reference"; }
+  const char* summary() const override { return "the interpreter, the semantic oracle"; }
+  bool accepts(DLDeviceType t) const override { return t == kDLCPU; }
+  bool runs_on_host() const override { return true; }
+  Target default_target() const override { return Target{}; }
+  const std::vector<Knob>& knobs() const override {
+    static const std::vector<Knob> kNone;
+    return kNone;
+  }
+  std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
+    return std::make_unique<ReferenceKernel>(bound, options.flag("checked"));
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Options& options) {
-  return std::make_unique<ReferenceKernel>(bound, options.flag("checked"));
+const Backend& backend() {
+  static const ReferenceBackend kBackend;
+  return kBackend;
 }
 
 }  // namespace tc::backends::reference

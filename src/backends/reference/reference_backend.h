@@ -3,14 +3,10 @@
 // Slow, simple and complete: the oracle every other backend is tested against.
 #pragma once
 
-#include <memory>
-
-#include "backends/kernel.h"
-#include "ir/bind.h"
-#include "support/options.h"
+#include "backends/backend.h"
 
 namespace tc::backends::reference {
 
-std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Options& options);
+const Backend& backend();  // runs on the host (kDLCPU); no knobs of its own
 
 }  // namespace tc::backends::reference

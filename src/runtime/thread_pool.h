@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tc::backends::cpu {
+namespace tc::runtime {
 
 using Task = int (*)(void* user_context, int index, uint8_t* closure);
 
@@ -24,4 +24,4 @@ int parallel_for(int threads, Task task, void* user_context, int min, int extent
 // Resource temporarily unavailable").
 const std::string& thread_start_failure();
 
-}  // namespace tc::backends::cpu
+}  // namespace tc::runtime

@@ -1,7 +1,7 @@
 // thread_pool.cpp — see thread_pool.h. A job is a range of task indices claimed one at a time
 // through an atomic counter by the caller and by helper workers; helpers join while the job
 // has free slots, and the caller waits only for the helpers that joined.
-#include "backends/cpu/thread_pool.h"
+#include "runtime/thread_pool.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace tc::backends::cpu {
+namespace tc::runtime {
 namespace {
 
 thread_local bool in_task = false;
@@ -130,4 +130,4 @@ int parallel_for(int threads, Task task, void* user_context, int min, int extent
 
 const std::string& thread_start_failure() { return start_failure; }
 
-}  // namespace tc::backends::cpu
+}  // namespace tc::runtime

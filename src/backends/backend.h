@@ -1,0 +1,42 @@
+// backend.h — the interface every backend implements, and nothing else: a name, the device
+// types whose memory its kernels read and write, its declared knobs (knob.h), and compile(),
+// which turns a bound def into a Kernel for a target with parsed knob values. The C facade
+// finds backends by name in the registry (registry.h) and knows no backend's type.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "backends/kernel.h"
+#include "backends/knob.h"
+#include "ir/bind.h"
+
+namespace tc::backends {
+
+// What a kernel is compiled for: the device that will run it.
+struct Target {
+  DLDevice device{kDLCPU, 0};
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual const char* summary() const = 0;  // one line, for the help of option 'backend'
+  // Whether tensors in memory of this device type can be passed to its kernels.
+  virtual bool accepts(DLDeviceType device_type) const = 0;
+  // Whether its kernels run on the host and return when done (then tc_run_async's stream
+  // must be NULL); otherwise run() only queues work on the context's stream.
+  virtual bool runs_on_host() const = 0;
+  // The device a kernel is compiled for when the caller names none.
+  virtual Target default_target() const = 0;
+  // This backend's own knobs ("cpu.*"); the general options (registry.h) come on top.
+  virtual const std::vector<Knob>& knobs() const = 0;
+  // `options` holds the general options and this backend's knobs, parsed.
+  virtual std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target& target,
+                                          const KnobValues& options) const = 0;
+};
+
+}  // namespace tc::backends

@@ -1,0 +1,71 @@
+// knob.h — an option declared as data: its key ("cpu.tile"), kind, allowed values, default,
+// one line of help, and the values an autotuner should try for a bound def (fixed, or derived
+// from the bound sizes). A value is parsed and validated once, by its declaration, into a
+// KnobValue; backends read parsed values (KnobValues), never strings. The general options and
+// each backend's knobs are declared next to the code that reads them; the registry
+// (registry.h) lists them all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/bind.h"
+
+namespace tc::backends {
+
+enum class KnobKind {
+  Integer,  // min..max
+  Choice,   // one of `choices`
+  Boolean,  // 1 or 0
+  Pair,     // XxY, each in min..max
+};
+
+// A parsed value.
+struct KnobValue {
+  std::string text;      // as given, e.g. "32x4"
+  bool is_auto = false;  // the word "auto" (where the knob allows it)
+  int64_t x = 0, y = 0;  // Integer, Boolean (0/1) and Pair (XxY) values
+};
+
+struct Knob {
+  std::string key;
+  KnobKind kind = KnobKind::Integer;
+  std::string default_value;
+  std::string help;                  // one line
+  bool allows_auto = false;          // "auto": the backend decides
+  std::vector<std::string> choices;  // Choice
+  int64_t min = 0, max = 0;          // Integer, and each half of a Pair
+  // What a tuner tries for `bound` (as value texts); empty: not tuned.
+  std::function<std::vector<std::string>(const ir::BoundDef& bound)> domain;
+
+  // "auto|1..64", "cpu|reference", "auto|1..4096x1..4096", "1|0".
+  std::string values_text() const;
+  // Throws TC_ERROR_INVALID_ARGUMENT naming the key, the value and the allowed values.
+  KnobValue parse(const std::string& text) const;
+};
+
+// Parsed values of a set of knobs; a knob not set has its default. Immutable once built, so
+// any number of threads may read it.
+class KnobValues {
+ public:
+  explicit KnobValues(std::vector<const Knob*> knobs = {});
+  void set(const std::string& key, const std::string& text);  // validates
+  const KnobValue& get(const std::string& key) const;  // TC_ERROR_INTERNAL for an undeclared key
+  int64_t integer(const std::string& key) const { return get(key).x; }
+  bool flag(const std::string& key) const { return get(key).x != 0; }
+  bool is_auto(const std::string& key) const { return get(key).is_auto; }
+  const std::string& text(const std::string& key) const { return get(key).text; }
+
+ private:
+  const Knob& knob(const std::string& key) const;
+  std::vector<const Knob*> knobs_;
+  std::map<std::string, KnobValue> values_;
+};
+
+// Domain helpers: powers of two from `lo` up to min(hi, limit), as texts.
+std::vector<std::string> powers_of_two(int64_t lo, int64_t hi, int64_t limit);
+
+}  // namespace tc::backends

@@ -1,0 +1,102 @@
+// registry.cpp — see registry.h. The general options are declared here: they apply to every
+// backend.
+#include "backends/registry.h"
+
+#include <algorithm>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/reference/reference_backend.h"
+#include "support/error.h"
+
+namespace tc::backends {
+namespace {
+
+std::vector<Knob> general_options() {
+  std::string names, help;
+  for (const Backend* b : all_backends()) {
+    names += std::string(names.empty() ? "" : "|") + b->name();
+    help += std::string(help.empty() ? "" : "; ") + b->name() + ": " + b->summary();
+  }
+  Knob backend{"backend", KnobKind::Choice, all_backends().front()->name(), "which backend compiles the kernel (" + help + ")"};
+  for (const Backend* b : all_backends()) backend.choices.push_back(b->name());
+  Knob checked{"checked", KnobKind::Boolean, "1",
+               "check data-dependent reads (gathers) at run time: an index out of range is TC_ERROR_RUNTIME; "
+               "0: cpu clamps such an index into range"};
+  Knob threads{"threads", KnobKind::Integer, "0", "threads a host kernel's parallel loops use, the caller included; 0: all cores"};
+  threads.min = 0;
+  threads.max = 1024;
+  return {backend, checked, threads};
+}
+
+const std::vector<Knob>& general() {
+  static const std::vector<Knob> kGeneral = general_options();
+  return kGeneral;
+}
+
+}  // namespace
+
+const std::vector<const Backend*>& all_backends() {
+  static const std::vector<const Backend*> kBackends = {&cpu::backend(), &reference::backend()};
+  return kBackends;
+}
+
+const Backend& find_backend(const std::string& name) {
+  std::string known;
+  for (const Backend* b : all_backends()) {
+    if (name == b->name()) return *b;
+    known += std::string(known.empty() ? "" : ", ") + b->name();
+  }
+  fail(TC_ERROR_INVALID_ARGUMENT, "no backend named '" + name + "' in this build (backends: " + known + ")");
+}
+
+const std::vector<const Knob*>& all_options() {
+  static const std::vector<const Knob*> kAll = [] {
+    std::vector<const Knob*> all;
+    for (const Knob& k : general()) all.push_back(&k);
+    for (const Backend* b : all_backends())
+      for (const Knob& k : b->knobs()) all.push_back(&k);
+    return all;
+  }();
+  return kAll;
+}
+
+const Knob& find_option(const std::string& key) {
+  std::string known;
+  for (const Knob* k : all_options()) {
+    if (k->key == key) return *k;
+    known += (known.empty() ? "" : ", ") + k->key;
+  }
+  fail(TC_ERROR_INVALID_ARGUMENT, "unknown option '" + key + "' (known options: " + known + ")");
+}
+
+void OptionSet::set(const std::string& key, const std::string& value) {
+  find_option(key).parse(value);
+  values_[key] = value;
+}
+
+const std::string& OptionSet::get(const std::string& key) const {
+  const Knob& k = find_option(key);
+  auto it = values_.find(key);
+  return it != values_.end() ? it->second : k.default_value;
+}
+
+std::string OptionSet::to_string() const {
+  std::string out;
+  for (const Knob* k : all_options()) out += (out.empty() ? "" : " ") + k->key + "=" + get(k->key);
+  return out;
+}
+
+KnobValues OptionSet::values_for(const Backend& backend) const {
+  std::vector<const Knob*> knobs;
+  for (const Knob& k : general()) knobs.push_back(&k);
+  for (const Knob& k : backend.knobs()) knobs.push_back(&k);
+  KnobValues out(knobs);
+  for (const auto& [key, value] : values_) {
+    const Knob& k = find_option(key);
+    bool applies = std::find(knobs.begin(), knobs.end(), &k) != knobs.end();
+    if (applies) out.set(key, value);
+  }
+  return out;
+}
+
+}  // namespace tc::backends
