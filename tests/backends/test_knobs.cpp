@@ -1,0 +1,94 @@
+// test_knobs.cpp — knobs as data (src/backends/knob.h, registry.h): each kind parses what its
+// values text says and nothing else; parsed values reach the backend with defaults filled in;
+// the registry lists general options then every backend's knobs; the domains a tuner tries are
+// derived from the bound sizes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backends/registry.h"
+#include "common/error_of.h"
+#include "infer_test_util.h"
+
+using tc::backends::find_backend;
+using tc::backends::find_option;
+using tc::backends::KnobValues;
+using tc::backends::OptionSet;
+using tc_test::error_of;
+
+namespace {
+
+std::vector<std::string> domain_of(const std::string& key, const tc::ir::BoundDef& b) {
+  return find_option(key).domain(b);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+TEST(Knobs, ParseByKind) {
+  EXPECT_EQ(find_option("cpu.tile").parse("32x4").x, 32);
+  EXPECT_EQ(find_option("cpu.tile").parse("32x4").y, 4);
+  EXPECT_TRUE(find_option("cpu.tile").parse("auto").is_auto);
+  EXPECT_EQ(find_option("cpu.vectorize").parse("64").x, 64);
+  EXPECT_EQ(find_option("threads").parse("0").x, 0);
+  EXPECT_EQ(find_option("cpu.pack").parse("0").x, 0);
+  EXPECT_EQ(find_option("cpu.parallel").parse("none").text, "none");
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu.tile", "32x"}, {"cpu.tile", "0x4"}, {"cpu.tile", "+3x4"}, {"cpu.vectorize", "65"},
+           {"cpu.vectorize", "-1"}, {"threads", "auto"}, {"cpu.pack", "auto"}, {"cpu.parallel", "inner"},
+           {"backend", "gpu"}, {"cpu.unroll", "999999999999999"}}) {
+    std::string m = error_of([&] { find_option(key).parse(bad); }, TC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(m.find("option '" + key + "' cannot be '" + bad + "' (allowed: " + find_option(key).values_text() + ")"),
+              std::string::npos)
+        << m;
+  }
+}
+
+TEST(Knobs, RegistryOrderAndBackendValues) {
+  const auto& all = tc::backends::all_options();
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_EQ(all[0]->key, "backend");
+  EXPECT_EQ(all[1]->key, "checked");
+  EXPECT_EQ(all[2]->key, "threads");
+  EXPECT_EQ(all[0]->values_text(), "cpu|reference");  // from the registry's backends
+  EXPECT_EQ(find_backend("reference").knobs().size(), 0u);
+  EXPECT_FALSE(find_backend("cpu").knobs().empty());
+  EXPECT_NE(error_of([] { find_backend("cuda"); }, TC_ERROR_INVALID_ARGUMENT).find("backends: cpu, reference"),
+            std::string::npos);
+}
+
+TEST(Knobs, ValuesForABackendHaveDefaultsAndOnlyItsKnobs) {
+  OptionSet o;
+  o.set("cpu.tile", "16x2");
+  o.set("checked", "0");
+  KnobValues cpu = o.values_for(find_backend("cpu"));
+  EXPECT_EQ(cpu.get("cpu.tile").x, 16);
+  EXPECT_FALSE(cpu.flag("checked"));
+  EXPECT_TRUE(cpu.is_auto("cpu.unroll"));  // not set: the default
+  EXPECT_TRUE(cpu.flag("cpu.pack"));
+  KnobValues ref = o.values_for(find_backend("reference"));
+  EXPECT_FALSE(ref.flag("checked"));
+  error_of([&] { ref.get("cpu.tile"); }, TC_ERROR_INTERNAL);  // not the reference backend's
+  EXPECT_EQ(o.to_string().substr(0, 30), "backend=cpu checked=0 threads=");
+}
+
+TEST(Knobs, DomainsDerivedFromBoundSizes) {
+  auto p = tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  tc_test::Inputs small, large;
+  small.f32({3, 5}).f32({5, 6});
+  large.f32({512, 64}).f32({64, 1000});
+  auto bs = tc_test::bind_def(p, small), bl = tc_test::bind_def(p, large);
+  // Tiles: X powers of two from 4 up to the last extent (at most 256), Y up to the one before (at most 64).
+  EXPECT_EQ(domain_of("cpu.tile", bs), (std::vector<std::string>{"4x1", "4x2"}));
+  auto tiles = domain_of("cpu.tile", bl);
+  EXPECT_TRUE(contains(tiles, "256x64"));
+  EXPECT_TRUE(contains(tiles, "4x1"));
+  EXPECT_FALSE(contains(tiles, "512x64"));
+  EXPECT_EQ(tiles.size(), 7u * 7u);
+  EXPECT_EQ(domain_of("cpu.parallel", bs), (std::vector<std::string>{"outer", "none"}));
+  // Every domain value is a value its knob accepts.
+  for (const auto* k : tc::backends::all_options())
+    if (k->domain)
+      for (const auto& v : k->domain(bl)) EXPECT_NO_THROW(k->parse(v)) << k->key << "=" << v;
+}
