@@ -41,6 +41,10 @@ def parse_args(argv):
                         "(default %g, quick %g)"
                         % (FULL_DEFAULTS["budget"], QUICK_DEFAULTS["budget"]))
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--libtc-only", action="store_true",
+                   help="time libtc alone: no PyTorch or NumPy runs in the process (whose idle "
+                        "worker threads can spin beside libtc's), results unchecked; for "
+                        "comparing two libtc builds")
     p.add_argument("--markdown", action="store_true",
                    help="print the table as Markdown (for docs/performance.md)")
     args = p.parse_args(argv)

@@ -145,6 +145,8 @@ def run_kernel(kernel, args, tc_options):
     except tclib.TCError as e:
         row.problems.append("libtc: %s" % e)
         tc_outputs = None
+    if args.libtc_only:
+        return row
 
     progress(kernel.name, "PyTorch")
     tensors = [torch.from_numpy(a) for a in inputs]

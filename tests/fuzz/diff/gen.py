@@ -291,6 +291,10 @@ def random_knobs(rng):
         knobs["cpu.inline"] = rng.choice(["0", "1"])
     if rng.random() < 0.3:
         knobs["threads"] = rng.choice(["1", "2", "3"])
+    if rng.random() < 0.2:
+        knobs["cpu.pack"] = "0"
+    if rng.random() < 0.2:
+        knobs["cpu.fuse"] = "0"
     return knobs
 
 
