@@ -12,23 +12,22 @@ using lang::Tok;
 Halide::Expr index_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
 Halide::Expr size_var(const std::string& name) { return HI::Variable::make(Halide::Int(32), name); }
 
-Halide::Expr binary_op(Tok op, const Halide::Expr& a, const Halide::Expr& b) {
+Halide::Expr binary_op(lang::BinOp op, const Halide::Expr& a, const Halide::Expr& b) {
+  using lang::BinOp;
   switch (op) {
-    case Tok::Plus: return a + b;
-    case Tok::Minus: return a - b;
-    case Tok::Star: return a * b;
-    case Tok::Slash: return a / b;
-    case Tok::Percent: return a % b;
-    case Tok::Lt: return a < b;
-    case Tok::Le: return a <= b;
-    case Tok::Gt: return a > b;
-    case Tok::Ge: return a >= b;
-    case Tok::Eq: return a == b;
-    case Tok::Ne: return a != b;
-    case Tok::AndAnd: return a && b;
-    case Tok::OrOr: return a || b;
-    default: return Halide::Expr();
+    case BinOp::Add: return a + b;
+    case BinOp::Sub: return a - b;
+    case BinOp::Mul: return a * b;
+    case BinOp::Div: return a / b;
+    case BinOp::Mod: return a % b;
+    case BinOp::Lt: return a < b;
+    case BinOp::Le: return a <= b;
+    case BinOp::Gt: return a > b;
+    case BinOp::Ge: return a >= b;
+    case BinOp::Eq: return a == b;
+    case BinOp::Ne: return a != b;
   }
+  return Halide::Expr();
 }
 
 namespace {
@@ -58,9 +57,13 @@ Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent) {
     case ExprKind::Binary: {
       Halide::Expr a = to_halide(*e.args[0], dim_extent);
       Halide::Expr b = to_halide(*e.args[1], dim_extent);
-      bool logical = e.op == Tok::AndAnd || e.op == Tok::OrOr;
-      if (logical ? !(is_bool(a) && is_bool(b)) : !(is_int(a) && is_int(b))) return Halide::Expr();
-      return binary_op(e.op, a, b);
+      if (e.op == Tok::AndAnd || e.op == Tok::OrOr) {
+        if (!is_bool(a) || !is_bool(b)) return Halide::Expr();
+        return e.op == Tok::AndAnd ? (a && b) : (a || b);
+      }
+      std::optional<lang::BinOp> op = lang::binop_of(e.op);
+      if (!op || !is_int(a) || !is_int(b)) return Halide::Expr();
+      return binary_op(*op, a, b);
     }
     case ExprKind::Ternary: {
       Halide::Expr c = to_halide(*e.args[0], dim_extent);

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "lang/ast.h"
+#include "lang/operators.h"
 
 namespace tc::infer {
 
@@ -16,9 +17,9 @@ using DimExtentFn = std::function<Halide::Expr(int tensor, int dim)>;
 
 Halide::Expr to_halide(const lang::Expr& e, const DimExtentFn& dim_extent);
 Halide::Expr index_var(const std::string& name);
-// a OP b for a TC binary operator (arithmetic, comparison, && ||): Halide's operators, whose
-// integer / and % are the language's (Euclidean). Undefined for other tokens.
-Halide::Expr binary_op(lang::Tok op, const Halide::Expr& a, const Halide::Expr& b);
+// a OP b with Halide's operators, whose integer / and % are the language's (Euclidean). The
+// cpu backend's value arithmetic builds on it too.
+Halide::Expr binary_op(lang::BinOp op, const Halide::Expr& a, const Halide::Expr& b);
 Halide::Expr size_var(const std::string& name);
 
 }  // namespace tc::infer

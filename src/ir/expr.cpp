@@ -3,23 +3,6 @@
 
 namespace tc::ir {
 
-const char* spelling(BinOp op) {
-  switch (op) {
-    case BinOp::Add: return "+";
-    case BinOp::Sub: return "-";
-    case BinOp::Mul: return "*";
-    case BinOp::Div: return "/";
-    case BinOp::Mod: return "%";
-    case BinOp::Lt: return "<";
-    case BinOp::Le: return "<=";
-    case BinOp::Gt: return ">";
-    case BinOp::Ge: return ">=";
-    case BinOp::Eq: return "==";
-    case BinOp::Ne: return "!=";
-  }
-  return "?";
-}
-
 void collect_vars(const Node& e, std::set<int>& out) {
   if (e.op == ExprOp::Var) out.insert(e.index);
   for (const auto& a : e.args) collect_vars(*a, out);

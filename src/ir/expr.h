@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "lang/builtins.h"
+#include "lang/operators.h"
 #include "support/dtype.h"
 
 namespace tc::ir {
 
-enum class BinOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne };
-
-inline bool is_comparison(BinOp op) { return op >= BinOp::Lt; }
-const char* spelling(BinOp op);  // "+", "<", ...
+using lang::BinOp;
+using lang::is_comparison;
+using lang::spelling;
 
 enum class ExprOp {
   Const,    // a literal: int_value or float_value (is_float) as a value of `type`

@@ -16,23 +16,6 @@ using lang::Tok;
 
 namespace {
 
-BinOp binop_of(Tok t) {
-  switch (t) {
-    case Tok::Plus: return BinOp::Add;
-    case Tok::Minus: return BinOp::Sub;
-    case Tok::Star: return BinOp::Mul;
-    case Tok::Slash: return BinOp::Div;
-    case Tok::Percent: return BinOp::Mod;
-    case Tok::Lt: return BinOp::Lt;
-    case Tok::Le: return BinOp::Le;
-    case Tok::Gt: return BinOp::Gt;
-    case Tok::Ge: return BinOp::Ge;
-    case Tok::Eq: return BinOp::Eq;
-    case Tok::Ne: return BinOp::Ne;
-    default: fail(TC_ERROR_INTERNAL, "IR: unexpected binary operator");
-  }
-}
-
 // Affine in the variables: constants, sizes, T.d and variables combined by + - and unary
 // minus, and * where one side uses no variable.
 bool affine(const lang::Expr& e) {
@@ -151,7 +134,9 @@ class StmtBuilder {
           n.op = e.op == Tok::AndAnd ? ExprOp::And : ExprOp::Or;
         } else {
           n.op = ExprOp::Binary;
-          n.binop = binop_of(e.op);
+          std::optional<BinOp> op = lang::binop_of(e.op);
+          if (!op) fail(TC_ERROR_INTERNAL, "IR: unexpected binary operator");
+          n.binop = *op;
           n.operand_type = e.operand_type;
         }
         break;

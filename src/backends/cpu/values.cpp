@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "infer/to_halide.h"
 #include "support/half.h"
 #include "support/int_math.h"
 
@@ -245,28 +246,6 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   return round_if_half(r, t);
 }
 
-namespace {
-
-// a OP b with Halide's operators (whose integer / and % are Euclidean, as the language's).
-Expr halide_op(BinOp op, const Expr& a, const Expr& b) {
-  switch (op) {
-    case BinOp::Add: return a + b;
-    case BinOp::Sub: return a - b;
-    case BinOp::Mul: return a * b;
-    case BinOp::Div: return a / b;
-    case BinOp::Mod: return a % b;
-    case BinOp::Lt: return a < b;
-    case BinOp::Le: return a <= b;
-    case BinOp::Gt: return a > b;
-    case BinOp::Ge: return a >= b;
-    case BinOp::Eq: return a == b;
-    case BinOp::Ne: return a != b;
-  }
-  return Expr();
-}
-
-}  // namespace
-
 Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   if (ir::is_comparison(op)) {
@@ -274,19 +253,19 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
     // each comparison opaque so that the simplifier cannot merge them back.
     if (a.type().is_float() && (op == ir::BinOp::Le || op == ir::BinOp::Ge)) {
       BinOp strict = op == ir::BinOp::Le ? ir::BinOp::Lt : ir::BinOp::Gt;
-      return strict_compare(halide_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
+      return strict_compare(infer::binary_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
     }
-    return strict_compare(halide_op(op, a, b), a.type());
+    return strict_compare(infer::binary_op(op, a, b), a.type());
   }
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
-    return round_if_half(halide_op(op, a, b), t);
+    return round_if_half(infer::binary_op(op, a, b), t);
   }
   // A constant divisor of a value (not of index arithmetic, whose bounds Halide must see) is
   // opaque: Halide's own lowering of % 2147483647 overflows while folding constants.
   if (op == ir::BinOp::Div || op == ir::BinOp::Mod) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
-  return halide_op(op, a, b);
+  return infer::binary_op(op, a, b);
 }
 
 Expr negate(const Expr& a, bool native) {
