@@ -9,6 +9,10 @@ process so that a crash fails the test instead of killing it:
   huge_temporary_reference a 4e12-byte temporary on the reference backend: TC_ERROR_NO_MEMORY (14)
   quiet_stderr             nothing from Halide on the host's stderr (14)
   cli_bad_sizes            tc run with negative or huge sizes, tc check on a NUL byte (17)
+  cli_options              tc options lists the keys; tc run --option sets any of them, and a
+                           bad one fails with libtc's message
+  cli_float16              tc run's checksums of float16 programs (converted by libtc itself,
+                           the CLI includes tc.h only) are those of the former built-in encoder
 
     TC_LIBRARY=build/src/libtc.so TC_CLI=build/tools/tc/tc python3 regressions.py [NAME...]
 
@@ -162,12 +166,86 @@ def cli_bad_sizes():
         raise AssertionError("tc check on a NUL byte: rc %d, stderr %r" % (p.returncode, p.stderr))
 
 
+def cli():
+    path = os.environ.get("TC_CLI")
+    if not path:
+        raise Skip("TC_CLI is not set")
+    return path
+
+
+def run_cli(*args, timeout=120):
+    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def cli_options():
+    p = run_cli("options")
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.strip()}
+    backend = rows.get("backend", [])[1:3]  # key, values, default, help...
+    if p.returncode != 0 or backend != ["cpu|reference", "cpu"] or "cpu.tile" not in rows:
+        raise AssertionError("tc options: rc %d, stdout %r, stderr %r"
+                             % (p.returncode, p.stdout, p.stderr))
+    mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
+    for extra in (["--option", "cpu.tile=8x2"], ["--option", "cpu.tile=8x2", "--option", "threads=2"],
+                  ["--backend", "reference", "--option", "checked=0"]):
+        p = run_cli("run", mm, "--size", "M=64,K=32,N=48", *extra)
+        if p.returncode != 0 or "output C: shape (64, 48) checksum" not in p.stdout:
+            raise AssertionError("tc run %s: rc %d, stdout %r, stderr %r"
+                                 % (" ".join(extra), p.returncode, p.stdout, p.stderr))
+    bad = [(["--option", "cpu.tile=0x0"], 1,
+            "option 'cpu.tile' cannot be '0x0' (allowed: auto|1..4096x1..4096)"),
+           (["--option", "no.such=1"], 1, "unknown option 'no.such'"),
+           (["--backend", "no-such"], 1, "option 'backend' cannot be 'no-such'"),
+           (["--option", "cpu.tile"], 2, "--option expects KEY=VALUE")]
+    for extra, rc, fragment in bad:
+        p = run_cli("run", mm, "--size", "M=64,K=32,N=48", *extra)
+        if p.returncode != rc or fragment not in p.stderr or p.stdout:
+            raise AssertionError("tc run %s: rc %d (expected %d), stdout %r, stderr %r"
+                                 % (" ".join(extra), p.returncode, rc, p.stdout, p.stderr))
+
+
+# Checksums the CLI printed when it encoded float16 itself (support/half.h), to the last digit.
+FLOAT16_PROGRAMS = [
+    ("def mix(float16(N) A, float(N) B, int32(N) I) -> (O, P, Q) {\n"
+     "  O(i) = A(i) * 2 + float16(B(i))\n  P(i) = float(A(i)) + B(i)\n  Q(i) = float16(I(i)) * A(i)\n}\n",
+     ["--size", "N=1000", "--int-range", "-100:100"], BACKENDS,
+     ["output O: shape (1000), checksum 35.8124847", "output P: shape (1000), checksum 16.0410793",
+      "output Q: shape (1000), checksum 1113.8812"]),
+    ("def edge(float16(N) A, float16 c) -> (S, H, P, T) {\n  S(i) = A(i) * 0.0001\n"
+     "  H(i) = float16(float(A(i)) * 0.00001)\n  P(i) = abs(A(i)) * 100000 + c\n  T = c * 3\n}\n",
+     ["--size", "N=5000"], BACKENDS,
+     ["output S: shape (5000), checksum -0.000665068626",
+      "output H: shape (5000), checksum -6.53862953e-05",
+      "output P: shape (5000), checksum inf", "output T: shape () checksum -0.780761719"]),
+    ("def mmh(float16(M,K) A, float16(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n",
+     ["--size", "M=37,K=53,N=29"], ("reference",), ["output C: shape (37, 29) checksum 3.86354065"]),
+]
+
+
+def cli_float16():
+    cli()
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "tc-float16-%d.tc" % os.getpid())
+    try:
+        for source, args, backends, wanted in FLOAT16_PROGRAMS:
+            with open(path, "w") as f:
+                f.write(source)
+            for backend in backends:
+                p = run_cli("run", path, "--backend", backend, *args)
+                got = [line for line in p.stdout.splitlines() if line.startswith("output ")]
+                if p.returncode != 0 or got != wanted:
+                    raise AssertionError("tc run --backend %s of %s: rc %d, got %r, expected %r, "
+                                         "stderr %r" % (backend, source.split("(")[0], p.returncode,
+                                                        got, wanted, p.stderr))
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 class Skip(Exception):
     pass
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes]
+          quiet_stderr, cli_bad_sizes, cli_options, cli_float16]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}

@@ -1,9 +1,12 @@
-// main.cpp — the `tc` command-line tool, a thin user of the public C API:
+// main.cpp — the `tc` command-line tool, a thin user of the public C API (tc.h only):
 //   tc check FILE.tc                   diagnostics, then per def the inferred shapes and ranges
-//   tc run FILE.tc [--entry E] --size M=64,K=32 [--backend B] [--repeat N] [--int-range LO:HI]
+//   tc run FILE.tc [--entry E] --size M=64,K=32 [--backend B] [--option KEY=VALUE]...
+//          [--repeat N] [--int-range LO:HI]
 //                                      deterministic random inputs, run, print output shapes,
 //                                      a checksum and the time
+//   tc options                         every option key of this build: values, default, help
 //   tc version
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -12,11 +15,12 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "support/half.h"  // header-only float16 encoding for filling float16 inputs
 #include "tc/tc.h"
 
 namespace {
@@ -24,11 +28,20 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tc check FILE.tc\n"
-               "       tc run FILE.tc [--entry NAME] [--size M=64,K=32] [--backend NAME] [--repeat N]\n"
-               "                      [--int-range LO:HI]\n"
+               "       tc run FILE.tc [--entry NAME] [--size M=64,K=32] [--backend NAME]\n"
+               "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
+               "       tc options     (the keys --option takes: allowed values, default, help)\n"
                "       tc version\n");
   return 2;
 }
+
+// Handles destroyed on every path out (the error returns included).
+struct ProgramDeleter { void operator()(tc_program* p) const { tc_program_destroy(p); } };
+struct KernelDeleter { void operator()(tc_kernel* k) const { tc_kernel_destroy(k); } };
+struct OptionsDeleter { void operator()(tc_options* o) const { tc_options_destroy(o); } };
+using Program = std::unique_ptr<tc_program, ProgramDeleter>;
+using Kernel = std::unique_ptr<tc_kernel, KernelDeleter>;
+using Options = std::unique_ptr<tc_options, OptionsDeleter>;
 
 bool read_file(const char* path, std::string& out) {
   std::ifstream f(path, std::ios::binary);
@@ -52,7 +65,7 @@ int report(int status) {
   return status == TC_OK ? 0 : 1;
 }
 
-tc_program* load(const char* path) {
+Program load(const char* path) {
   std::string source;
   if (!read_file(path, source)) {
     std::fprintf(stderr, "tc: cannot read '%s'\n", path);
@@ -64,32 +77,86 @@ tc_program* load(const char* path) {
     report(1);
     return nullptr;
   }
-  return prog;
+  return Program(prog);
 }
 
 int cmd_check(const char* path) {
-  tc_program* prog = load(path);
+  Program prog = load(path);
   if (!prog) return 1;
   size_t n = 0;
-  tc_program_num_defs(prog, &n);
+  tc_program_num_defs(prog.get(), &n);
   for (size_t i = 0; i < n; ++i) {
     const char* name = nullptr;
     const char* text = nullptr;
-    tc_program_def_name(prog, i, &name);
-    tc_program_describe(prog, name, &text);
+    tc_program_def_name(prog.get(), i, &name);
+    tc_program_describe(prog.get(), name, &text);
     std::printf("%s", text);
   }
-  tc_program_destroy(prog);
+  return 0;
+}
+
+// `tc options`: tc_option_info as a table, one option per row; help that would pass column 100
+// is wrapped at word boundaries onto continuation lines indented to the help column.
+int cmd_options() {
+  struct Row { std::string key, values, def, help; };
+  std::vector<Row> rows;
+  for (size_t i = 0;; ++i) {
+    const char *key = nullptr, *values = nullptr, *def = nullptr, *help = nullptr;
+    if (tc_option_info(i, &key, &values, &def, &help) != TC_OK) break;
+    rows.push_back({key, values, def, help});
+  }
+  Row head{"KEY", "VALUES", "DEFAULT", "HELP"};
+  size_t wk = head.key.size(), wv = head.values.size(), wd = head.def.size();
+  for (const Row& r : rows) {
+    wk = std::max(wk, r.key.size());
+    wv = std::max(wv, r.values.size());
+    wd = std::max(wd, r.def.size());
+  }
+  const size_t indent = wk + wv + wd + 6, line = 100;
+  const size_t width = indent + 30 > line ? 30 : line - indent;  // room for the help column
+  auto print = [&](const Row& r) {
+    std::printf("%-*s  %-*s  %-*s  ", static_cast<int>(wk), r.key.c_str(), static_cast<int>(wv),
+                r.values.c_str(), static_cast<int>(wd), r.def.c_str());
+    std::istringstream words(r.help);
+    std::string word;
+    size_t used = 0;
+    while (words >> word) {
+      if (used > 0 && used + 1 + word.size() > width) {
+        std::printf("\n%*s", static_cast<int>(indent), "");
+        used = 0;
+      } else if (used > 0) {
+        std::printf(" ");
+        ++used;
+      }
+      std::printf("%s", word.c_str());
+      used += word.size();
+    }
+    std::printf("\n");
+  };
+  print(head);
+  for (const Row& r : rows) print(r);
   return 0;
 }
 
 struct RunArgs {
   const char* entry = nullptr;
   std::map<std::string, int64_t> sizes;
-  std::string backend;
+  std::vector<std::pair<std::string, std::string>> options;  // --backend and --option, in order
   int repeat = 1;
   int64_t int_lo = 0, int_hi = 2;
 };
+
+// "KEY=VALUE" (the value may be empty or contain '='; libtc checks both).
+bool parse_option(const std::string& spec, RunArgs& a) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    std::fprintf(stderr, "tc: --option expects KEY=VALUE, got '%s' (tc options lists the keys)\n",
+                 spec.c_str());
+    return false;
+  }
+  a.options.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  return true;
+}
 
 // "M=64,K=32": each value an integer in 0..2^31-1 (the largest extent libtc supports).
 bool parse_sizes(const std::string& spec, std::map<std::string, int64_t>& sizes) {
@@ -124,25 +191,113 @@ struct Rng {
   double uniform() { return static_cast<double>(next() % (1u << 24)) / (1u << 23) - 1.0; }  // [-1, 1)
 };
 
-void fill(std::vector<char>& buf, DLDataType dt, int64_t n, Rng& rng, const RunArgs& a) {
+bool allocate(std::vector<char>& buf, size_t bytes, const char* tensor) {
+  try {
+    buf.assign(bytes, 0);
+    return true;
+  } catch (const std::exception&) {
+    std::fprintf(stderr, "tc: cannot allocate %zu bytes for '%s'\n", bytes, tensor);
+    return false;
+  }
+}
+
+bool is_half(DLDataType dt) { return dt.code == kDLFloat && dt.bits == 16; }
+
+// float32 <-> float16 of whole buffers, computed by libtc itself (the tool includes tc.h only):
+// two defs on the reference backend, whose casts round to nearest even, compiled on first use
+// for each chunk length (at most two lengths per direction: full chunks and the remainder).
+class HalfConverter {
+ public:
+  // float32 values -> float16 bits; both buffers hold n elements.
+  bool to_half(const void* src, void* dst, int64_t n) {
+    return convert("to_half", kF32, src, dst, n);
+  }
+  // float16 bits -> float32 values.
+  bool to_float(const void* src, void* dst, int64_t n) {
+    return convert("to_float", kF16, src, dst, n);
+  }
+
+ private:
+  static constexpr DLDataType kF32{kDLFloat, 32, 1}, kF16{kDLFloat, 16, 1};
+  static constexpr int64_t kChunk = int64_t{1} << 24;  // elements per call (an extent is < 2^31)
+
+  static bool fail() {
+    report(1);
+    return false;
+  }
+
+  bool init() {
+    if (prog_) return true;
+    static const char* source =
+        "def to_half(float(N) X) -> (Y) { Y(i) = float16(X(i)) }\n"
+        "def to_float(float16(N) X) -> (Y) { Y(i) = float(X(i)) }\n";
+    tc_program* prog = nullptr;
+    tc_options* opts = nullptr;
+    if (tc_define_named(&prog, source, "<tc float16 conversion>") != TC_OK) return fail();
+    prog_.reset(prog);
+    if (tc_options_create(&opts) != TC_OK) return fail();
+    opts_.reset(opts);
+    if (tc_options_set(opts, "backend", "reference") != TC_OK) return fail();
+    return true;
+  }
+
+  bool convert(const char* entry, DLDataType from, const void* src, void* dst, int64_t n) {
+    if (n == 0) return true;
+    if (!init()) return false;
+    DLDataType to = from.bits == 32 ? kF16 : kF32;
+    for (int64_t start = 0; start < n; start += kChunk) {
+      int64_t len = std::min(kChunk, n - start);
+      DLTensor in{}, out{};
+      in.data = const_cast<void*>(src);
+      in.byte_offset = static_cast<uint64_t>(start) * (from.bits / 8);
+      in.device = {kDLCPU, 0};
+      in.ndim = 1;
+      in.dtype = from;
+      in.shape = &len;
+      out = in;
+      out.data = dst;
+      out.byte_offset = static_cast<uint64_t>(start) * (to.bits / 8);
+      out.dtype = to;
+      Kernel& k = kernels_[{entry, len}];
+      if (!k) {
+        tc_kernel* raw = nullptr;
+        if (tc_compile(&raw, prog_.get(), entry, &in, 1, opts_.get()) != TC_OK) return fail();
+        k.reset(raw);
+      }
+      if (tc_run(k.get(), &in, 1, &out, 1) != TC_OK) return fail();
+    }
+    return true;
+  }
+
+  Program prog_;
+  Options opts_;
+  std::map<std::pair<std::string, int64_t>, Kernel> kernels_;
+};
+
+// Fills n elements of buf; float16 values are drawn as float32 and converted by libtc.
+bool fill(std::vector<char>& buf, DLDataType dt, int64_t n, Rng& rng, const RunArgs& a,
+          HalfConverter& half, const char* tensor) {
+  std::vector<char> staging;  // float32 values of a float16 tensor
+  if (is_half(dt) && !allocate(staging, static_cast<size_t>(n) * 4, tensor)) return false;
   for (int64_t i = 0; i < n; ++i) {
     char* p = buf.data() + i * (dt.bits / 8);
     int64_t iv = a.int_lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(std::max<int64_t>(1, a.int_hi - a.int_lo)));
     double fv = rng.uniform();
     if (dt.code == kDLFloat && dt.bits == 32) { float f = static_cast<float>(fv); std::memcpy(p, &f, 4); }
     else if (dt.code == kDLFloat && dt.bits == 64) std::memcpy(p, &fv, 8);
-    else if (dt.code == kDLFloat && dt.bits == 16) { uint16_t h = tc::float_to_half(static_cast<float>(fv)); std::memcpy(p, &h, 2); }
+    else if (is_half(dt)) { float f = static_cast<float>(fv); std::memcpy(staging.data() + i * 4, &f, 4); }
     else if (dt.code == TC_DL_BOOL) *p = static_cast<char>(rng.next() & 1);
     else std::memcpy(p, &iv, dt.bits / 8);  // little-endian truncation of the integer
   }
+  return !is_half(dt) || half.to_half(staging.data(), buf.data(), n);
 }
 
+// One element as a double (float16 buffers are converted to float32 before they are summed).
 double element(const char* p, DLDataType dt) {
   switch (dt.code) {
     case kDLFloat:
       if (dt.bits == 32) { float f; std::memcpy(&f, p, 4); return f; }
-      if (dt.bits == 64) { double d; std::memcpy(&d, p, 8); return d; }
-      { uint16_t h; std::memcpy(&h, p, 2); return tc::half_to_float(h); }
+      { double d; std::memcpy(&d, p, 8); return d; }
     case kDLInt: {
       int64_t v = 0;
       std::memcpy(&v, p, dt.bits / 8);
@@ -157,16 +312,6 @@ double element(const char* p, DLDataType dt) {
   }
 }
 
-bool allocate(std::vector<char>& buf, size_t bytes, const char* tensor) {
-  try {
-    buf.assign(bytes, 0);
-    return true;
-  } catch (const std::exception&) {
-    std::fprintf(stderr, "tc: cannot allocate %zu bytes for '%s'\n", bytes, tensor);
-    return false;
-  }
-}
-
 DLTensor make_tensor(std::vector<char>& buf, DLDataType dt, int ndim, int64_t* shape) {
   DLTensor t{};
   t.data = buf.data();
@@ -178,17 +323,24 @@ DLTensor make_tensor(std::vector<char>& buf, DLDataType dt, int ndim, int64_t* s
 }
 
 int cmd_run(const char* path, const RunArgs& a) {
-  tc_program* prog = load(path);
+  // Options first: a bad key or value fails before any input is read or allocated.
+  tc_options* raw_opts = nullptr;
+  if (tc_options_create(&raw_opts) != TC_OK) return report(1);
+  Options opts(raw_opts);
+  for (const auto& [key, value] : a.options)
+    if (tc_options_set(opts.get(), key.c_str(), value.c_str()) != TC_OK) return report(1);
+  Program prog = load(path);
   if (!prog) return 1;
   size_t ni = 0, no = 0;
-  if (tc_program_num_params(prog, a.entry, &ni, &no) != TC_OK) return report(1);
+  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
+  HalfConverter half;
   std::vector<std::vector<char>> in_bufs(ni);
   std::vector<std::vector<int64_t>> in_shapes(ni);
   std::vector<DLTensor> inputs(ni);
   Rng rng;
   for (size_t i = 0; i < ni; ++i) {
     tc_param_info info;
-    tc_program_input_info(prog, a.entry, i, &info);
+    tc_program_input_info(prog.get(), a.entry, i, &info);
     int64_t n = 1;
     for (int d = 0; d < info.ndim; ++d) {
       const char* dim = info.dims[d];
@@ -206,52 +358,56 @@ int cmd_run(const char* path, const RunArgs& a) {
       else n *= v;
     }
     if (!allocate(in_bufs[i], static_cast<size_t>(n) * info.dtype.bits / 8 + 1, info.name)) return 1;
-    fill(in_bufs[i], info.dtype, n, rng, a);
+    if (!fill(in_bufs[i], info.dtype, n, rng, a, half, info.name)) return 1;
     inputs[i] = make_tensor(in_bufs[i], info.dtype, info.ndim, in_shapes[i].data());
   }
-  tc_options* opts = nullptr;
-  tc_options_create(&opts);
-  if (!a.backend.empty() && tc_options_set(opts, "backend", a.backend.c_str()) != TC_OK) return report(1);
-  tc_kernel* k = nullptr;
+  tc_kernel* raw_kernel = nullptr;
   auto t0 = std::chrono::steady_clock::now();
-  if (tc_compile(&k, prog, a.entry, inputs.data(), ni, opts) != TC_OK) return report(1);
+  if (tc_compile(&raw_kernel, prog.get(), a.entry, inputs.data(), ni, opts.get()) != TC_OK)
+    return report(1);
   auto t1 = std::chrono::steady_clock::now();
+  Kernel k(raw_kernel);
   std::vector<std::vector<char>> out_bufs(no);
   std::vector<tc_tensor_info> infos(no);
   std::vector<DLTensor> outputs(no);
   for (size_t o = 0; o < no; ++o) {
-    tc_kernel_output_info(k, o, &infos[o]);
+    tc_kernel_output_info(k.get(), o, &infos[o]);
     int64_t n = 1;
     for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
     tc_param_info info;
-    tc_program_output_info(prog, a.entry, o, &info);
+    tc_program_output_info(prog.get(), a.entry, o, &info);
     if (!allocate(out_bufs[o], static_cast<size_t>(n) * infos[o].dtype.bits / 8 + 1, info.name)) return 1;
     outputs[o] = make_tensor(out_bufs[o], infos[o].dtype, infos[o].ndim, infos[o].shape);
   }
   double best = 1e300;
   for (int r = 0; r < a.repeat; ++r) {
     auto s = std::chrono::steady_clock::now();
-    if (tc_run(k, inputs.data(), ni, outputs.data(), no) != TC_OK) return report(1);
+    if (tc_run(k.get(), inputs.data(), ni, outputs.data(), no) != TC_OK) return report(1);
     best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   for (size_t o = 0; o < no; ++o) {
     tc_param_info info;
-    tc_program_output_info(prog, a.entry, o, &info);
+    tc_program_output_info(prog.get(), a.entry, o, &info);
     int64_t n = 1;
-    std::printf("output %s: shape (", info.name);
-    for (int d = 0; d < infos[o].ndim; ++d) {
-      std::printf("%s%lld", d ? ", " : "", static_cast<long long>(infos[o].shape[d]));
-      n *= infos[o].shape[d];
+    for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
+    const char* data = out_bufs[o].data();
+    DLDataType dt = infos[o].dtype;
+    std::vector<char> widened;  // a float16 output as float32, converted by libtc
+    if (is_half(dt)) {
+      if (!allocate(widened, static_cast<size_t>(n) * 4 + 1, info.name)) return 1;
+      if (!half.to_float(data, widened.data(), n)) return 1;
+      data = widened.data();
+      dt.bits = 32;
     }
     double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += element(out_bufs[o].data() + i * (infos[o].dtype.bits / 8), infos[o].dtype);
+    for (int64_t i = 0; i < n; ++i) sum += element(data + i * (dt.bits / 8), dt);
+    std::printf("output %s: shape (", info.name);
+    for (int d = 0; d < infos[o].ndim; ++d)
+      std::printf("%s%lld", d ? ", " : "", static_cast<long long>(infos[o].shape[d]));
     std::printf(")%s checksum %.9g\n", infos[o].ndim == 1 ? "," : "", sum);
   }
   std::printf("compile %.3f ms, run %.3f ms (best of %d)\n",
               std::chrono::duration<double, std::milli>(t1 - t0).count(), best, a.repeat);
-  tc_kernel_destroy(k);
-  tc_options_destroy(opts);
-  tc_program_destroy(prog);
   return 0;
 }
 
@@ -264,6 +420,7 @@ int main(int argc, char** argv) {
     std::printf("libtc %s\n", tc_version_string());
     return 0;
   }
+  if (cmd == "options" && argc == 2) return cmd_options();
   if (argc < 3) return usage();
   if (cmd == "check") return cmd_check(argv[2]);
   if (cmd != "run") return usage();
@@ -274,7 +431,8 @@ int main(int argc, char** argv) {
     if (!val) return usage();
     if (arg == "--entry") a.entry = val;
     else if (arg == "--size") { if (!parse_sizes(val, a.sizes)) return 2; }
-    else if (arg == "--backend") a.backend = val;
+    else if (arg == "--backend") a.options.emplace_back("backend", val);
+    else if (arg == "--option") { if (!parse_option(val, a)) return 2; }
     else if (arg == "--repeat") a.repeat = std::max(1, std::atoi(val));
     else if (arg == "--int-range") { if (std::sscanf(val, "%lld:%lld", (long long*)&a.int_lo, (long long*)&a.int_hi) != 2) return usage(); }
     else return usage();

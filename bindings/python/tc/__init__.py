@@ -8,16 +8,19 @@
     k(A, B, out=(C,))              # into caller buffers
     C = prog.mm(A, B)              # compiles once per input signature, then reuses the kernel
     tc.infer_outputs(prog, "mm", A, B)  # [TensorInfo(dtype='float32', shape=(2, 4))]
+    tc.option_info()               # [OptionInfo(key='backend', values='cpu|reference', ...), ...]
 
 Tensors go in and out through DLPack without copies (any object with __dlpack__; strides and
 offsets are honoured). Failures raise tc.Error subclasses carrying libtc's status and message.
+Options are libtc's: tc.option_info() lists every key of the loaded library (key, allowed
+values, default, help), general keys first, then backend knobs such as "cpu.tile".
 All checking and computing happens in libtc; this package only crosses the boundary. The
 library is found through TC_LIBRARY, the build tree, the dynamic loader or pkg-config (see
 _library.py); tc.library_path says which one was loaded.
 """
 from . import _library
-from ._api import (Entry, Kernel, Options, Param, Program, Tensor, TensorInfo, define,
-                   infer_outputs)
+from ._api import (Entry, Kernel, OptionInfo, Options, Param, Program, Tensor, TensorInfo,
+                   define, infer_outputs, option_info)
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)
@@ -32,8 +35,8 @@ def library_version():
     return _library.lib.tc_version_string().decode()
 
 
-__all__ = ["define", "infer_outputs", "Program", "Kernel", "Entry", "Options", "Tensor",
-           "TensorInfo", "Param", "Error", "TcInvalidArgumentError", "TcSyntaxError",
-           "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",
+__all__ = ["define", "infer_outputs", "option_info", "Program", "Kernel", "Entry", "Options",
+           "Tensor", "TensorInfo", "Param", "OptionInfo", "Error", "TcInvalidArgumentError",
+           "TcSyntaxError", "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",
            "TcRuntimeError", "TcCacheError", "TcNoMemoryError", "TcInternalError",
            "library_path", "library_version", "__version__"]

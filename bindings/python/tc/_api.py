@@ -1,5 +1,5 @@
 """_api.py - programs, kernels and options: the Python face of tc_define, the tc_program_*
-queries, tc_infer_outputs, tc_options_*, tc_compile and tc_run.
+queries, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile and tc_run.
 
 Everything is decided by libtc (parsing, types, shapes, strides, option values); this module
 only moves arguments across: tensors through DLPack (_dlpack.py), statuses into exceptions
@@ -27,9 +27,13 @@ TensorInfo.__doc__ = "dtype name and shape of a tensor (tc_tensor_info)"
 Param = collections.namedtuple("Param", "name dtype dims")  # ("A", "float32", ("M", "K"))
 Param.__doc__ = ("a def's parameter as written (tc_param_info); dims are size names, literals "
                  "or, for outputs, the inferred extent in size names")
+OptionInfo = collections.namedtuple("OptionInfo", "key values default help")
+OptionInfo.__doc__ = ("an option key of the loaded libtc (tc_option_info): its key, its allowed "
+                      "values as text (\"cpu|reference\", \"auto|1..64\"), its default and one "
+                      "line of help")
 
-__all__ = ["define", "infer_outputs", "Program", "Kernel", "Entry", "Options", "TensorInfo",
-           "Param", "Tensor"]
+__all__ = ["define", "infer_outputs", "option_info", "Program", "Kernel", "Entry", "Options",
+           "TensorInfo", "Param", "OptionInfo", "Tensor"]
 
 Tensor = _dlpack.Tensor
 
@@ -83,9 +87,31 @@ def _option_text(value):
     return str(value)
 
 
+def option_info():
+    """[OptionInfo] of every option key the loaded libtc knows (tc_option_info), in its order:
+    the general keys (backend, checked, threads) first, then each backend's knobs ("cpu.tile",
+    ...). Any key may be passed to Options, Program.compile or Options.set with any of its
+    allowed values; keys with a dot go through a dict: prog.compile("mm", A, B,
+    **{"cpu.tile": "8x2"}).
+
+        tc.option_info()[0]   # OptionInfo(key='backend', values='cpu|reference', default='cpu',
+                              #            help='which backend compiles the kernel (...)')
+    """
+    infos = []
+    while True:
+        key, values, default, help_ = (ctypes.c_char_p() for _ in range(4))
+        # Past the last option libtc answers TC_ERROR_INVALID_ARGUMENT: the end of the list.
+        if lib.tc_option_info(len(infos), ctypes.byref(key), ctypes.byref(values),
+                              ctypes.byref(default), ctypes.byref(help_)) != 0:
+            return infos
+        infos.append(OptionInfo(_dec(key.value), _dec(values.value), _dec(default.value),
+                                _dec(help_.value)))
+
+
 class Options(_Handle):
     """tc_options: compile options as key=value strings (True/False become "1"/"0"). libtc
-    checks every key and value in set(): unknown ones raise TcInvalidArgumentError."""
+    checks every key and value in set(): unknown ones raise TcInvalidArgumentError.
+    tc.option_info() lists the keys, their allowed values and defaults."""
 
     _destroy = staticmethod(lib.tc_options_destroy)
 

@@ -81,6 +81,7 @@ def _declare(lib):
         "tc_version_string": (cs, []),
         "tc_strerror": (cs, [i]),
         "tc_last_error_message": (cs, []),
+        "tc_option_info": (i, [sz, P(cs), P(cs), P(cs), P(cs)]),
         "tc_define": (i, [P(vp), cs]),
         "tc_define_named": (i, [P(vp), cs, cs]),
         "tc_program_destroy": (None, [vp]),
@@ -100,6 +101,7 @@ def _declare(lib):
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
         "tc_kernel_describe": (i, [vp, P(cs)]),
         "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
+        "tc_run_async": (i, [vp, P(DLTensor), sz, P(DLTensor), sz, vp]),
         "tc_kernel_destroy": (None, [vp]),
     }
     for name, (restype, argtypes) in signatures.items():
