@@ -157,7 +157,7 @@ static void *compile_thread(void *arg) {
   int64_t as[2] = {job->m, 3}, bs[2] = {3, 2};
   DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
   pthread_barrier_wait(&barrier);
-  for (int it = 0; it < 3; ++it) { /* cpu compiles take ~0.3 s each (one at a time) */
+  for (int it = 0; it < 3; ++it) { /* cpu compiles take ~0.3 s each */
     tc_kernel *k = NULL;
     if (tc_compile(&k, job->program, "mm", in, 2, NULL) != TC_OK) return NULL;
     tc_tensor_info ti;

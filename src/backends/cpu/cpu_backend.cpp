@@ -287,6 +287,7 @@ class CpuBackend : public Backend {
   Target default_target() const override { return Target{}; }
   const std::vector<Knob>& knobs() const override { return cpu_knobs(); }
   std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
+    quiet_halide_reporter();
     size_t n = bound.def().stmts.size();
     if (n > kMaxStatements)
       fail(TC_ERROR_UNSUPPORTED, "'" + bound.def().name + "' has " + std::to_string(n) +

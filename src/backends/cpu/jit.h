@@ -17,6 +17,11 @@ namespace tc::backends::cpu {
 // instructions the CPU lacks.
 Halide::Target jit_target();
 
+// Installs (once) the process-wide reporter that turns Halide's compile-time errors into
+// exceptions and drops its warnings. Called before anything builds Halide IR: lowering can
+// report too, and the reporter pointer must be set before threads read it.
+void quiet_halide_reporter();
+
 // "; Halide: <what>" when the environment sets TC_DEBUG_HALIDE (to anything but 0), else "":
 // Halide's own text, with its internal names, is appended to a libtc message only on request.
 std::string halide_detail(const std::string& what);
