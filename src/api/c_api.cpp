@@ -96,16 +96,6 @@ std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc:
   return out;
 }
 
-// The device types a backend accepts, for messages: "kDLCPU (1)".
-std::string accepted(const tc::backends::Backend& b) {
-  static const std::pair<DLDeviceType, const char*> kTypes[] = {
-      {kDLCPU, "kDLCPU"}, {kDLCUDA, "kDLCUDA"}, {kDLCUDAHost, "kDLCUDAHost"}, {kDLCUDAManaged, "kDLCUDAManaged"}};
-  std::string out;
-  for (const auto& [t, name] : kTypes)
-    if (b.accepts(t)) out += (out.empty() ? "" : ", ") + std::string(name) + " (" + std::to_string(t) + ")";
-  return out.empty() ? "no device type" : out;
-}
-
 // tc_option_info's strings, built once (static for the life of the process).
 struct OptionText {
   std::string key, values, default_value, help;
@@ -130,10 +120,8 @@ int run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTe
     if (stream != nullptr && backend.runs_on_host())
       fail(TC_ERROR_INVALID_ARGUMENT, std::string("stream must be NULL for backend '") + backend.name() +
                                           "', which runs on the host");
-    tc::runtime::DeviceRule devices{[&](DLDeviceType t) { return backend.accepts(t); },
-                                    std::string("backend '") + backend.name() + "' accepts " + accepted(backend)};
-    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input", devices);
-    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output", devices);
+    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input", kernel->devices);
+    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output", kernel->devices);
     tc::runtime::check_no_overlap(in, out, kernel->inputs, kernel->outputs);
     kernel->kernel->run(in, out, tc::backends::ExecutionContext{stream});
   });
@@ -262,6 +250,8 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
     k->inputs = expected(b, tc::lang::TensorRole::Input);
     k->outputs = expected(b, tc::lang::TensorRole::Output);
     k->backend = &opts.backend();
+    const tc::backends::Backend* backend = k->backend;
+    k->devices = tc::runtime::DeviceRule::of(backend->name(), [backend](DLDeviceType t) { return backend->accepts(t); });
     k->kernel = k->backend->compile(b, k->backend->default_target(), opts.values_for(*k->backend));
     k->description = "options: " + opts.to_string() + "\n" + k->kernel->describe();
     *out = k.release();

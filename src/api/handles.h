@@ -20,6 +20,7 @@ struct tc_program {
 
 struct tc_kernel {
   const tc::backends::Backend* backend = nullptr;  // static: the registry's
+  tc::runtime::DeviceRule devices;                  // the backend's, for tc_run
   std::shared_ptr<const tc::backends::Kernel> kernel;
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
   std::string description;  // tc_kernel_describe

@@ -64,7 +64,8 @@ class Binder {
       const Tensor& decl = def().tensors[t];
       if (decl.role != TensorRole::Input) continue;
       const DLTensor& x = inputs[decl.param_index];
-      runtime::check_header(x, runtime::ExpectedHeader{where(decl), decl.type, decl.ndim, nullptr});
+      std::string what = where(decl);
+      runtime::check_header(x, runtime::ExpectedHeader{what, decl.type, decl.ndim, nullptr});
       TensorSig sig{decl.type, {}};
       for (int d = 0; d < decl.ndim; ++d) {
         int64_t got = x.shape[d];

@@ -51,13 +51,21 @@ const char* device_name(int t) {
   }
 }
 
+// "kDLCPU (1)", the device types `devices` accepts, for a message.
+std::string accepted(const DeviceRule& devices) {
+  std::string out;
+  for (DLDeviceType t : {kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLROCM})
+    if (devices.accepts(t)) out += (out.empty() ? "" : ", ") + std::string(device_name(t)) + " (" + std::to_string(t) + ")";
+  return out.empty() ? "no device type" : out;
+}
+
 TensorView view_of(const DLTensor& x, const ExpectedTensor& e, const DeviceRule& devices) {
   const std::string& what = e.what;
   int ndim = static_cast<int>(e.sig.shape.size());
   if (!devices.accepts(x.device.device_type))
     fail(TC_ERROR_SHAPE, what + ": device type " + std::to_string(x.device.device_type) + " (" +
-                             device_name(x.device.device_type) + ") is not supported by this kernel: " +
-                             devices.description);
+                             device_name(x.device.device_type) + ") is not supported by this kernel: backend '" +
+                             devices.backend + "' accepts " + accepted(devices));
   check_header(x, ExpectedHeader{what, e.sig.type, ndim, &e.sig.shape});
   TensorView v;
   v.type = e.sig.type;
@@ -117,6 +125,7 @@ std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, 
   if (count > 0 && tensors == nullptr)
     fail(TC_ERROR_INVALID_ARGUMENT, std::string(kind) + "s is NULL but the count is " + std::to_string(count));
   std::vector<TensorView> views;
+  views.reserve(count);
   for (size_t i = 0; i < count; ++i) views.push_back(view_of(tensors[i], expected[i], devices));
   return views;
 }

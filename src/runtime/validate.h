@@ -5,7 +5,6 @@
 // whose elements overlap each other or any input.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,7 +15,7 @@
 namespace tc::runtime {
 
 struct ExpectedHeader {
-  std::string what;  // "input 'A'", "input 'A' (argument 1 of 'f')"
+  const std::string& what;  // "input 'A'", "input 'A' (argument 1 of 'f')"; not copied per call
   ScalarType type;
   int ndim;
   const std::vector<int64_t>* shape;  // exact sizes; nullptr: any non-negative sizes
@@ -30,10 +29,19 @@ struct ExpectedTensor {
   TensorSig sig;
 };
 
-// Which device types the kernel reads and writes, and how to name them in a message.
+// Which device types a kernel reads and writes: its backend's, fixed at tc_compile as a bit
+// set (DLPack's device types are small numbers), so tc_run tests one bit per tensor.
 struct DeviceRule {
-  std::function<bool(DLDeviceType)> accepts;
-  std::string description;  // "backend 'cpu' accepts kDLCPU (1)"
+  std::string backend;  // for messages: "backend 'cpu' accepts kDLCPU (1)", built only on failure
+  uint64_t mask = 0;    // bit t: device type t accepted
+  template <class Accepts>
+  static DeviceRule of(std::string backend, Accepts&& accepts) {
+    DeviceRule r{std::move(backend), 0};
+    for (int t = 0; t < 64; ++t)
+      if (accepts(static_cast<DLDeviceType>(t))) r.mask |= uint64_t{1} << t;
+    return r;
+  }
+  bool accepts(int device_type) const { return device_type >= 0 && device_type < 64 && ((mask >> device_type) & 1); }
 };
 
 std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,

@@ -120,6 +120,7 @@ class CpuKernel : public Kernel {
                                        "(use backend=reference)");
     }
     std::vector<halide_buffer_t*> args;
+    args.reserve(views.size() + variant.caller_outputs.size() + 1);
     for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);
     std::vector<HalideView> snapshot_views(variant.caller_outputs.size());
     std::vector<std::vector<uint8_t>> snapshots(variant.caller_outputs.size());
