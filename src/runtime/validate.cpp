@@ -40,22 +40,24 @@ void check_header(const DLTensor& x, const ExpectedHeader& e) {
 
 namespace {
 
+// DLPack's device types (dlpack.h), with their names for messages.
+constexpr std::pair<DLDeviceType, const char*> kDeviceTypes[] = {
+    {kDLCPU, "kDLCPU"},       {kDLCUDA, "kDLCUDA"},       {kDLCUDAHost, "kDLCUDAHost"},
+    {kDLOpenCL, "kDLOpenCL"}, {kDLVulkan, "kDLVulkan"},   {kDLMetal, "kDLMetal"},
+    {kDLVPI, "kDLVPI"},       {kDLROCM, "kDLROCM"},       {kDLROCMHost, "kDLROCMHost"},
+    {kDLExtDev, "kDLExtDev"}, {kDLCUDAManaged, "kDLCUDAManaged"}};
+
 const char* device_name(int t) {
-  switch (t) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLCUDAManaged: return "kDLCUDAManaged";
-    case kDLROCM: return "kDLROCM";
-    default: return "unknown";
-  }
+  for (const auto& [type, name] : kDeviceTypes)
+    if (type == t) return name;
+  return "unknown";
 }
 
 // "kDLCPU (1)", the device types `devices` accepts, for a message.
 std::string accepted(const DeviceRule& devices) {
   std::string out;
-  for (DLDeviceType t : {kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLROCM})
-    if (devices.accepts(t)) out += (out.empty() ? "" : ", ") + std::string(device_name(t)) + " (" + std::to_string(t) + ")";
+  for (const auto& [type, name] : kDeviceTypes)
+    if (devices.accepts(type)) out += (out.empty() ? "" : ", ") + std::string(name) + " (" + std::to_string(type) + ")";
   return out.empty() ? "no device type" : out;
 }
 
@@ -116,6 +118,13 @@ bool self_overlapping(const TensorView& v) {
 }
 
 }  // namespace
+
+DeviceRule DeviceRule::of(std::string backend, const std::function<bool(DLDeviceType)>& accepts) {
+  DeviceRule r{std::move(backend), 0};
+  for (const auto& [type, name] : kDeviceTypes)
+    if (accepts(type)) r.mask |= uint64_t{1} << type;
+  return r;
+}
 
 std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,
                                          const char* kind, const DeviceRule& devices) {

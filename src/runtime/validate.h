@@ -5,6 +5,7 @@
 // whose elements overlap each other or any input.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,8 @@ struct ExpectedTensor {
 struct DeviceRule {
   std::string backend;  // for messages: "backend 'cpu' accepts kDLCPU (1)", built only on failure
   uint64_t mask = 0;    // bit t: device type t accepted
-  template <class Accepts>
-  static DeviceRule of(std::string backend, Accepts&& accepts) {
-    DeviceRule r{std::move(backend), 0};
-    for (int t = 0; t < 64; ++t)
-      if (accepts(static_cast<DLDeviceType>(t))) r.mask |= uint64_t{1} << t;
-    return r;
-  }
+  // Asks `accepts` about every device type DLPack defines.
+  static DeviceRule of(std::string backend, const std::function<bool(DLDeviceType)>& accepts);
   bool accepts(int device_type) const { return device_type >= 0 && device_type < 64 && ((mask >> device_type) & 1); }
 };
 
