@@ -1,0 +1,182 @@
+// store.cpp — see store.h. Every transaction runs under a shared lock of its environment and a
+// map resize under the exclusive lock: LMDB allows mdb_env_set_mapsize only while this process
+// has no transaction open.
+#include "cache/store.h"
+
+#include <lmdb.h>
+#include <stdlib.h>
+
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+
+#include "cache/location.h"
+#include "support/error.h"
+
+namespace tc::cache {
+
+struct Store::Env {
+  MDB_env* env = nullptr;
+  MDB_dbi records = 0;
+  std::shared_mutex resize;
+  std::string path;
+};
+
+namespace {
+
+constexpr size_t kInitialMapBytes = size_t{16} << 20;
+constexpr unsigned kMaxReaders = 1024;  // reader slots: threads of all processes reading at once
+
+[[noreturn]] void lmdb_fail(const std::string& path, const char* what, int rc) {
+  fail(TC_ERROR_CACHE, "cache '" + path + "': " + what + ": " + mdb_strerror(rc));
+}
+
+std::shared_ptr<Store::Env> open_env(const std::string& dir) {
+  auto e = std::make_shared<Store::Env>();
+  e->path = dir;
+  int rc = mdb_env_create(&e->env);
+  if (rc != 0) lmdb_fail(dir, "cannot create the environment", rc);
+  mdb_env_set_maxreaders(e->env, kMaxReaders);
+  mdb_env_set_maxdbs(e->env, 4);
+  mdb_env_set_mapsize(e->env, kInitialMapBytes);
+  // MDB_NOTLS: reader slots belong to transactions, not threads (many short-lived threads).
+  rc = mdb_env_open(e->env, dir.c_str(), MDB_NOTLS, 0600);
+  if (rc != 0) {
+    mdb_env_close(e->env);
+    lmdb_fail(dir, "cannot open the database", rc);
+  }
+  int dead = 0;
+  mdb_reader_check(e->env, &dead);
+  MDB_txn* txn = nullptr;
+  rc = mdb_txn_begin(e->env, nullptr, 0, &txn);
+  if (rc == 0) rc = mdb_dbi_open(txn, "records", MDB_CREATE, &e->records);
+  if (rc == 0) rc = mdb_txn_commit(txn);
+  else if (txn) mdb_txn_abort(txn);
+  if (rc != 0) {
+    mdb_env_close(e->env);
+    lmdb_fail(dir, "cannot open its records table", rc);
+  }
+  return e;
+}
+
+// One environment per canonical directory per process, never closed.
+std::shared_ptr<Store::Env> env_for(const std::string& dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<Store::Env>> envs;
+  char* real = ::realpath(dir.c_str(), nullptr);
+  std::string canonical = real ? real : dir;
+  free(real);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = envs.find(canonical);
+  if (it != envs.end()) return it->second;
+  auto e = open_env(canonical);
+  envs[canonical] = e;
+  return e;
+}
+
+std::string bytes_of(const MDB_val& v) { return std::string(static_cast<const char*>(v.mv_data), v.mv_size); }
+
+// Runs f(txn) in a transaction, growing the map and retrying on MDB_MAP_FULL, and adopting
+// another process's larger map on MDB_MAP_RESIZED.
+template <class F>
+void transact(Store::Env& e, bool write, F&& f) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int rc;
+    {
+      std::shared_lock<std::shared_mutex> shared(e.resize);
+      MDB_txn* txn = nullptr;
+      rc = mdb_txn_begin(e.env, nullptr, write ? 0 : MDB_RDONLY, &txn);
+      if (rc == 0) {
+        rc = f(txn);
+        if (rc == 0 && write) rc = mdb_txn_commit(txn);
+        else mdb_txn_abort(txn);
+      }
+    }
+    if (rc == 0) return;
+    std::unique_lock<std::shared_mutex> exclusive(e.resize);
+    if (rc == MDB_MAP_RESIZED) {
+      mdb_env_set_mapsize(e.env, 0);
+    } else if (rc == MDB_MAP_FULL) {
+      MDB_envinfo info;
+      mdb_env_info(e.env, &info);
+      mdb_env_set_mapsize(e.env, info.me_mapsize * 2);
+    } else {
+      lmdb_fail(e.path, write ? "write failed" : "read failed", rc);
+    }
+  }
+  fail(TC_ERROR_CACHE, "cache '" + e.path + "': the database kept growing; giving up");
+}
+
+}  // namespace
+
+std::shared_ptr<Store> Store::open(const std::string& dir, bool create) {
+  std::string why = check_dir(dir, create);
+  if (!why.empty()) fail(TC_ERROR_CACHE, why);
+  return std::shared_ptr<Store>(new Store(dir, env_for(dir)));
+}
+
+std::optional<Record> Store::get(const std::string& key_text) const {
+  std::string hash = key_hash(key_text);
+  std::optional<std::string> bytes;
+  transact(*env_, false, [&](MDB_txn* txn) {
+    MDB_val k{hash.size(), hash.data()}, v;
+    int rc = mdb_get(txn, env_->records, &k, &v);
+    if (rc == 0) bytes = bytes_of(v);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  });
+  if (!bytes) return std::nullopt;
+  std::string why;
+  std::optional<Record> r = decode(*bytes, why);
+  if (!r) fail(TC_ERROR_CACHE, "cache '" + dir_ + "': record " + hash.substr(0, 16) + ": " + why);
+  if (r->key != key_text)
+    fail(TC_ERROR_CACHE, "cache '" + dir_ + "': record " + hash.substr(0, 16) + " holds another key (a hash collision)");
+  return r;
+}
+
+bool Store::put_if_faster(const Record& r) {
+  std::string hash = key_hash(r.key), bytes = encode(r);
+  bool stored = false;
+  transact(*env_, true, [&](MDB_txn* txn) {
+    stored = false;
+    MDB_val k{hash.size(), hash.data()}, old;
+    int rc = mdb_get(txn, env_->records, &k, &old);
+    if (rc == 0) {
+      std::string why;
+      std::optional<Record> current = decode(bytes_of(old), why);
+      if (current && current->key == r.key && current->best_ms <= r.best_ms) return 0;  // keep the faster
+    } else if (rc != MDB_NOTFOUND) {
+      return rc;
+    }
+    MDB_val v{bytes.size(), bytes.data()};
+    rc = mdb_put(txn, env_->records, &k, &v, 0);
+    stored = rc == 0;
+    return rc;
+  });
+  return stored;
+}
+
+std::vector<Record> Store::all(const std::function<void(const std::string&, const std::string&)>& damaged) const {
+  std::vector<std::pair<std::string, std::string>> raw;
+  transact(*env_, false, [&](MDB_txn* txn) {
+    raw.clear();
+    MDB_cursor* c = nullptr;
+    int rc = mdb_cursor_open(txn, env_->records, &c);
+    if (rc != 0) return rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+      raw.emplace_back(bytes_of(k), bytes_of(v));
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  });
+  std::vector<Record> out;
+  for (const auto& [hash, bytes] : raw) {
+    std::string why;
+    std::optional<Record> r = decode(bytes, why);
+    if (!r) damaged(hash, why);
+    else if (key_hash(r->key) != hash) damaged(hash, "stored under another key's hash");
+    else out.push_back(*r);
+  }
+  return out;
+}
+
+}  // namespace tc::cache

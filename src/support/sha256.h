@@ -1,0 +1,11 @@
+// sha256.h — SHA-256 (FIPS 180-4) of a byte string, as 64 lowercase hex digits. Used where a
+// digest must not collide in practice: cache keys and record checksums. Not for secrets.
+#pragma once
+
+#include <string>
+
+namespace tc {
+
+std::string sha256_hex(const std::string& data);
+
+}  // namespace tc
