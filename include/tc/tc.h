@@ -171,17 +171,25 @@ TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
 /* ---- kernels ----------------------------------------------------------------------------- */
 
 /* Specialises `entry` to the inputs' dtypes and shapes (data may be NULL) with `options`
- * (NULL: defaults). The kernel keeps what it needs: program and options may be destroyed. */
+ * (NULL: defaults). The kernel keeps what it needs: program and options may be destroyed.
+ * Unless option cache=off, or the caller set one of the backend's knobs, tc_compile first looks
+ * the def, shapes, backend, target and `checked` up in the compilation cache and compiles with
+ * the tuned knob values it finds. A cache that cannot be used (missing, damaged, unsafe
+ * permissions, another libtc) never makes tc_compile fail: it compiles the default, and
+ * tc_kernel_describe says why. tc_compile never writes the cache. */
 TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *entry,
                       const DLTensor *inputs, size_t num_inputs, const tc_options *options);
 
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);
-/* A description of the compiled kernel: all options with their values, the backend, and for
- * cpu the target, thread count and the schedule chosen for each stage. *text is owned by the
- * kernel and valid until it is destroyed. */
+/* A description of the compiled kernel: all options with their values, where its knob values
+ * came from (a cache hit with its path, tuning date and speed-up over the default; a miss; or
+ * why the cache was not used), the backend, and for cpu the target, thread count and the
+ * schedule chosen for each stage. *text is owned by the kernel and valid until it is destroyed. */
 TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
+/* *hit = 1 if the kernel's knob values came from the cache, 0 otherwise. */
+TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
 
 /* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs
  * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides

@@ -5,6 +5,7 @@
 #include "api/handles.h"
 #include "api/status.h"
 #include "ir/describe.h"
+#include "tune/cached_compile.h"
 #include "support/error.h"
 #include "tc/tc.h"
 
@@ -249,11 +250,13 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
     auto k = std::make_unique<tc_kernel>();
     k->inputs = expected(b, tc::lang::TensorRole::Input);
     k->outputs = expected(b, tc::lang::TensorRole::Output);
-    k->backend = &opts.backend();
+    tc::tune::Compiled c = tc::tune::compile(b, opts);
+    k->backend = &c.options.backend();
     const tc::backends::Backend* backend = k->backend;
     k->devices = tc::runtime::DeviceRule::of(backend->name(), [backend](DLDeviceType t) { return backend->accepts(t); });
-    k->kernel = k->backend->compile(b, k->backend->default_target(), opts.values_for(*k->backend));
-    k->description = "options: " + opts.to_string() + "\n" + k->kernel->describe();
+    k->kernel = std::move(c.kernel);
+    k->cache_hit = c.cache_hit;
+    k->description = "options: " + c.options.to_string() + "\n" + c.provenance + "\n" + k->kernel->describe();
     *out = k.release();
   });
 }
@@ -263,6 +266,14 @@ TC_API int tc_kernel_num_outputs(const tc_kernel* kernel, size_t* count) {
     require(kernel, "kernel");
     require(count, "count");
     *count = kernel->outputs.size();
+  });
+}
+
+TC_API int tc_kernel_cache_hit(const tc_kernel* kernel, int* hit) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(hit, "hit");
+    *hit = kernel->cache_hit ? 1 : 0;
   });
 }
 

@@ -23,6 +23,7 @@ struct tc_kernel {
   tc::runtime::DeviceRule devices;                  // the backend's, for tc_run
   std::shared_ptr<const tc::backends::Kernel> kernel;
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
+  bool cache_hit = false;    // its knob values came from the cache
   std::string description;  // tc_kernel_describe
 };
 

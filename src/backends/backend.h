@@ -32,6 +32,10 @@ class Backend {
   virtual bool runs_on_host() const = 0;
   // The device a kernel is compiled for when the caller names none.
   virtual Target default_target() const = 0;
+  // What a compiled kernel depends on besides the def and the knobs, for the cache's key: the
+  // target as precisely as the generated code depends on it (cpu: Halide's target string with
+  // the CPU's features, and the Halide version), never a device's marketing name.
+  virtual std::string target_key(const Target& target) const = 0;
   // This backend's own knobs ("cpu.*"); the general options (registry.h) come on top.
   virtual const std::vector<Knob>& knobs() const = 0;
   // `options` holds the general options and this backend's knobs, parsed.

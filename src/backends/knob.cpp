@@ -26,8 +26,9 @@ std::string Knob::values_text() const {
     case KnobKind::Boolean: return out + "1|0";
     case KnobKind::Pair: return out + range_text(min, max) + "x" + range_text(min, max);
     case KnobKind::Choice:
+    case KnobKind::Text:
       for (size_t i = 0; i < choices.size(); ++i) out += (i ? "|" : "") + choices[i];
-      return out;
+      return kind == KnobKind::Text ? out + (choices.empty() ? "" : "|") + text_name : out;
   }
   return out;
 }
@@ -59,6 +60,9 @@ KnobValue Knob::parse(const std::string& text) const {
     }
     case KnobKind::Choice:
       ok = std::find(choices.begin(), choices.end(), text) != choices.end();
+      break;
+    case KnobKind::Text:
+      ok = !text.empty() && text.find('\n') == std::string::npos;
       break;
   }
   if (!ok) fail(TC_ERROR_INVALID_ARGUMENT, "option '" + key + "' cannot be '" + text + "' (allowed: " + values_text() + ")");

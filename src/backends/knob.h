@@ -21,6 +21,7 @@ enum class KnobKind {
   Choice,   // one of `choices`
   Boolean,  // 1 or 0
   Pair,     // XxY, each in min..max
+  Text,     // one of `choices`, or any other one-line text (named `text_name` in the values)
 };
 
 // A parsed value.
@@ -38,6 +39,7 @@ struct Knob {
   bool allows_auto = false;          // "auto": the backend decides
   std::vector<std::string> choices;  // Choice
   int64_t min = 0, max = 0;          // Integer, and each half of a Pair
+  std::string text_name;             // Text: what the free text is ("DIR")
   // What a tuner tries for `bound` (as value texts); empty: not tuned.
   std::function<std::vector<std::string>(const ir::BoundDef& bound)> domain;
 

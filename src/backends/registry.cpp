@@ -25,7 +25,12 @@ std::vector<Knob> general_options() {
   Knob threads{"threads", KnobKind::Integer, "0", "threads a host kernel's parallel loops use, the caller included; 0: all cores"};
   threads.min = 0;
   threads.max = 1024;
-  return {backend, checked, threads};
+  Knob cache{"cache", KnobKind::Text, "auto",
+             "the compilation cache (tuned kernels): auto ($TC_CACHE_DIR, else $XDG_CACHE_HOME/libtc, else "
+             "~/.cache/libtc), off, or a directory"};
+  cache.choices = {"auto", "off"};
+  cache.text_name = "DIR";
+  return {backend, checked, threads, cache};
 }
 
 const std::vector<Knob>& general() {

@@ -26,6 +26,7 @@ class OptionSet {
   void set(const std::string& key, const std::string& value);
   // The value set, or the default. Throws TC_ERROR_INVALID_ARGUMENT for an unknown key.
   const std::string& get(const std::string& key) const;
+  bool is_set(const std::string& key) const { return values_.count(key) > 0; }
   // Every key with its value, in the order of all_options(): "backend=cpu checked=1 ...".
   std::string to_string() const;
   const Backend& backend() const { return find_backend(get("backend")); }

@@ -19,10 +19,11 @@ class OptionInfo(unittest.TestCase):
     def test_backend_first_then_general_keys_then_knobs(self):
         self.assertEqual(self.infos[0].key, "backend")
         self.assertEqual(self.infos[0].values, "cpu|reference")
-        self.assertEqual(self.keys[:3], ["backend", "checked", "threads"])
+        self.assertEqual(self.keys[:4], ["backend", "checked", "threads", "cache"])
         self.assertIn("cpu.tile", self.keys)
+        general = [key for key in self.keys if "." not in key]
         knobs = [i for i, key in enumerate(self.keys) if "." in key]
-        self.assertEqual(knobs, list(range(3, len(self.keys))))  # every knob after the general keys
+        self.assertEqual(knobs, list(range(len(general), len(self.keys))))  # knobs after the general keys
 
     def test_entries_are_named_tuples_of_strings(self):
         self.assertEqual(len(set(self.keys)), len(self.keys))  # each key once
@@ -66,7 +67,7 @@ class OptionInfo(unittest.TestCase):
         for info in self.infos:
             with self.subTest(key=info.key):
                 with self.assertRaises(tc.TcInvalidArgumentError) as cm:
-                    tc.Options().set(info.key, "no-such-value")
+                    tc.Options().set(info.key, "no-such\nvalue")  # no kind takes a newline
                 self.assertIn("option '%s'" % info.key, cm.exception.message)
                 self.assertIn("(allowed: %s)" % info.values, cm.exception.message)
         with self.assertRaises(tc.TcInvalidArgumentError) as cm:

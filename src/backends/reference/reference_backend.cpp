@@ -305,6 +305,7 @@ class ReferenceBackend : public Backend {
   bool accepts(DLDeviceType t) const override { return t == kDLCPU; }
   bool runs_on_host() const override { return true; }
   Target default_target() const override { return Target{}; }
+  std::string target_key(const Target&) const override { return "host (interpreter)"; }
   const std::vector<Knob>& knobs() const override {
     static const std::vector<Knob> kNone;
     return kNone;
