@@ -180,6 +180,30 @@ TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
 TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *entry,
                       const DLTensor *inputs, size_t num_inputs, const tc_options *options);
 
+/* ---- tuning ------------------------------------------------------------------------------ */
+
+typedef struct tc_tune_progress {
+  int32_t generation, generations;       /* 1-based current generation, planned total */
+  int64_t candidates_done, candidates_planned;
+  double best_ms, default_ms;            /* median time of the best so far, of the default */
+  double elapsed_s, budget_s;
+} tc_tune_progress;
+/* Called after every measured candidate; return non-zero to stop (the best so far is kept). */
+typedef int (*tc_tune_callback)(const tc_tune_progress *progress, void *user);
+/* Tunes `entry` for these inputs (their data is used to measure and check candidates), stores
+ * the best in the cache named by the options, and returns it as a compiled kernel. The search
+ * covers the knobs the backend declares (tc_option_info), starting from the values `options`
+ * sets (the "default"), with options tune.strategy, tune.population, tune.generations,
+ * tune.budget (seconds) and tune.threads (threads compiling candidates). Each candidate's
+ * outputs are compared with the default's; one that differs, fails to compile or fails to run
+ * is skipped, never stored. Outputs are allocated by libtc; inputs are only read. Candidates
+ * are measured one at a time: run nothing else on the machine meanwhile. A cache that cannot
+ * be written (unsafe or unwritable directory, damaged database) is TC_ERROR_CACHE before any
+ * tuning; cache=off tunes without storing. Not cancellable except through the callback. */
+TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry,
+                   const DLTensor *inputs, size_t num_inputs, const tc_options *options,
+                   tc_tune_callback callback, void *user);
+
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);

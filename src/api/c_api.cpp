@@ -6,6 +6,7 @@
 #include "api/status.h"
 #include "ir/describe.h"
 #include "tune/cached_compile.h"
+#include "tune/tuner.h"
 #include "support/error.h"
 #include "tc/tc.h"
 
@@ -95,6 +96,16 @@ std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc:
     if (def.tensors[t].role == role)
       out[def.tensors[t].param_index] = {std::string(kind) + " '" + def.tensors[t].name + "'", b.tensors[t]};
   return out;
+}
+
+// Fills the kernel from what the cache path or the tuner compiled.
+void finish_kernel(tc_kernel& k, tc::tune::Compiled c) {
+  k.backend = &c.options.backend();
+  const tc::backends::Backend* backend = k.backend;
+  k.devices = tc::runtime::DeviceRule::of(backend->name(), [backend](DLDeviceType t) { return backend->accepts(t); });
+  k.kernel = std::move(c.kernel);
+  k.cache_hit = c.cache_hit;
+  k.description = "options: " + c.options.to_string() + "\n" + c.provenance + "\n" + k.kernel->describe();
 }
 
 // tc_option_info's strings, built once (static for the life of the process).
@@ -250,13 +261,32 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
     auto k = std::make_unique<tc_kernel>();
     k->inputs = expected(b, tc::lang::TensorRole::Input);
     k->outputs = expected(b, tc::lang::TensorRole::Output);
-    tc::tune::Compiled c = tc::tune::compile(b, opts);
-    k->backend = &c.options.backend();
-    const tc::backends::Backend* backend = k->backend;
-    k->devices = tc::runtime::DeviceRule::of(backend->name(), [backend](DLDeviceType t) { return backend->accepts(t); });
-    k->kernel = std::move(c.kernel);
-    k->cache_hit = c.cache_hit;
-    k->description = "options: " + c.options.to_string() + "\n" + c.provenance + "\n" + k->kernel->describe();
+    finish_kernel(*k, tc::tune::compile(b, opts));
+    *out = k.release();
+  });
+}
+
+TC_API int tc_tune(tc_kernel** out, const tc_program* program, const char* entry, const DLTensor* inputs,
+                   size_t num_inputs, const tc_options* options, tc_tune_callback callback, void* user) {
+  return guarded([&] {
+    require(out, "out");
+    require_program(program);
+    tc::backends::OptionSet opts = options ? options->options : tc::backends::OptionSet();
+    size_t d = program->program->find_def(entry);
+    tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
+    auto k = std::make_unique<tc_kernel>();
+    k->inputs = expected(b, tc::lang::TensorRole::Input);
+    k->outputs = expected(b, tc::lang::TensorRole::Output);
+    const tc::backends::Backend& backend = opts.backend();
+    auto devices = tc::runtime::DeviceRule::of(backend.name(), [&](DLDeviceType t) { return backend.accepts(t); });
+    auto views = tc::runtime::validate_tensors(inputs, num_inputs, k->inputs, "input", devices);
+    tc::tune::ProgressFn progress;
+    if (callback)
+      progress = [&](const tc::tune::Progress& p) {
+        tc_tune_progress c{p.generation, p.generations, p.done, p.planned, p.best_ms, p.default_ms, p.elapsed_s, p.budget_s};
+        return callback(&c, user) == 0;
+      };
+    finish_kernel(*k, tc::tune::tune(b, opts, views, progress));
     *out = k.release();
   });
 }

@@ -30,7 +30,25 @@ std::vector<Knob> general_options() {
              "~/.cache/libtc), off, or a directory"};
   cache.choices = {"auto", "off"};
   cache.text_name = "DIR";
-  return {backend, checked, threads, cache};
+  // The tuner's own options (src/tune; read by tc_tune only).
+  Knob strategy{"tune.strategy", KnobKind::Choice, "genetic",
+                "tc_tune's search: genetic (fitness 1/time, three parents, uniform crossover, mutation, elites) or random"};
+  strategy.choices = {"genetic", "random"};
+  auto integer = [](const char* key, const char* def, int64_t lo, int64_t hi, const char* help) {
+    Knob k{key, KnobKind::Integer, def, help};
+    k.min = lo;
+    k.max = hi;
+    return k;
+  };
+  return {backend,
+          checked,
+          threads,
+          cache,
+          strategy,
+          integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation"),
+          integer("tune.generations", "8", 1, 1000, "tc_tune: generations (the budget may end the search first)"),
+          integer("tune.budget", "60", 1, 86400, "tc_tune: seconds for the whole search; the best so far is kept"),
+          integer("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores")};
 }
 
 const std::vector<Knob>& general() {

@@ -83,7 +83,7 @@ static void test_defaults_and_validation_agree(void **state) {
     assert_non_null(strstr(tc_last_error_message(), "allowed:"));
   }
   assert_fails_with(tc_options_set(o, "cpu.no_such_knob", "1"), TC_ERROR_INVALID_ARGUMENT);
-  assert_non_null(strstr(tc_last_error_message(), "known options: backend, checked, threads, cache, cpu."));
+  assert_non_null(strstr(tc_last_error_message(), "known options: backend, checked, threads, cache, tune.strategy"));
   tc_options_destroy(o);
 }
 

@@ -1,0 +1,161 @@
+// test_tuner.cpp — tc_tune (src/tune/tuner.cpp) through the C API.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cache/store.h"
+#include "tc/tc.h"
+#include "tune/tuner.h"
+
+namespace {
+
+const char* kSrc = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+constexpr int M = 96, K = 64, N = 96;
+
+struct Fixture {
+  std::vector<float> a = std::vector<float>(M * K), b = std::vector<float>(K * N);
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  DLTensor in[2];
+  tc_program* program = nullptr;
+  std::string dir;
+
+  Fixture() {
+    // Small integers: every order of summation gives the same float32 result.
+    for (int i = 0; i < M * K; ++i) a[i] = static_cast<float>((i * 7) % 11) - 5;
+    for (int i = 0; i < K * N; ++i) b[i] = static_cast<float>((i * 5) % 13) - 6;
+    in[0] = tensor(a.data(), sa);
+    in[1] = tensor(b.data(), sb);
+    EXPECT_EQ(tc_define(&program, kSrc), TC_OK);
+    char tmpl[] = "/tmp/tc-tune-test-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+  }
+  ~Fixture() {
+    tc::tune::testing::after_check_run = nullptr;
+    tc_program_destroy(program);
+    std::system(("rm -rf '" + dir + "'").c_str());
+  }
+  static DLTensor tensor(float* data, int64_t* shape) {
+    DLTensor t{};
+    t.data = data;
+    t.device = {kDLCPU, 0};
+    t.ndim = 2;
+    t.dtype = {kDLFloat, 32, 1};
+    t.shape = shape;
+    return t;
+  }
+  // A deliberately bad start: scalar code, 1x1 tiles, one thread.
+  tc_options* bad_start(const std::string& cache) {
+    tc_options* o = nullptr;
+    tc_options_create(&o);
+    const char* kv[][2] = {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"}, {"cpu.unroll", "1"}, {"threads", "1"},
+                           {"tune.population", "6"}, {"tune.generations", "2"}, {"tune.threads", "2"}};
+    for (auto& p : kv) EXPECT_EQ(tc_options_set(o, p[0], p[1]), TC_OK);
+    EXPECT_EQ(tc_options_set(o, "cache", cache.c_str()), TC_OK);
+    return o;
+  }
+  std::vector<float> run(tc_kernel* k) {
+    std::vector<float> c(M * N, -1.0f);
+    DLTensor out = tensor(c.data(), sc);
+    EXPECT_EQ(tc_run(k, in, 2, &out, 1), TC_OK) << tc_last_error_message();
+    return c;
+  }
+  std::string describe(tc_kernel* k) {
+    const char* t = nullptr;
+    tc_kernel_describe(k, &t);
+    return t;
+  }
+};
+
+struct Log {
+  int calls = 0;
+  tc_tune_progress last{};
+  int stop_after = 0;  // 0: never
+};
+
+int on_progress(const tc_tune_progress* p, void* user) {
+  auto* log = static_cast<Log*>(user);
+  log->calls++;
+  log->last = *p;
+  return log->stop_after > 0 && log->calls >= log->stop_after;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(Tuner, BeatsABadStartStoresItAndALaterCompileFindsIt) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  tc_options* o = f.bad_start(cache);
+  Log log;
+  tc_kernel* tuned = nullptr;
+  ASSERT_EQ(tc_tune(&tuned, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK) << tc_last_error_message();
+  EXPECT_GE(log.calls, 6);
+  EXPECT_EQ(log.last.generations, 2);
+  EXPECT_LE(log.last.candidates_done, log.last.candidates_planned);
+  EXPECT_GT(log.last.default_ms, 0);
+  EXPECT_LT(log.last.best_ms, log.last.default_ms);  // scalar 1x1 tiles are easy to beat
+  EXPECT_TRUE(has(f.describe(tuned), "tuned now:")) << f.describe(tuned);
+  tc_kernel* start = nullptr;
+  ASSERT_EQ(tc_compile(&start, f.program, nullptr, f.in, 2, o), TC_OK);
+  std::vector<float> want = f.run(start);
+  EXPECT_EQ(f.run(tuned), want);
+  // A later compile without explicit knobs finds the winner in the cache.
+  tc_options* plain = nullptr;
+  tc_options_create(&plain);
+  tc_options_set(plain, "cache", cache.c_str());
+  tc_kernel* later = nullptr;
+  ASSERT_EQ(tc_compile(&later, f.program, nullptr, f.in, 2, plain), TC_OK);
+  int hit = 0;
+  tc_kernel_cache_hit(later, &hit);
+  EXPECT_EQ(hit, 1) << f.describe(later);
+  EXPECT_EQ(f.run(later), want);
+  for (tc_kernel* k : {tuned, start, later}) tc_kernel_destroy(k);
+  tc_options_destroy(plain);
+  tc_options_destroy(o);
+}
+
+TEST(Tuner, AWrongCandidateIsNeverStored) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  // Every candidate after the starting point computes a wrong result.
+  tc::tune::testing::after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
+    if (candidate > 0) reinterpret_cast<float*>(outputs[0].data)[0] += 1.0f;
+  };
+  tc_options* o = f.bad_start(cache);
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  std::string d = f.describe(k);
+  EXPECT_TRUE(has(d, "rejected")) << d;
+  EXPECT_TRUE(has(d, "cpu.tile=1x1")) << d;  // the start is what it returns
+  auto all = tc::cache::Store::open(cache, false)->all([](const std::string&, const std::string&) {});
+  EXPECT_TRUE(all.empty());
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+}
+
+TEST(Tuner, TheCallbackStopsItAndAnUnusableCacheIsAnError) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  tc_options* o = f.bad_start(cache);
+  Log log;
+  log.stop_after = 1;
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK);
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.last.candidates_done, 1);
+  tc_kernel_destroy(k);
+  std::string open_dir = f.dir + "/open";
+  ::mkdir(open_dir.c_str(), 0777);
+  ::chmod(open_dir.c_str(), 0777);
+  tc_options_set(o, "cache", open_dir.c_str());
+  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_ERROR_CACHE);
+  EXPECT_TRUE(has(tc_last_error_message(), "writable by group or others")) << tc_last_error_message();
+  tc_options_destroy(o);
+}
