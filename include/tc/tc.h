@@ -204,6 +204,13 @@ TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry
                    const DLTensor *inputs, size_t num_inputs, const tc_options *options,
                    tc_tune_callback callback, void *user);
 
+/* Copies every record of a cache (cache_dir NULL: the default of option cache=auto) into one
+ * portable file, written whole or not at all; import merges such a file into a cache (created
+ * 0700 if missing), keeping the faster entry per key. Records tuned for another target are kept
+ * and never used on this one. TC_ERROR_CACHE names the path and the problem. */
+TC_API int tc_cache_export(const char *cache_dir, const char *file);
+TC_API int tc_cache_import(const char *cache_dir, const char *file);
+
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);

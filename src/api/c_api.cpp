@@ -5,6 +5,8 @@
 #include "api/handles.h"
 #include "api/status.h"
 #include "ir/describe.h"
+#include "cache/location.h"
+#include "cache/transfer.h"
 #include "tune/cached_compile.h"
 #include "tune/tuner.h"
 #include "support/error.h"
@@ -96,6 +98,14 @@ std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc:
     if (def.tensors[t].role == role)
       out[def.tensors[t].param_index] = {std::string(kind) + " '" + def.tensors[t].name + "'", b.tensors[t]};
   return out;
+}
+
+// The directory tc_cache_export/import name: cache_dir, or the default of option cache=auto.
+std::string cache_directory(const char* cache_dir) {
+  if (cache_dir != nullptr) return cache_dir;
+  std::optional<std::string> dir = tc::cache::resolve_dir("auto");
+  if (!dir) fail(TC_ERROR_CACHE, "no default cache directory (TC_CACHE_DIR is off, or neither XDG_CACHE_HOME nor HOME is set)");
+  return *dir;
 }
 
 // Fills the kernel from what the cache path or the tuner compiled.
@@ -288,6 +298,22 @@ TC_API int tc_tune(tc_kernel** out, const tc_program* program, const char* entry
       };
     finish_kernel(*k, tc::tune::tune(b, opts, views, progress));
     *out = k.release();
+  });
+}
+
+TC_API int tc_cache_export(const char* cache_dir, const char* file) {
+  return guarded([&] {
+    require(file, "file");
+    auto store = tc::cache::Store::open(cache_directory(cache_dir), false);
+    tc::cache::export_to(*store, file);
+  });
+}
+
+TC_API int tc_cache_import(const char* cache_dir, const char* file) {
+  return guarded([&] {
+    require(file, "file");
+    auto store = tc::cache::Store::open(cache_directory(cache_dir), true);
+    tc::cache::import_from(*store, file);
   });
 }
 

@@ -116,7 +116,23 @@ TEST(Tuner, BeatsABadStartStoresItAndALaterCompileFindsIt) {
   tc_kernel_cache_hit(later, &hit);
   EXPECT_EQ(hit, 1) << f.describe(later);
   EXPECT_EQ(f.run(later), want);
-  for (tc_kernel* k : {tuned, start, later}) tc_kernel_destroy(k);
+  // Export, then import into an empty directory: the same hit there.
+  std::string file = f.dir + "/export.tccache", other = f.dir + "/other";
+  ASSERT_EQ(tc_cache_export(cache.c_str(), file.c_str()), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(tc_cache_import(other.c_str(), file.c_str()), TC_OK) << tc_last_error_message();
+  tc_options_set(plain, "cache", other.c_str());
+  tc_kernel* imported = nullptr;
+  ASSERT_EQ(tc_compile(&imported, f.program, nullptr, f.in, 2, plain), TC_OK);
+  tc_kernel_cache_hit(imported, &hit);
+  EXPECT_EQ(hit, 1) << f.describe(imported);
+  EXPECT_EQ(f.run(imported), want);
+  // A file that is not an export is refused, naming it.
+  std::string junk = f.dir + "/junk";
+  std::system(("echo junk > '" + junk + "'").c_str());
+  EXPECT_EQ(tc_cache_import(other.c_str(), junk.c_str()), TC_ERROR_CACHE);
+  EXPECT_TRUE(has(tc_last_error_message(), "is not a libtc cache export")) << tc_last_error_message();
+  EXPECT_EQ(tc_cache_export(other.c_str(), nullptr), TC_ERROR_INVALID_ARGUMENT);
+  for (tc_kernel* k : {tuned, start, later, imported}) tc_kernel_destroy(k);
   tc_options_destroy(plain);
   tc_options_destroy(o);
 }
