@@ -230,15 +230,21 @@ class Tuner {
       if (!seen) fresh.push_back(Candidate{p, nullptr, "", INFINITY});
     }
     planned_ += static_cast<int64_t>(fresh.size());
+    auto compile_one = [&](Candidate& c) {
+      try {
+        c.kernel = backend_.compile(bound_, target_, options_of(c.point).values_for(backend_));
+      } catch (const std::exception& e) {
+        c.failure = e.what();
+      }
+    };
+    // The starting point first, alone: the others are compared with it, and this process's
+    // first compilation initialises Halide's lazily built tables on one thread.
     std::atomic<size_t> next{0};
+    if (gen_ == 1 && !fresh.empty()) compile_one(fresh[next++]);
     auto worker = [&] {
       for (size_t i; (i = next++) < fresh.size();) {
         if (elapsed() > budget_s_) return;
-        try {
-          fresh[i].kernel = backend_.compile(bound_, target_, options_of(fresh[i].point).values_for(backend_));
-        } catch (const std::exception& e) {
-          fresh[i].failure = e.what();
-        }
+        compile_one(fresh[i]);
       }
     };
     std::vector<std::thread> pool;
