@@ -13,6 +13,9 @@ process so that a crash fails the test instead of killing it:
                            bad one fails with libtc's message
   cli_float16              tc run's checksums of float16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
+  cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
+                           tc run reads that cache; tc cache export/import round-trip it; the
+                           listing subcommands (tc cache ls) say they are not available, exit 2
 
     TC_LIBRARY=build/src/libtc.so TC_CLI=build/tools/tc/tc python3 regressions.py [NAME...]
 
@@ -24,7 +27,9 @@ import os
 import re
 import resource
 import subprocess
+import shutil
 import sys
+import tempfile
 import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -239,13 +244,52 @@ def cli_float16():
         if os.path.exists(path):
             os.unlink(path)
 
+def cli_tune():
+    tmp = tempfile.mkdtemp(prefix="tc-cli-tune-")
+    try:
+        src = os.path.join(tmp, "mm.tc")
+        with open(src, "w") as f:
+            f.write("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n")
+        cache, cache2 = os.path.join(tmp, "cache"), os.path.join(tmp, "cache2")
+        sizes = ["--size", "M=64,K=32,N=48"]
+
+        def ok(p, what, rc=0):
+            if p.returncode != rc:
+                raise AssertionError("%s: rc %d (expected %d), stdout %r, stderr %r"
+                                     % (what, p.returncode, rc, p.stdout, p.stderr))
+        # A bad start (scalar tiles) so that the search has something to find.
+        p = run_cli("tune", src, *sizes, "--cache", cache, "--budget", "30",
+                    "--option", "tune.population=4", "--option", "tune.generations=2",
+                    "--option", "cpu.vectorize=1", "--option", "cpu.tile=1x1", timeout=120)
+        ok(p, "tc tune")
+        if "tuned now:" not in p.stdout or "options:" not in p.stdout or "generation " not in p.stderr:
+            raise AssertionError("tc tune: stdout %r, stderr %r" % (p.stdout, p.stderr))
+        # tc run does not print the kernel's description: only that it runs from the cache.
+        p = run_cli("run", src, *sizes, "--option", "cache=" + cache)
+        ok(p, "tc run with the tuned cache")
+        if "output C: shape (64, 48) checksum" not in p.stdout:
+            raise AssertionError("tc run with the tuned cache: stdout %r" % p.stdout)
+        export = os.path.join(tmp, "export.tccache")
+        ok(run_cli("cache", "export", export, "--cache", cache), "tc cache export")
+        if not os.path.isfile(export):
+            raise AssertionError("tc cache export wrote no '%s'" % export)
+        ok(run_cli("cache", "import", export, "--cache", cache2), "tc cache import")
+        if not os.path.isdir(cache2):
+            raise AssertionError("tc cache import created no '%s'" % cache2)
+        p = run_cli("cache", "ls", "--cache", cache)
+        ok(p, "tc cache ls", rc=2)
+        if "not available yet" not in p.stderr:
+            raise AssertionError("tc cache ls: stderr %r" % p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
 
 class Skip(Exception):
     pass
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes, cli_options, cli_float16]
+          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}

@@ -4,6 +4,14 @@
 //          [--repeat N] [--int-range LO:HI]
 //                                      deterministic random inputs, run, print output shapes,
 //                                      a checksum and the time
+//   tc tune FILE.tc [--entry E] --size M=64,K=32 [--budget S] [--cache DIR] [--backend B]
+//          [--option KEY=VALUE]... [--int-range LO:HI]
+//                                      the same inputs as run; tc_tune with progress on stderr
+//                                      (a live line on a terminal, else one line per candidate),
+//                                      then the winning options and best vs default times
+//   tc cache export FILE [--cache DIR] every record of a cache (default: cache=auto's) to FILE
+//   tc cache import FILE [--cache DIR] merge such a file into a cache
+//   tc cache ls|show|verify|clear      not available yet (tc.h has no listing call): exit 2
 //   tc options                         every option key of this build: values, default, help
 //   tc version
 #include <algorithm>
@@ -21,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "tc/tc.h"
 
 namespace {
@@ -30,6 +40,12 @@ int usage() {
                "usage: tc check FILE.tc\n"
                "       tc run FILE.tc [--entry NAME] [--size M=64,K=32] [--backend NAME]\n"
                "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
+               "       tc tune FILE.tc [--entry NAME] [--size M=64,K=32] [--budget SECONDS]\n"
+               "                       [--cache DIR] [--backend NAME] [--option KEY=VALUE]...\n"
+               "                       [--int-range LO:HI]\n"
+               "       tc cache export FILE [--cache DIR]\n"
+               "       tc cache import FILE [--cache DIR]\n"
+               "       tc cache ls|show|verify|clear   (not available yet)\n"
                "       tc options     (the keys --option takes: allowed values, default, help)\n"
                "       tc version\n");
   return 2;
@@ -322,25 +338,38 @@ DLTensor make_tensor(std::vector<char>& buf, DLDataType dt, int ndim, int64_t* s
   return t;
 }
 
-int cmd_run(const char* path, const RunArgs& a) {
-  // Options first: a bad key or value fails before any input is read or allocated.
+// The options of --backend/--option/--budget/--cache, in order. A bad key or value fails here,
+// before any input is read or allocated.
+Options make_options(const RunArgs& a) {
   tc_options* raw_opts = nullptr;
-  if (tc_options_create(&raw_opts) != TC_OK) return report(1);
+  if (tc_options_create(&raw_opts) != TC_OK) {
+    report(1);
+    return nullptr;
+  }
   Options opts(raw_opts);
   for (const auto& [key, value] : a.options)
-    if (tc_options_set(opts.get(), key.c_str(), value.c_str()) != TC_OK) return report(1);
-  Program prog = load(path);
-  if (!prog) return 1;
-  size_t ni = 0, no = 0;
-  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
-  HalfConverter half;
-  std::vector<std::vector<char>> in_bufs(ni);
-  std::vector<std::vector<int64_t>> in_shapes(ni);
-  std::vector<DLTensor> inputs(ni);
+    if (tc_options_set(opts.get(), key.c_str(), value.c_str()) != TC_OK) {
+      report(1);
+      return nullptr;
+    }
+  return opts;
+}
+
+// The entry's inputs, shaped by --size and filled deterministically (the same for run and tune).
+struct Inputs {
+  std::vector<std::vector<char>> bufs;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<DLTensor> tensors;
+};
+
+bool make_inputs(const tc_program* prog, const RunArgs& a, HalfConverter& half, size_t ni, Inputs& in) {
+  in.bufs.assign(ni, {});
+  in.shapes.assign(ni, {});
+  in.tensors.assign(ni, DLTensor{});
   Rng rng;
   for (size_t i = 0; i < ni; ++i) {
     tc_param_info info;
-    tc_program_input_info(prog.get(), a.entry, i, &info);
+    tc_program_input_info(prog, a.entry, i, &info);
     int64_t n = 1;
     for (int d = 0; d < info.ndim; ++d) {
       const char* dim = info.dims[d];
@@ -351,16 +380,30 @@ int cmd_run(const char* path, const RunArgs& a) {
         v = a.sizes.at(dim);
       } else {
         std::fprintf(stderr, "tc: size '%s' (of input '%s') is not given; pass --size %s=N\n", dim, info.name, dim);
-        return 1;
+        return false;
       }
-      in_shapes[i].push_back(v);
+      in.shapes[i].push_back(v);
       if (v != 0 && n > INT64_MAX / 8 / v) n = INT64_MAX / 8;  // saturate: the allocation below refuses it
       else n *= v;
     }
-    if (!allocate(in_bufs[i], static_cast<size_t>(n) * info.dtype.bits / 8 + 1, info.name)) return 1;
-    if (!fill(in_bufs[i], info.dtype, n, rng, a, half, info.name)) return 1;
-    inputs[i] = make_tensor(in_bufs[i], info.dtype, info.ndim, in_shapes[i].data());
+    if (!allocate(in.bufs[i], static_cast<size_t>(n) * info.dtype.bits / 8 + 1, info.name)) return false;
+    if (!fill(in.bufs[i], info.dtype, n, rng, a, half, info.name)) return false;
+    in.tensors[i] = make_tensor(in.bufs[i], info.dtype, info.ndim, in.shapes[i].data());
   }
+  return true;
+}
+
+int cmd_run(const char* path, const RunArgs& a) {
+  Options opts = make_options(a);
+  if (!opts) return 1;
+  Program prog = load(path);
+  if (!prog) return 1;
+  size_t ni = 0, no = 0;
+  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
+  HalfConverter half;
+  Inputs in;
+  if (!make_inputs(prog.get(), a, half, ni, in)) return 1;
+  std::vector<DLTensor>& inputs = in.tensors;
   tc_kernel* raw_kernel = nullptr;
   auto t0 = std::chrono::steady_clock::now();
   if (tc_compile(&raw_kernel, prog.get(), a.entry, inputs.data(), ni, opts.get()) != TC_OK)
@@ -411,6 +454,117 @@ int cmd_run(const char* path, const RunArgs& a) {
   return 0;
 }
 
+// `tc tune`: progress after every measured candidate. On a terminal one live line, rewritten with
+// '\r'; otherwise (a pipe, a log) one plain line per candidate.
+struct TuneProgress {
+  bool live = false;
+  bool drew = false;  // a live line is on the screen (end it with a newline)
+  bool any = false;   // last holds a report
+  tc_tune_progress last{};
+};
+
+std::string time_left(const tc_tune_progress& p) {
+  char buf[64];
+  if (p.budget_s > 0) std::snprintf(buf, sizeof buf, "%.1f s left", std::max(0.0, p.budget_s - p.elapsed_s));
+  else std::snprintf(buf, sizeof buf, "%.1f s elapsed", p.elapsed_s);
+  return buf;
+}
+
+std::string speedup(double default_ms, double best_ms) {
+  char buf[32];
+  if (default_ms > 0 && best_ms > 0) std::snprintf(buf, sizeof buf, "%.2fx", default_ms / best_ms);
+  else std::snprintf(buf, sizeof buf, "-");
+  return buf;
+}
+
+int on_progress(const tc_tune_progress* p, void* user) {
+  auto* st = static_cast<TuneProgress*>(user);
+  st->last = *p;
+  st->any = true;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "generation %d/%d, candidate %lld/%lld, best %.4g ms (default %.4g ms, %s), %s",
+                p->generation, p->generations, static_cast<long long>(p->candidates_done),
+                static_cast<long long>(p->candidates_planned), p->best_ms, p->default_ms,
+                speedup(p->default_ms, p->best_ms).c_str(), time_left(*p).c_str());
+  if (st->live) {
+    std::fprintf(stderr, "\r\033[K%s", line);  // return, clear to the end of the line, redraw
+    st->drew = true;
+  } else {
+    std::fprintf(stderr, "%s\n", line);
+  }
+  std::fflush(stderr);
+  return 0;
+}
+
+int cmd_tune(const char* path, const RunArgs& a) {
+  Options opts = make_options(a);
+  if (!opts) return 1;
+  Program prog = load(path);
+  if (!prog) return 1;
+  size_t ni = 0, no = 0;
+  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
+  HalfConverter half;
+  Inputs in;
+  if (!make_inputs(prog.get(), a, half, ni, in)) return 1;
+  TuneProgress st;
+  st.live = isatty(fileno(stderr)) != 0;
+  tc_kernel* raw_kernel = nullptr;
+  int status = tc_tune(&raw_kernel, prog.get(), a.entry, in.tensors.data(), ni, opts.get(),
+                       on_progress, &st);
+  if (st.drew) std::fprintf(stderr, "\n");
+  if (status != TC_OK) return report(status);
+  Kernel k(raw_kernel);
+  const char* text = nullptr;
+  if (tc_kernel_describe(k.get(), &text) != TC_OK) return report(1);
+  // The options line and the "tuned now:" line of the description: the winner and its times.
+  std::istringstream lines(text ? text : "");
+  std::string line;
+  bool tuned = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("options:", 0) == 0) std::printf("%s\n", line.c_str());
+    if (line.rfind("tuned now:", 0) == 0) {
+      std::printf("%s\n", line.c_str());
+      tuned = true;
+    }
+  }
+  if (!tuned) std::printf("tuned now: (not reported by libtc)\n");
+  if (st.any)
+    std::printf("best %.4g ms, default %.4g ms (speed-up %s), %lld candidates in %.1f s\n",
+                st.last.best_ms, st.last.default_ms,
+                speedup(st.last.default_ms, st.last.best_ms).c_str(),
+                static_cast<long long>(st.last.candidates_done), st.last.elapsed_s);
+  return 0;
+}
+
+// `tc cache export|import FILE [--cache DIR]`; without --cache the default directory (NULL).
+int cmd_cache(int argc, char** argv) {
+  if (argc < 3) return usage();
+  std::string sub = argv[2];
+  if (sub == "ls" || sub == "show" || sub == "verify" || sub == "clear") {
+    std::fprintf(stderr, "tc cache %s: not available yet (needs a listing call in tc.h)\n", sub.c_str());
+    return 2;
+  }
+  if (sub != "export" && sub != "import") return usage();
+  const char* file = nullptr;
+  const char* dir = nullptr;
+  for (int i = 3; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--cache") {
+      if (i + 1 >= argc) return usage();
+      dir = argv[++i];
+    } else if (!file && (arg.empty() || arg[0] != '-' || arg == "-")) {
+      file = argv[i];
+    } else {
+      return usage();
+    }
+  }
+  if (!file) return usage();
+  int status = sub == "export" ? tc_cache_export(dir, file) : tc_cache_import(dir, file);
+  if (status != TC_OK) return report(status);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -421,9 +575,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "options" && argc == 2) return cmd_options();
+  if (cmd == "cache") return cmd_cache(argc, argv);
   if (argc < 3) return usage();
   if (cmd == "check") return cmd_check(argv[2]);
-  if (cmd != "run") return usage();
+  if (cmd != "run" && cmd != "tune") return usage();
+  const bool tune = cmd == "tune";
   RunArgs a;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
@@ -433,10 +589,12 @@ int main(int argc, char** argv) {
     else if (arg == "--size") { if (!parse_sizes(val, a.sizes)) return 2; }
     else if (arg == "--backend") a.options.emplace_back("backend", val);
     else if (arg == "--option") { if (!parse_option(val, a)) return 2; }
-    else if (arg == "--repeat") a.repeat = std::max(1, std::atoi(val));
     else if (arg == "--int-range") { if (std::sscanf(val, "%lld:%lld", (long long*)&a.int_lo, (long long*)&a.int_hi) != 2) return usage(); }
+    else if (!tune && arg == "--repeat") a.repeat = std::max(1, std::atoi(val));
+    else if (tune && arg == "--budget") a.options.emplace_back("tune.budget", val);
+    else if (tune && arg == "--cache") a.options.emplace_back("cache", val);
     else return usage();
     ++i;
   }
-  return cmd_run(argv[2], a);
+  return tune ? cmd_tune(argv[2], a) : cmd_run(argv[2], a);
 }
