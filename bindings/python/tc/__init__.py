@@ -9,6 +9,9 @@
     C = prog.mm(A, B)              # compiles once per input signature, then reuses the kernel
     tc.infer_outputs(prog, "mm", A, B)  # [TensorInfo(dtype='float32', shape=(2, 4))]
     tc.option_info()               # [OptionInfo(key='backend', values='cpu|reference', ...), ...]
+    k = prog.tune("mm", A, B, budget=30)   # search the knobs, store the best in the cache
+    prog.compile("mm", A, B).cache_hit     # True: later compiles use the tuned knobs
+    tc.cache_export("tuned.tccache"); tc.cache_import("tuned.tccache")  # move a cache
 
 Tensors go in and out through DLPack without copies (any object with __dlpack__; strides and
 offsets are honoured). Failures raise tc.Error subclasses carrying libtc's status and message.
@@ -20,7 +23,7 @@ _library.py); tc.library_path says which one was loaded.
 """
 from . import _library
 from ._api import (Entry, Kernel, OptionInfo, Options, Param, Program, Tensor, TensorInfo,
-                   define, infer_outputs, option_info)
+                   TuneProgress, cache_export, cache_import, define, infer_outputs, option_info)
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)
@@ -35,8 +38,9 @@ def library_version():
     return _library.lib.tc_version_string().decode()
 
 
-__all__ = ["define", "infer_outputs", "option_info", "Program", "Kernel", "Entry", "Options",
-           "Tensor", "TensorInfo", "Param", "OptionInfo", "Error", "TcInvalidArgumentError",
+__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "Program",
+           "Kernel", "Entry", "Options", "Tensor", "TensorInfo", "Param", "OptionInfo",
+           "TuneProgress", "Error", "TcInvalidArgumentError",
            "TcSyntaxError", "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",
            "TcRuntimeError", "TcCacheError", "TcNoMemoryError", "TcInternalError",
            "library_path", "library_version", "__version__"]

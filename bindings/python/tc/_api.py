@@ -1,5 +1,6 @@
 """_api.py - programs, kernels and options: the Python face of tc_define, the tc_program_*
-queries, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile and tc_run.
+queries, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile, tc_tune, tc_run and the
+compilation cache (tc_kernel_cache_hit, tc_cache_export, tc_cache_import).
 
 Everything is decided by libtc (parsing, types, shapes, strides, option values); this module
 only moves arguments across: tensors through DLPack (_dlpack.py), statuses into exceptions
@@ -14,6 +15,8 @@ Options while another thread compiles with it.
 import collections
 import contextlib
 import ctypes
+import math
+import os
 import sys
 import types
 
@@ -32,8 +35,18 @@ OptionInfo.__doc__ = ("an option key of the loaded libtc (tc_option_info): its k
                       "values as text (\"cpu|reference\", \"auto|1..64\"), its default and one "
                       "line of help")
 
-__all__ = ["define", "infer_outputs", "option_info", "Program", "Kernel", "Entry", "Options",
-           "TensorInfo", "Param", "OptionInfo", "Tensor"]
+TuneProgress = collections.namedtuple(
+    "TuneProgress", "generation generations candidates_done candidates_planned best_ms "
+                    "default_ms elapsed_s budget_s")
+TuneProgress.__doc__ = ("where a Program.tune search stands (tc_tune_progress), given to its "
+                        "progress callable after every measured candidate: the 1-based current "
+                        "generation and the planned number, candidates measured and planned, "
+                        "median time in ms of the best so far and of the default (the options' "
+                        "own knob values), seconds elapsed and the budget in seconds")
+
+__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "Program",
+           "Kernel", "Entry", "Options", "TensorInfo", "Param", "OptionInfo", "TuneProgress",
+           "Tensor"]
 
 Tensor = _dlpack.Tensor
 
@@ -192,6 +205,21 @@ class Kernel(_Handle):
             infos.append(_tensor_info(info))
         self.outputs = tuple(infos)  # what tc_run expects: TensorInfo per output
 
+    @property
+    def cache_hit(self):
+        """True if the kernel's knob values came from the compilation cache
+        (tc_kernel_cache_hit); describe() says from where, or why the cache was not used."""
+        hit = ctypes.c_int()
+        check(lib.tc_kernel_cache_hit(self._handle, ctypes.byref(hit)))
+        return bool(hit.value)
+
+    def describe(self):
+        """libtc's description of the kernel (tc_kernel_describe): its options, where its knob
+        values came from (cache hit, miss, or why the cache was not used) and its schedule."""
+        text = ctypes.c_char_p()
+        check(lib.tc_kernel_describe(self._handle, ctypes.byref(text)))
+        return _dec(text.value)
+
     def __call__(self, *inputs, out=None):
         with contextlib.ExitStack() as stack:
             return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out)
@@ -308,6 +336,74 @@ class Program(_Handle):
             opts = stack.enter_context(Options(**options)) if options else None
             return self._compile(entry, array, len(inputs), opts)
 
+    def tune(self, entry, *inputs, budget=60, progress=True, **options):
+        """Searches the backend's knobs for the fastest kernel of def `entry` on these inputs
+        (tc_tune), stores the best in the compilation cache and returns it as a Kernel; a later
+        compile() with the same def, shapes and cache finds it (kernel.cache_hit).
+
+        The inputs' data is used to measure and check candidates (only read). Keyword arguments
+        are tc options as for compile(): the knobs set are the search's starting point (the
+        "default"), cache="auto"|"off"|DIR names the cache, and tune.strategy,
+        tune.population, tune.generations and tune.threads shape the search (keys with a dot go
+        through a dict: **{"tune.population": 8}). budget: seconds for the whole search
+        (option tune.budget, a whole number >= 1); the best so far is kept when it runs out.
+
+        progress: True prints the search's progress on stderr (one line rewritten in place on a
+        terminal, else a line per generation); False prints nothing; a callable is called with
+        a TuneProgress after every measured candidate and stops the search (keeping the best so
+        far) by returning something true. An exception it raises stops the search and is
+        raised again here once tc_tune has returned. Candidates are timed one at a time: keep
+        the machine otherwise idle. Raises TcCacheError if the cache cannot be written."""
+        if "tune.budget" in options:
+            raise TypeError("Program.tune: give the budget as budget=, not as tune.budget")
+        if budget is not None:
+            if isinstance(budget, float) and budget.is_integer():
+                budget = int(budget)
+            options["tune.budget"] = budget
+        if progress is True:
+            reporter = _ProgressLine(entry, sys.stderr)
+            report = reporter.update
+        elif progress is False or progress is None:
+            reporter, report = None, None
+        elif callable(progress):
+            reporter, report = None, progress
+        else:
+            raise TypeError("Program.tune: progress must be True, False or a callable, not %s"
+                            % type(progress).__name__)
+        raised = []
+
+        def trampoline(p, user):
+            # Runs inside tc_tune: nothing may propagate into C, so exceptions (KeyboardInterrupt
+            # included) stop the search and are raised after tc_tune returns.
+            try:
+                c = p.contents
+                stop = report(TuneProgress(c.generation, c.generations, c.candidates_done,
+                                           c.candidates_planned, c.best_ms, c.default_ms,
+                                           c.elapsed_s, c.budget_s))
+                return 1 if stop else 0
+            except BaseException as e:  # noqa: B036 - re-raised below
+                raised.append(e)
+                return 1
+
+        callback = _library.TuneCallback(trampoline) if report is not None \
+            else _library.TuneCallback()
+        with contextlib.ExitStack() as stack:
+            array = _borrow_all(stack, inputs, "input", False)
+            opts = stack.enter_context(Options(**options))
+            handle = ctypes.c_void_p()
+            try:
+                status = lib.tc_tune(ctypes.byref(handle), self._handle, _enc(entry), array,
+                                     len(inputs), opts._handle, callback, None)
+            finally:
+                if reporter is not None:
+                    reporter.finish()
+            if raised:
+                if handle:
+                    lib.tc_kernel_destroy(handle)
+                raise raised[0]
+            check(status)
+            return Kernel(handle, entry)
+
     def _compile(self, entry, array, count, options):
         handle = ctypes.c_void_p()
         check(lib.tc_compile(ctypes.byref(handle), self._handle, _enc(entry), array, count,
@@ -330,6 +426,80 @@ class Program(_Handle):
 
     def __repr__(self):
         return "tc.Program(defs=%r)" % (self.defs,) if self._handle else "tc.Program(closed)"
+
+
+def _ms(value):
+    return "%.3g ms" % value if math.isfinite(value) and value > 0 else "-"
+
+
+class _ProgressLine:
+    """Program.tune(progress=True): the search's progress on a stream (stderr). On a terminal
+    one line rewritten with "\\r" after every candidate; otherwise one line per generation (the
+    last state of each) and the final state."""
+
+    def __init__(self, entry, stream):
+        self.entry, self.stream = entry, stream
+        try:
+            self.tty = stream.isatty()
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.last, self.printed, self.width = None, None, 0
+
+    def _text(self, p):
+        speedup = ""
+        if math.isfinite(p.best_ms) and math.isfinite(p.default_ms) and p.best_ms > 0 \
+                and p.default_ms > 0:
+            speedup = " (%.2fx)" % (p.default_ms / p.best_ms)
+        return ("tc.tune %s: generation %d/%d, candidates %d/%d, best %s%s, default %s, "
+                "%.1f/%.0f s" % (self.entry, p.generation, p.generations, p.candidates_done,
+                                 p.candidates_planned, _ms(p.best_ms), speedup,
+                                 _ms(p.default_ms), p.elapsed_s, p.budget_s))
+
+    def _write(self, text):
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken stderr must not stop the search
+
+    def update(self, p):
+        if self.tty:
+            text = self._text(p)
+            self._write("\r" + text + " " * max(0, self.width - len(text)))
+            self.width = len(text)
+        elif self.last is not None and p.generation != self.last.generation:
+            self._write(self._text(self.last) + "\n")
+            self.printed = self.last
+        self.last = p
+        return False
+
+    def finish(self):
+        if self.tty:
+            if self.width:
+                self._write("\n")
+        elif self.last is not None and self.last is not self.printed:
+            self._write(self._text(self.last) + "\n")
+
+
+def _dir(cache_dir):
+    if cache_dir is None:
+        return None
+    return _enc(os.fspath(cache_dir))
+
+
+def cache_export(file, cache_dir=None):
+    """Writes every record of a compilation cache (cache_dir None: the default that option
+    cache="auto" uses) into one portable file, whole or not at all (tc_cache_export). Paths may
+    be str or os.PathLike. Raises TcCacheError naming the path and the problem."""
+    check(lib.tc_cache_export(_dir(cache_dir), _enc(os.fspath(file))))
+
+
+def cache_import(file, cache_dir=None):
+    """Merges a file written by cache_export into a compilation cache (cache_dir None: the
+    default; created 0700 if missing), keeping the faster entry per key (tc_cache_import).
+    Records tuned for another target are kept but not used here. Raises TcCacheError for a
+    file that is not such an export, naming the path and the problem."""
+    check(lib.tc_cache_import(_dir(cache_dir), _enc(os.fspath(file))))
 
 
 def define(source, name=None):

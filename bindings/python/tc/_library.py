@@ -39,6 +39,18 @@ class ParamInfo(ctypes.Structure):
                 ("ndim", ctypes.c_int32), ("dims", ctypes.c_char_p * TC_MAX_NDIM)]
 
 
+class TuneProgress(ctypes.Structure):
+    """tc_tune_progress: where a tc_tune search stands, passed to its callback."""
+    _fields_ = [("generation", ctypes.c_int32), ("generations", ctypes.c_int32),
+                ("candidates_done", ctypes.c_int64), ("candidates_planned", ctypes.c_int64),
+                ("best_ms", ctypes.c_double), ("default_ms", ctypes.c_double),
+                ("elapsed_s", ctypes.c_double), ("budget_s", ctypes.c_double)]
+
+
+# tc_tune_callback: int (*)(const tc_tune_progress *progress, void *user); non-zero stops.
+TuneCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(TuneProgress), ctypes.c_void_p)
+
+
 def _candidates():
     """(description, path-or-soname) pairs in search order."""
     env = os.environ.get("TC_LIBRARY")
@@ -97,9 +109,13 @@ def _declare(lib):
         "tc_options_get": (i, [vp, cs, P(cs)]),
         "tc_options_destroy": (None, [vp]),
         "tc_compile": (i, [P(vp), vp, cs, P(DLTensor), sz, vp]),
+        "tc_tune": (i, [P(vp), vp, cs, P(DLTensor), sz, vp, TuneCallback, vp]),
+        "tc_cache_export": (i, [cs, cs]),
+        "tc_cache_import": (i, [cs, cs]),
         "tc_kernel_num_outputs": (i, [vp, P(sz)]),
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
         "tc_kernel_describe": (i, [vp, P(cs)]),
+        "tc_kernel_cache_hit": (i, [vp, P(i)]),
         "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
         "tc_run_async": (i, [vp, P(DLTensor), sz, P(DLTensor), sz, vp]),
         "tc_kernel_destroy": (None, [vp]),
