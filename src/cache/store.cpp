@@ -59,10 +59,13 @@ std::shared_ptr<Store::Env> open_env(const std::string& dir) {
   return e;
 }
 
-// One environment per canonical directory per process, never closed.
+// One environment per canonical directory per process, never closed: closing one while another
+// thread (or a static destructor at exit) still uses it is unsafe, and LMDB forbids opening the
+// same file twice in a process. The table is never destroyed, so it stays reachable (no leak
+// reported) and usable until the very end of the process.
 std::shared_ptr<Store::Env> env_for(const std::string& dir) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<Store::Env>> envs;
+  static std::mutex& mu = *new std::mutex;
+  static auto& envs = *new std::map<std::string, std::shared_ptr<Store::Env>>;
   char* real = ::realpath(dir.c_str(), nullptr);
   std::string canonical = real ? real : dir;
   free(real);
