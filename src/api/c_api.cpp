@@ -108,26 +108,45 @@ std::string cache_directory(const char* cache_dir) {
   return *dir;
 }
 
+// The device types `backend` accepts, as the runtime's validator checks them.
+tc::runtime::DeviceRule devices_of(const tc::backends::Backend& backend) {
+  return tc::runtime::DeviceRule::of(backend.name(), [&](DLDeviceType t) { return backend.accepts(t); });
+}
+
+// What tc_compile and tc_tune share: the options (or the defaults), `entry` bound to the
+// inputs' signature, and a kernel handle expecting that signature.
+struct Binding {
+  tc::backends::OptionSet options;
+  tc::ir::BoundDef bound;
+  std::unique_ptr<tc_kernel> kernel;
+};
+
+Binding bind_entry(const tc_program* program, const char* entry, const DLTensor* inputs, size_t num_inputs,
+                   const tc_options* options) {
+  require_program(program);
+  Binding b{options ? options->options : tc::backends::OptionSet(),
+            tc::ir::bind(program->program, program->program->find_def(entry), inputs, num_inputs),
+            std::make_unique<tc_kernel>()};
+  b.kernel->inputs = expected(b.bound, tc::lang::TensorRole::Input);
+  b.kernel->outputs = expected(b.bound, tc::lang::TensorRole::Output);
+  return b;
+}
+
 // Fills the kernel from what the cache path or the tuner compiled.
 void finish_kernel(tc_kernel& k, tc::tune::Compiled c) {
   k.backend = &c.options.backend();
-  const tc::backends::Backend* backend = k.backend;
-  k.devices = tc::runtime::DeviceRule::of(backend->name(), [backend](DLDeviceType t) { return backend->accepts(t); });
+  k.devices = devices_of(*k.backend);
   k.kernel = std::move(c.kernel);
   k.cache_hit = c.cache_hit;
   k.description = "options: " + c.options.to_string() + "\n" + c.provenance + "\n" + k.kernel->describe();
 }
 
-// tc_option_info's strings, built once (static for the life of the process).
-struct OptionText {
-  std::string key, values, default_value, help;
-};
-
-const std::vector<OptionText>& option_texts() {
-  static const std::vector<OptionText> kTexts = [] {
-    std::vector<OptionText> out;
-    for (const tc::backends::Knob* k : tc::backends::all_options())
-      out.push_back({k->key, k->values_text(), k->default_value, k->help});
+// tc_option_info's allowed-values texts, built once; the other strings are the declarations'
+// own (static for the life of the process).
+const std::vector<std::string>& values_texts() {
+  static const std::vector<std::string> kTexts = [] {
+    std::vector<std::string> out;
+    for (const tc::backends::Knob* k : tc::backends::all_options()) out.push_back(k->values_text());
     return out;
   }();
   return kTexts;
@@ -264,15 +283,9 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
                       size_t num_inputs, const tc_options* options) {
   return guarded([&] {
     require(out, "out");
-    require_program(program);
-    tc::backends::OptionSet opts = options ? options->options : tc::backends::OptionSet();
-    size_t d = program->program->find_def(entry);
-    tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
-    auto k = std::make_unique<tc_kernel>();
-    k->inputs = expected(b, tc::lang::TensorRole::Input);
-    k->outputs = expected(b, tc::lang::TensorRole::Output);
-    finish_kernel(*k, tc::tune::compile(b, opts));
-    *out = k.release();
+    Binding b = bind_entry(program, entry, inputs, num_inputs, options);
+    finish_kernel(*b.kernel, tc::tune::compile(b.bound, b.options));
+    *out = b.kernel.release();
   });
 }
 
@@ -280,24 +293,17 @@ TC_API int tc_tune(tc_kernel** out, const tc_program* program, const char* entry
                    size_t num_inputs, const tc_options* options, tc_tune_callback callback, void* user) {
   return guarded([&] {
     require(out, "out");
-    require_program(program);
-    tc::backends::OptionSet opts = options ? options->options : tc::backends::OptionSet();
-    size_t d = program->program->find_def(entry);
-    tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
-    auto k = std::make_unique<tc_kernel>();
-    k->inputs = expected(b, tc::lang::TensorRole::Input);
-    k->outputs = expected(b, tc::lang::TensorRole::Output);
-    const tc::backends::Backend& backend = opts.backend();
-    auto devices = tc::runtime::DeviceRule::of(backend.name(), [&](DLDeviceType t) { return backend.accepts(t); });
-    auto views = tc::runtime::validate_tensors(inputs, num_inputs, k->inputs, "input", devices);
+    Binding b = bind_entry(program, entry, inputs, num_inputs, options);
+    auto views =
+        tc::runtime::validate_tensors(inputs, num_inputs, b.kernel->inputs, "input", devices_of(b.options.backend()));
     tc::tune::ProgressFn progress;
     if (callback)
       progress = [&](const tc::tune::Progress& p) {
         tc_tune_progress c{p.generation, p.generations, p.done, p.planned, p.best_ms, p.default_ms, p.elapsed_s, p.budget_s};
         return callback(&c, user) == 0;
       };
-    finish_kernel(*k, tc::tune::tune(b, opts, views, progress));
-    *out = k.release();
+    finish_kernel(*b.kernel, tc::tune::tune(b.bound, b.options, views, progress));
+    *out = b.kernel.release();
   });
 }
 
@@ -365,14 +371,14 @@ TC_API int tc_run_async(const tc_kernel* kernel, const DLTensor* inputs, size_t 
 TC_API int tc_option_info(size_t index, const char** key, const char** values, const char** default_value,
                           const char** help) {
   return guarded([&] {
-    const auto& all = option_texts();
+    const auto& all = tc::backends::all_options();
     if (index >= all.size())
       fail(TC_ERROR_INVALID_ARGUMENT, "option index " + std::to_string(index) + " is out of range (this build has " +
                                           std::to_string(all.size()) + " options)");
-    if (key) *key = all[index].key.c_str();
-    if (values) *values = all[index].values.c_str();
-    if (default_value) *default_value = all[index].default_value.c_str();
-    if (help) *help = all[index].help.c_str();
+    if (key) *key = all[index]->key.c_str();
+    if (values) *values = values_texts()[index].c_str();
+    if (default_value) *default_value = all[index]->default_value.c_str();
+    if (help) *help = all[index]->help.c_str();
   });
 }
 

@@ -12,19 +12,22 @@ namespace tc::backends {
 namespace {
 
 std::vector<Knob> general_options() {
-  std::string names, help;
+  Knob backend{"backend", KnobKind::Choice, all_backends().front()->name(), ""};
+  std::string help;
   for (const Backend* b : all_backends()) {
-    names += std::string(names.empty() ? "" : "|") + b->name();
+    backend.choices.push_back(b->name());
     help += std::string(help.empty() ? "" : "; ") + b->name() + ": " + b->summary();
   }
-  Knob backend{"backend", KnobKind::Choice, all_backends().front()->name(), "which backend compiles the kernel (" + help + ")"};
-  for (const Backend* b : all_backends()) backend.choices.push_back(b->name());
+  backend.help = "which backend compiles the kernel (" + help + ")";
   Knob checked{"checked", KnobKind::Boolean, "1",
                "check data-dependent reads (gathers) at run time: an index out of range is TC_ERROR_RUNTIME; "
                "0: cpu clamps such an index into range"};
-  Knob threads{"threads", KnobKind::Integer, "0", "threads a host kernel's parallel loops use, the caller included; 0: all cores"};
-  threads.min = 0;
-  threads.max = 1024;
+  auto integer = [](const char* key, const char* def, int64_t lo, int64_t hi, const char* help) {
+    Knob k{key, KnobKind::Integer, def, help};
+    k.min = lo;
+    k.max = hi;
+    return k;
+  };
   Knob cache{"cache", KnobKind::Text, "auto",
              "the compilation cache (tuned kernels): auto ($TC_CACHE_DIR, else $XDG_CACHE_HOME/libtc, else "
              "~/.cache/libtc), off, or a directory"};
@@ -34,15 +37,9 @@ std::vector<Knob> general_options() {
   Knob strategy{"tune.strategy", KnobKind::Choice, "genetic",
                 "tc_tune's search: genetic (fitness 1/time, three parents, uniform crossover, mutation, elites) or random"};
   strategy.choices = {"genetic", "random"};
-  auto integer = [](const char* key, const char* def, int64_t lo, int64_t hi, const char* help) {
-    Knob k{key, KnobKind::Integer, def, help};
-    k.min = lo;
-    k.max = hi;
-    return k;
-  };
   return {backend,
           checked,
-          threads,
+          integer("threads", "0", 0, 1024, "threads a host kernel's parallel loops use, the caller included; 0: all cores"),
           cache,
           strategy,
           integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation"),

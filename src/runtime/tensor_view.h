@@ -38,4 +38,8 @@ struct TensorView {
   }
 };
 
+// A host view of `data` holding a tensor of signature sig in row-major order (libtc's own
+// buffers: temporaries, snapshots, the tuner's outputs).
+TensorView row_major_view(char* data, const TensorSig& sig);
+
 }  // namespace tc::runtime

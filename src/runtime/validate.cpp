@@ -8,18 +8,6 @@
 
 namespace tc::runtime {
 
-int64_t TensorSig::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + ")";
-}
-
 void check_header(const DLTensor& x, const ExpectedHeader& e) {
   const std::string& what = e.what;
   auto type = from_dlpack(x.dtype);

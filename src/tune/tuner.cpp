@@ -45,22 +45,10 @@ struct Outputs {
   std::vector<std::vector<char>> bytes;
   std::vector<runtime::TensorView> views;
 
-  explicit Outputs(const std::vector<runtime::TensorSig>& sigs) {
-    bytes.resize(sigs.size());
+  explicit Outputs(const std::vector<runtime::TensorSig>& sigs) : bytes(sigs.size()) {
     for (size_t o = 0; o < sigs.size(); ++o) {
-      const auto& s = sigs[o];
-      bytes[o].assign(static_cast<size_t>(s.num_elements()) * tc::bytes(s.type), 0);
-      runtime::TensorView v;
-      v.data = bytes[o].data();
-      v.type = s.type;
-      v.ndim = static_cast<int>(s.shape.size());
-      int64_t stride = 1;
-      for (int d = v.ndim - 1; d >= 0; --d) {
-        v.shape[d] = s.shape[d];
-        v.strides[d] = stride;
-        stride *= s.shape[d];
-      }
-      views.push_back(v);
+      bytes[o].assign(static_cast<size_t>(sigs[o].num_elements()) * tc::bytes(sigs[o].type), 0);
+      views.push_back(runtime::row_major_view(bytes[o].data(), sigs[o]));
     }
   }
   void zero() {
@@ -70,26 +58,23 @@ struct Outputs {
 
 // Whether got equals want within a tolerance that grows with the reduction length: floats
 // reassociated by a schedule (rfactor) round differently.
+// Integers and float16 (whose sums the cpu backend never reassociates) must be equal.
 bool agrees(const std::vector<char>& got, const std::vector<char>& want, ScalarType t, int64_t reduction) {
-  if (!is_float(t)) return got == want;
-  double eps = t == ScalarType::Float64 ? 0x1p-52 : t == ScalarType::Float32 ? 0x1p-23 : 0x1p-10;
-  double tol = std::max<double>(16, 4.0 * static_cast<double>(reduction)) * eps;
+  if (t != ScalarType::Float32 && t != ScalarType::Float64) return got == want;
+  bool f64 = t == ScalarType::Float64;
+  double tol = std::max<double>(16, 4.0 * static_cast<double>(reduction)) * (f64 ? 0x1p-52 : 0x1p-23);
   size_t n = got.size() / tc::bytes(t);
-  double scale = 0;
   auto value = [&](const std::vector<char>& b, size_t i) -> double {
-    if (t == ScalarType::Float64) {
+    if (f64) {
       double x;
       std::memcpy(&x, b.data() + 8 * i, 8);
       return x;
     }
-    if (t == ScalarType::Float32) {
-      float x;
-      std::memcpy(&x, b.data() + 4 * i, 4);
-      return x;
-    }
-    return 0;  // float16: compared bit for bit below
+    float x;
+    std::memcpy(&x, b.data() + 4 * i, 4);
+    return x;
   };
-  if (t == ScalarType::Float16) return got == want;
+  double scale = 0;
   for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(value(want, i)));
   for (size_t i = 0; i < n; ++i) {
     double a = value(got, i), b = value(want, i);
@@ -119,14 +104,14 @@ class Tuner {
   Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const std::vector<runtime::TensorView>& inputs,
         const ProgressFn& progress)
       : bound_(bound), options_(options), backend_(options.backend()), target_(backend_.default_target()),
-        inputs_(inputs), progress_(progress), outputs_(bound.outputs()), reference_(bound.outputs()), rng_(20261123) {
-    auto integer = [&](const char* key) { return backends::find_option(key).parse(options.get(key)).x; };
-    population_ = static_cast<int>(integer("tune.population"));
-    generations_ = static_cast<int>(integer("tune.generations"));
-    budget_s_ = static_cast<double>(integer("tune.budget"));
-    threads_ = static_cast<int>(integer("tune.threads"));
+        inputs_(inputs), progress_(progress), outputs_(bound.outputs()), rng_(20261123) {
+    backends::KnobValues tune = options.values_for(backend_);  // the tune.* options, parsed
+    population_ = static_cast<int>(tune.integer("tune.population"));
+    generations_ = static_cast<int>(tune.integer("tune.generations"));
+    budget_s_ = static_cast<double>(tune.integer("tune.budget"));
+    threads_ = static_cast<int>(tune.integer("tune.threads"));
     if (threads_ == 0) threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    genetic_ = options.get("tune.strategy") == "genetic";
+    genetic_ = tune.text("tune.strategy") == "genetic";
     for (const auto& k : backend_.knobs()) {
       if (!k.domain) continue;
       Knob knob{k.key, k.domain(bound)};
@@ -134,8 +119,6 @@ class Tuner {
       if (std::find(knob.values.begin(), knob.values.end(), start) == knob.values.end()) knob.values.insert(knob.values.begin(), start);
       knobs_.push_back(std::move(knob));
     }
-    for (const auto& t : bound.def().tensors)
-      if (t.role == ir::TensorRole::Output) output_types_.push_back(t.type);
     for (size_t s = 0; s < bound.def().stmts.size(); ++s) {
       int64_t n = 1;
       const auto& st = bound.def().stmts[s];
@@ -230,21 +213,21 @@ class Tuner {
       if (!seen) fresh.push_back(Candidate{p, nullptr, "", INFINITY});
     }
     planned_ += static_cast<int64_t>(fresh.size());
-    auto compile_one = [&](Candidate& c) {
-      try {
-        c.kernel = backend_.compile(bound_, target_, options_of(c.point).values_for(backend_));
-      } catch (const std::exception& e) {
-        c.failure = e.what();
-      }
-    };
     // The starting point first, alone: the others are compared with it, and this process's
-    // first compilation initialises Halide's lazily built tables on one thread.
+    // first compilation initialises Halide's lazily built tables on one thread. Its failure is
+    // tc_tune's (tc_compile would fail the same way); another candidate's is only counted.
     std::atomic<size_t> next{0};
-    if (gen_ == 1 && !fresh.empty()) compile_one(fresh[next++]);
+    if (gen_ == 1) {
+      fresh[0].kernel = backend_.compile(bound_, target_, options_.values_for(backend_));
+      next = 1;
+    }
     auto worker = [&] {
-      for (size_t i; (i = next++) < fresh.size();) {
-        if (elapsed() > budget_s_) return;
-        compile_one(fresh[i]);
+      for (size_t i; (i = next++) < fresh.size() && elapsed() <= budget_s_;) {
+        try {
+          fresh[i].kernel = backend_.compile(bound_, target_, options_of(fresh[i].point).values_for(backend_));
+        } catch (const std::exception& e) {
+          fresh[i].failure = e.what();
+        }
       }
     };
     std::vector<std::thread> pool;
@@ -279,10 +262,10 @@ class Tuner {
       c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
       if (testing::after_check_run) testing::after_check_run(index, outputs_.views);
       if (index == 0) {
-        reference_.bytes = outputs_.bytes;
+        reference_ = outputs_.bytes;
       } else {
         for (size_t o = 0; o < outputs_.bytes.size(); ++o)
-          if (!agrees(outputs_.bytes[o], reference_.bytes[o], output_types_[o], reduction_)) {
+          if (!agrees(outputs_.bytes[o], reference_[o], outputs_.views[o].type, reduction_)) {
             c.failure = "computes a different result than the starting point (output " + std::to_string(o) + ")";
             rejected_++;
             return;
@@ -301,6 +284,7 @@ class Tuner {
       c.ms = times[times.size() / 2];
       if (index == 0) default_ms_ = c.ms;
     } catch (const std::exception& e) {
+      if (index == 0) throw;  // the starting point cannot run: nothing to compare with
       c.failure = e.what();
       c.ms = INFINITY;
     }
@@ -327,12 +311,12 @@ class Tuner {
 
   Compiled result() {
     Compiled out;
-    out.options = options_of(best_.point.empty() ? Point() : best_.point);
-    if (!best_.kernel) {  // nothing ran at all (budget, or every candidate failed): the start
+    if (best_.kernel) {
+      out.options = options_of(best_.point);
+      out.kernel = std::move(best_.kernel);
+    } else {  // the budget ran out before the starting point was measured
       out.options = options_;
       out.kernel = backend_.compile(bound_, target_, options_.values_for(backend_));
-    } else {
-      out.kernel = std::move(best_.kernel);
     }
     char line[256];
     std::snprintf(line, sizeof line, "tuned now: %lld candidates (%lld rejected), best %.4g ms, start %.4g ms",
@@ -347,8 +331,8 @@ class Tuner {
   backends::Target target_;
   const std::vector<runtime::TensorView>& inputs_;
   ProgressFn progress_;
-  Outputs outputs_, reference_;
-  std::vector<ScalarType> output_types_;
+  Outputs outputs_;
+  std::vector<std::vector<char>> reference_;  // the starting point's outputs
   int64_t reduction_ = 1;
   std::mt19937_64 rng_;
   std::vector<Knob> knobs_;

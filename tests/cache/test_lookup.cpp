@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "common/matmul_case.h"
 #include "cache/store.h"
 #include "ir/bind.h"
 #include "ir/program.h"
@@ -23,38 +24,8 @@
 
 namespace {
 
-const char* kSrc = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
-constexpr int M = 37, K = 29, N = 53;
-
-struct Fixture {
-  std::vector<float> a = std::vector<float>(M * K), b = std::vector<float>(K * N);
-  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  DLTensor in[2];
-  tc_program* program = nullptr;
-  std::string dir;
-
-  Fixture() {
-    for (int i = 0; i < M * K; ++i) a[i] = static_cast<float>((i * 7) % 11) - 5;
-    for (int i = 0; i < K * N; ++i) b[i] = static_cast<float>((i * 5) % 13) - 6;
-    in[0] = tensor(a.data(), sa);
-    in[1] = tensor(b.data(), sb);
-    EXPECT_EQ(tc_define(&program, kSrc), TC_OK);
-    char tmpl[] = "/tmp/tc-lookup-test-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~Fixture() {
-    tc_program_destroy(program);
-    std::system(("rm -rf '" + dir + "'").c_str());
-  }
-  static DLTensor tensor(float* data, int64_t* shape) {
-    DLTensor t{};
-    t.data = data;
-    t.device = {kDLCPU, 0};
-    t.ndim = 2;
-    t.dtype = {kDLFloat, 32, 1};
-    t.shape = shape;
-    return t;
-  }
+struct Fixture : tc_test::MatmulCase {
+  Fixture() : MatmulCase(37, 29, 53) {}
 
   // Compiles with the given options; returns the kernel (the caller destroys it).
   tc_kernel* compile(const std::vector<std::pair<const char*, std::string>>& opts) {
@@ -65,22 +36,6 @@ struct Fixture {
     EXPECT_EQ(tc_compile(&kernel, program, nullptr, in, 2, o), TC_OK) << tc_last_error_message();
     tc_options_destroy(o);
     return kernel;
-  }
-  std::vector<float> run(tc_kernel* k) {
-    std::vector<float> c(M * N, -1.0f);
-    DLTensor out = tensor(c.data(), sc);
-    EXPECT_EQ(tc_run(k, in, 2, &out, 1), TC_OK) << tc_last_error_message();
-    return c;
-  }
-  static int hit(tc_kernel* k) {
-    int h = -1;
-    EXPECT_EQ(tc_kernel_cache_hit(k, &h), TC_OK);
-    return h;
-  }
-  static std::string describe(tc_kernel* k) {
-    const char* text = nullptr;
-    EXPECT_EQ(tc_kernel_describe(k, &text), TC_OK);
-    return text;
   }
   // Stores a record for this def and these shapes in `cache_dir` with the given knobs.
   void store(const std::string& cache_dir, const std::string& knobs, double best_ms = 1.0) {

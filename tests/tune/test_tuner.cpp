@@ -10,45 +10,16 @@
 #include <vector>
 
 #include "cache/store.h"
+#include "common/matmul_case.h"
 #include "tc/tc.h"
 #include "tune/tuner.h"
 
 namespace {
 
-const char* kSrc = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
-constexpr int M = 96, K = 64, N = 96;
+struct Fixture : tc_test::MatmulCase {
+  Fixture() : MatmulCase(96, 64, 96) {}
+  ~Fixture() { tc::tune::testing::after_check_run = nullptr; }
 
-struct Fixture {
-  std::vector<float> a = std::vector<float>(M * K), b = std::vector<float>(K * N);
-  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  DLTensor in[2];
-  tc_program* program = nullptr;
-  std::string dir;
-
-  Fixture() {
-    // Small integers: every order of summation gives the same float32 result.
-    for (int i = 0; i < M * K; ++i) a[i] = static_cast<float>((i * 7) % 11) - 5;
-    for (int i = 0; i < K * N; ++i) b[i] = static_cast<float>((i * 5) % 13) - 6;
-    in[0] = tensor(a.data(), sa);
-    in[1] = tensor(b.data(), sb);
-    EXPECT_EQ(tc_define(&program, kSrc), TC_OK);
-    char tmpl[] = "/tmp/tc-tune-test-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~Fixture() {
-    tc::tune::testing::after_check_run = nullptr;
-    tc_program_destroy(program);
-    std::system(("rm -rf '" + dir + "'").c_str());
-  }
-  static DLTensor tensor(float* data, int64_t* shape) {
-    DLTensor t{};
-    t.data = data;
-    t.device = {kDLCPU, 0};
-    t.ndim = 2;
-    t.dtype = {kDLFloat, 32, 1};
-    t.shape = shape;
-    return t;
-  }
   // A deliberately bad start: scalar code, 1x1 tiles, one thread.
   tc_options* bad_start(const std::string& cache) {
     tc_options* o = nullptr;
@@ -58,17 +29,6 @@ struct Fixture {
     for (auto& p : kv) EXPECT_EQ(tc_options_set(o, p[0], p[1]), TC_OK);
     EXPECT_EQ(tc_options_set(o, "cache", cache.c_str()), TC_OK);
     return o;
-  }
-  std::vector<float> run(tc_kernel* k) {
-    std::vector<float> c(M * N, -1.0f);
-    DLTensor out = tensor(c.data(), sc);
-    EXPECT_EQ(tc_run(k, in, 2, &out, 1), TC_OK) << tc_last_error_message();
-    return c;
-  }
-  std::string describe(tc_kernel* k) {
-    const char* t = nullptr;
-    tc_kernel_describe(k, &t);
-    return t;
   }
 };
 

@@ -393,17 +393,33 @@ bool make_inputs(const tc_program* prog, const RunArgs& a, HalfConverter& half, 
   return true;
 }
 
-int cmd_run(const char* path, const RunArgs& a) {
-  Options opts = make_options(a);
-  if (!opts) return 1;
-  Program prog = load(path);
-  if (!prog) return 1;
+// What run and tune start from: the options, the program, the entry's parameter counts and its
+// deterministic inputs. False (with the message printed) if any of them cannot be had.
+struct Job {
+  Options opts;
+  Program prog;
   size_t ni = 0, no = 0;
-  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
   HalfConverter half;
   Inputs in;
-  if (!make_inputs(prog.get(), a, half, ni, in)) return 1;
-  std::vector<DLTensor>& inputs = in.tensors;
+};
+
+bool prepare(const char* path, const RunArgs& a, Job& j) {
+  j.opts = make_options(a);
+  if (!j.opts) return false;
+  j.prog = load(path);
+  if (!j.prog) return false;
+  if (tc_program_num_params(j.prog.get(), a.entry, &j.ni, &j.no) != TC_OK) return report(1), false;
+  return make_inputs(j.prog.get(), a, j.half, j.ni, j.in);
+}
+
+int cmd_run(const char* path, const RunArgs& a) {
+  Job j;
+  if (!prepare(path, a, j)) return 1;
+  Program& prog = j.prog;
+  Options& opts = j.opts;
+  size_t ni = j.ni, no = j.no;
+  HalfConverter& half = j.half;
+  std::vector<DLTensor>& inputs = j.in.tensors;
   tc_kernel* raw_kernel = nullptr;
   auto t0 = std::chrono::steady_clock::now();
   if (tc_compile(&raw_kernel, prog.get(), a.entry, inputs.data(), ni, opts.get()) != TC_OK)
@@ -498,20 +514,12 @@ int on_progress(const tc_tune_progress* p, void* user) {
 }
 
 int cmd_tune(const char* path, const RunArgs& a) {
-  Options opts = make_options(a);
-  if (!opts) return 1;
-  Program prog = load(path);
-  if (!prog) return 1;
-  size_t ni = 0, no = 0;
-  if (tc_program_num_params(prog.get(), a.entry, &ni, &no) != TC_OK) return report(1);
-  HalfConverter half;
-  Inputs in;
-  if (!make_inputs(prog.get(), a, half, ni, in)) return 1;
+  Job j;
+  if (!prepare(path, a, j)) return 1;
   TuneProgress st;
   st.live = isatty(fileno(stderr)) != 0;
   tc_kernel* raw_kernel = nullptr;
-  int status = tc_tune(&raw_kernel, prog.get(), a.entry, in.tensors.data(), ni, opts.get(),
-                       on_progress, &st);
+  int status = tc_tune(&raw_kernel, j.prog.get(), a.entry, j.in.tensors.data(), j.ni, j.opts.get(), on_progress, &st);
   if (st.drew) std::fprintf(stderr, "\n");
   if (status != TC_OK) return report(status);
   Kernel k(raw_kernel);
@@ -520,15 +528,8 @@ int cmd_tune(const char* path, const RunArgs& a) {
   // The options line and the "tuned now:" line of the description: the winner and its times.
   std::istringstream lines(text ? text : "");
   std::string line;
-  bool tuned = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("options:", 0) == 0) std::printf("%s\n", line.c_str());
-    if (line.rfind("tuned now:", 0) == 0) {
-      std::printf("%s\n", line.c_str());
-      tuned = true;
-    }
-  }
-  if (!tuned) std::printf("tuned now: (not reported by libtc)\n");
+  while (std::getline(lines, line))
+    if (line.rfind("options:", 0) == 0 || line.rfind("tuned now:", 0) == 0) std::printf("%s\n", line.c_str());
   if (st.any)
     std::printf("best %.4g ms, default %.4g ms (speed-up %s), %lld candidates in %.1f s\n",
                 st.last.best_ms, st.last.default_ms,

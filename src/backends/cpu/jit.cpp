@@ -133,7 +133,6 @@ Halide::Target jit_target() {
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
                          const Halide::Target& target, const std::string& def_name) {
   std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
-  quiet_halide_reporter();
   try {
     Halide::Pipeline pipeline(outputs);
     Halide::Target t = target.with_feature(Halide::Target::JIT).with_feature(Halide::Target::UserContext);

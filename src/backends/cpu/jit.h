@@ -18,8 +18,9 @@ namespace tc::backends::cpu {
 Halide::Target jit_target();
 
 // Installs (once) the process-wide reporter that turns Halide's compile-time errors into
-// exceptions and drops its warnings. Called before anything builds Halide IR: lowering can
-// report too, and the reporter pointer must be set before threads read it.
+// exceptions and drops its warnings. The cpu backend's compile() calls it before anything
+// builds Halide IR (lowering can report too, and the pointer must be set before threads read
+// it); JitFunction relies on that.
 void quiet_halide_reporter();
 
 // "; Halide: <what>" when the environment sets TC_DEBUG_HALIDE (to anything but 0), else "":

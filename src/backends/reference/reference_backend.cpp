@@ -19,6 +19,7 @@
 
 namespace tc::backends::reference {
 
+using runtime::row_major_view;
 using runtime::TensorView;
 
 namespace {
@@ -77,20 +78,6 @@ void for_box(const std::vector<std::pair<int64_t, int64_t>>& box, F&& f) {
     }
     if (n == 0) return;
   }
-}
-
-TensorView row_major_view(char* data, const ir::TensorSig& sig) {
-  TensorView v;
-  v.data = data;
-  v.type = sig.type;
-  v.ndim = static_cast<int>(sig.shape.size());
-  int64_t stride = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    v.shape[d] = sig.shape[d];
-    v.strides[d] = stride;
-    stride *= sig.shape[d];
-  }
-  return v;
 }
 
 class Interpreter {
