@@ -135,3 +135,29 @@ TEST(Tuner, TheCallbackStopsItAndAnUnusableCacheIsAnError) {
   EXPECT_TRUE(has(tc_last_error_message(), "writable by group or others")) << tc_last_error_message();
   tc_options_destroy(o);
 }
+
+// The starting point is the caller's own options: when it cannot run, tc_tune fails as
+// tc_run would, with the located message (there is nothing to compare candidates with).
+TEST(Tuner, AStartThatCannotRunIsTheError) {
+  tc_program* p = nullptr;
+  ASSERT_EQ(tc_define_named(&p, "def g(float(N) X, int32(K) I) -> (Y) {\n  Y(k) = X(I(k)) where k in 0:K\n}", "g.tc"),
+            TC_OK);
+  float x[4] = {1, 2, 3, 4};
+  int32_t idx[3] = {0, 7, 1};  // 7 is out of range
+  int64_t sx[1] = {4}, si[1] = {3};
+  DLTensor in[2] = {tc_test::MatmulCase::tensor(x, sx), tc_test::MatmulCase::tensor(nullptr, si)};
+  in[0].ndim = 1;
+  in[1].ndim = 1;
+  in[1].data = idx;
+  in[1].dtype = {kDLInt, 32, 1};
+  tc_options* o = nullptr;
+  tc_options_create(&o);
+  tc_options_set(o, "cache", "off");
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_tune(&k, p, nullptr, in, 2, o, nullptr, nullptr), TC_ERROR_RUNTIME);
+  EXPECT_TRUE(has(tc_last_error_message(), "g.tc:2:10: error: 'X(I(k))' reads 'X' out of bounds: index 7"))
+      << tc_last_error_message();
+  EXPECT_EQ(k, nullptr);
+  tc_options_destroy(o);
+  tc_program_destroy(p);
+}
