@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""bench.py - the benchmark of issue 3 (run by hand, never in CI): times the TC paper's kernels
-in libtc, PyTorch (CPU) and NumPy (OpenBLAS) on identical inputs with the same number of
-threads, checks that the results agree and prints a table. Usage: bench/README.md.
+"""bench.py - the benchmark of issues 3 and 12 (run by hand, never in CI): times the TC paper's
+kernels in libtc, PyTorch (CPU) and NumPy (OpenBLAS) on identical inputs, each framework in a
+fresh process of its own with the same number of threads, checks that the results agree and
+prints a table. Usage: bench/README.md.
 
 This file reads the command line and sets the thread counts in the environment before
-anything loads NumPy, OpenBLAS or PyTorch; harness.py does the work, kernels.py lists the
-kernels and bench/kernels/*.tc holds their TC sources.
+anything loads NumPy, OpenBLAS or PyTorch. plain.py drives the default table, tuned.py that of
+--tune; both start their measuring processes through procs.py (bench.py --child MODE);
+harness.py holds what they share, fair.py the load average, run agreement and BLAS checks,
+kernels.py lists the kernels and bench/kernels/*.tc holds their TC sources.
 """
 import argparse
 import os
@@ -42,19 +45,46 @@ def parse_args(argv):
                         % (FULL_DEFAULTS["budget"], QUICK_DEFAULTS["budget"]))
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--libtc-only", action="store_true",
-                   help="time libtc alone: no PyTorch or NumPy runs in the process (whose idle "
-                        "worker threads can spin beside libtc's), results unchecked; for "
-                        "comparing two libtc builds")
+                   help="time libtc alone: no PyTorch or NumPy process is started, results "
+                        "unchecked; for comparing two libtc builds")
     p.add_argument("--markdown", action="store_true",
                    help="print the table as Markdown (for docs/performance.md)")
+    p.add_argument("--tune", type=int, metavar="SECONDS",
+                   help="also tune every kernel with tc_tune for at most SECONDS (a whole number)"
+                        " into a bench-private cache, and report default vs tuned libtc, the "
+                        "peers, and cold vs warm compile times, each in a fresh process; 0: "
+                        "tune nothing, use the records already in --cache")
+    p.add_argument("--cache", metavar="DIR",
+                   help="with --tune: the cache directory to tune into and compile from (created "
+                        "0700 if missing, kept); default: a temporary one, removed afterwards")
+    p.add_argument("--runs", "--rounds", type=int, default=1, metavar="N",
+                   help="repeat the whole measurement N times, fresh processes each time; the "
+                        "table gives the median of the runs' medians and the fastest call, and"
+                        " from 2 on each run's times and whether the runs agree within 10%% "
+                        "(default 1; --rounds is the old name, with --tune)")
+    # internal: one measuring process (bench/procs.py)
+    p.add_argument("--child", choices=("libtc", "cold", "warm", "tune", "pytorch", "numpy"),
+                   help=argparse.SUPPRESS)
+    p.add_argument("--workdir", help=argparse.SUPPRESS)
+    p.add_argument("--save-outputs", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     for key, value in (QUICK_DEFAULTS if args.quick else FULL_DEFAULTS).items():
         if getattr(args, key) is None:
             setattr(args, key, value)
-    if args.threads < 1 or args.reps < 1 or args.warmup < 0:
-        p.error("--threads and --reps must be >= 1, --warmup >= 0")
+    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.runs < 1:
+        p.error("--threads, --reps and --runs must be >= 1, --warmup >= 0")
     if any("=" not in kv for kv in args.option):
         p.error("--option takes KEY=VALUE")
+    if args.tune is None and args.cache is not None:
+        p.error("--cache goes with --tune")
+    if args.tune is not None and not args.child:
+        if args.tune < 0:
+            p.error("--tune must be >= 0")
+        if args.tune == 0 and args.cache is None:
+            p.error("--tune 0 measures the records of an existing cache: give --cache DIR")
+        keys = {kv.partition("=")[0] for kv in args.option}
+        if keys & {"cache", "tune.budget"}:
+            p.error("with --tune, give the cache as --cache DIR and the budget as --tune SECONDS")
     args.argv = list(argv)
     return args
 
@@ -67,8 +97,15 @@ def main(argv):
     if not Path(library).is_file():
         sys.exit("bench: no libtc at %s (build it, or set TC_LIBRARY)" % library)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import harness  # loads NumPy, PyTorch and libtc: after the thread variables are set
-    return harness.run(args)
+    # these load NumPy and libtc (PyTorch on first use): after the thread variables
+    if args.child:
+        import procs
+        return procs.child(args)
+    if args.tune is not None:
+        import tuned
+        return tuned.drive(args)
+    import plain
+    return plain.run(args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""harness.py - runs bench.py's kernels: makes each kernel's inputs from its TC signature,
-compiles and times it in libtc, times PyTorch and NumPy on the same arrays, checks that the
-results agree and renders the table (plain text or Markdown).
+"""harness.py - what bench.py's modes share: each kernel's inputs from its TC signature, the
+timing loop, the agreement check, libtc's options, the number formats, the table renderer and
+the report's frame (plain text or Markdown). procs.py runs the measuring processes, plain.py
+and tuned.py drive them and lay out their tables.
 
 Imported by bench.py only after it has put the thread counts into the environment, because
 OpenBLAS and OpenMP read them when NumPy and PyTorch load.
@@ -8,20 +9,16 @@ OpenBLAS and OpenMP read them when NumPy and PyTorch load.
 import datetime
 import gc
 import math
-import os
 import shlex
-import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
 
 import numpy as np
-import torch
 
-from kernels import KERNELS
+from kernels import KERNELS, torch  # torch: imported on first use (a PyTorch process's)
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
@@ -95,90 +92,34 @@ def tolerance(reduction_length):
     return max(16, 4 * reduction_length) * FLOAT32_EPS
 
 
-# ---- one kernel ------------------------------------------------------------------------------
+def best_peer(row):
+    """(name, Timing) of the faster (by median) of a row's PyTorch and NumPy, or (None, None)."""
+    peers = [(n, t) for n, t in (("PyTorch", row.pytorch), ("NumPy", row.numpy)) if t]
+    return min(peers, key=lambda nt: nt[1].median_ms) if peers else (None, None)
+
+
+def run_ratios(runs, label):
+    """runs: column label -> each run's median. Per run: `label`'s median over the faster of
+    PyTorch's and NumPy's (None where one is missing)."""
+    ratios = []
+    for run, ms in enumerate(runs[label]):
+        peers = [runs[p][run] for p in ("PyTorch", "NumPy")
+                 if p in runs and runs[p][run] is not None]
+        ratios.append(ms / min(peers) if ms is not None and peers else None)
+    return ratios
+
+
+def progress(kernel, what):
+    print("  %-10s %s" % (kernel, what), file=sys.stderr, flush=True)
+
+
+# ---- numbers and tables --------------------------------------------------------------------
 
 @dataclass
 class Timing:
-    median_ms: float
-    samples: int
-
-
-def timing_of(times):
-    return Timing(statistics.median(times) * 1e3, len(times))
-
-
-@dataclass
-class Row:
-    name: str
-    sizes: dict
-    flops: Optional[float]
-    tol: float
-    libtc: Optional[Timing] = None
-    pytorch: Optional[Timing] = None
-    numpy: Optional[Timing] = None
-    compile_ms: Optional[float] = None
-    err: Optional[float] = None           # libtc vs PyTorch
-    problems: List[str] = field(default_factory=list)
-
-    def best_other(self):
-        """(name, Timing) of the faster of PyTorch and NumPy."""
-        others = [(n, t) for n, t in (("PyTorch", self.pytorch), ("NumPy", self.numpy)) if t]
-        return min(others, key=lambda nt: nt[1].median_ms) if others else (None, None)
-
-
-def run_kernel(kernel, args, tc_options):
-    sizes = kernel.quick if args.quick else kernel.sizes
-    row = Row(kernel.name, sizes, kernel.flops(sizes) if kernel.flops else None,
-              tolerance(kernel.reduction(sizes)))
-    timed = dict(warmup=args.warmup, reps=args.reps, budget_s=args.budget)
-    program = tclib.Program(kernel.source.read_text(), str(kernel.source.relative_to(REPO)))
-    inputs = make_inputs(program, kernel, sizes, np.random.default_rng(args.seed))
-
-    progress(kernel.name, "libtc")
-    try:
-        t0 = time.perf_counter()
-        tc_kernel = program.compile(kernel.name, inputs, tc_options)
-        row.compile_ms = (time.perf_counter() - t0) * 1e3
-        tc_outputs = [np.empty(shape, dtype) for dtype, shape in tc_kernel.output_info()]
-        times, _ = measure(tc_kernel.bind(inputs, tc_outputs), **timed)
-        row.libtc = timing_of(times)
-    except tclib.TCError as e:
-        row.problems.append("libtc: %s" % e)
-        tc_outputs = None
-    if args.libtc_only:
-        return row
-
-    progress(kernel.name, "PyTorch")
-    tensors = [torch.from_numpy(a) for a in inputs]
-    times, result = measure(lambda: kernel.torch_fn(sizes, *tensors), **timed)
-    row.pytorch = timing_of(times)
-    reference = as_arrays(result)
-
-    if kernel.numpy_fn:
-        progress(kernel.name, "NumPy")
-        times, result = measure(lambda: kernel.numpy_fn(sizes, *inputs), **timed)
-        row.numpy = timing_of(times)
-        numpy_err = max_rel_error(as_arrays(result), reference)
-        if not numpy_err <= row.tol:
-            row.problems.append("NumPy disagrees with PyTorch: max rel. error %.2e > %.2e"
-                                % (numpy_err, row.tol))
-
-    if tc_outputs is not None:  # as the last timed run left them: no kernel accumulates
-        row.err = max_rel_error(tc_outputs, reference)
-        if not row.err <= row.tol:
-            row.problems.append("libtc disagrees with PyTorch: max rel. error %.2e > %.2e"
-                                % (row.err, row.tol))
-    return row
-
-
-def progress(kernel, framework):
-    print("  %-10s %s" % (kernel, framework), file=sys.stderr, flush=True)
-
-
-# ---- the table -------------------------------------------------------------------------------
-
-COLUMNS = ["kernel", "libtc ms", "PyTorch ms", "NumPy ms", "libtc/best",
-           "libtc GFLOP/s", "best other GFLOP/s", "compile ms", "max rel err", "tol", "check"]
+    median_ms: float  # over runs: the median of each run's median
+    min_ms: float     # the fastest call of all runs
+    samples: int      # timed calls in the run with the fewest
 
 
 def fmt_num(v):
@@ -188,33 +129,34 @@ def fmt_num(v):
     return "%.*f" % (2 - math.floor(math.log10(v)), v)
 
 
-def fmt_ms(t, reps):
+def plural(n, noun):
+    return "%d %s%s" % (n, noun, "" if n == 1 else "s")
+
+
+def time_columns(label):
+    """The two columns of one framework's time: median and minimum."""
+    return ["%s ms" % label, "%s min" % label]
+
+
+def time_cells(t, reps):
+    """Median (* when a run had fewer timed calls than reps, the budget having run out) and
+    minimum, in ms; '-' for none."""
     if t is None:
-        return "-"
-    return fmt_num(t.median_ms) + ("*" if t.samples < reps else "")
+        return ["-", "-"]
+    return [fmt_num(t.median_ms) + ("*" if t.samples < reps else ""), fmt_num(t.min_ms)]
 
 
-def table_cells(row, reps):
-    best_name, best = row.best_other()
-    gflops = lambda t: fmt_num(row.flops / t.median_ms / 1e6) if row.flops and t else ""
-    check = "ok" if not row.problems else "error" if row.libtc is None else "FAIL"
-    return [row.name, fmt_ms(row.libtc, reps), fmt_ms(row.pytorch, reps), fmt_ms(row.numpy, reps),
-            fmt_num(row.libtc.median_ms / best.median_ms) if row.libtc and best else "-",
-            gflops(row.libtc), "%s (%s)" % (gflops(best), best_name) if gflops(best) else "",
-            "%.1f" % row.compile_ms if row.compile_ms is not None else "-",
-            "%.1e" % row.err if row.err is not None else "-", "%.0e" % row.tol, check]
-
-
-def render_table(cells, markdown):
+def render_table(cells, markdown, cols):
+    """The table of `cells` under `cols`: Markdown, or plain text with aligned columns."""
     if markdown:
-        lines = ["| " + " | ".join(COLUMNS) + " |",
-                 "|" + "|".join("---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|"]
+        lines = ["| " + " | ".join(cols) + " |",
+                 "|" + "|".join("---" if i == 0 else "---:" for i in range(len(cols))) + "|"]
         lines += ["| " + " | ".join(c).replace("*", "\\*") + " |" for c in cells]
         return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [COLUMNS] + cells) for i in range(len(COLUMNS))]
+    widths = [max(len(r[i]) for r in [cols] + cells) for i in range(len(cols))]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                               for i, (c, w) in enumerate(zip(r, widths)))
-    return "\n".join([fmt(COLUMNS), fmt(["-" * w for w in widths])] + [fmt(c) for c in cells])
+    return "\n".join([fmt(cols), fmt(["-" * w for w in widths])] + [fmt(c) for c in cells])
 
 
 def cpu_model():
@@ -228,35 +170,29 @@ def cpu_model():
     return "unknown CPU"
 
 
-def header_lines(args, tc_options):
-    opts = ",".join("%s=%s" % kv for kv in tc_options.items())
-    return [
-        "CPU: %s (%d cores); threads: %d" % (cpu_model(), os.cpu_count(), args.threads),
-        "libtc %s (options %s); PyTorch %s; NumPy %s" % (tclib.version(), opts,
-                                                          torch.__version__, np.__version__),
-        "date: %s" % datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "command: bench.py %s" % " ".join(shlex.quote(a) for a in args.argv),
-        "median of up to %d timed runs after %d warm-up runs, at most %g s each" % (
-            args.reps, args.warmup, args.budget),
-    ]
+def now():
+    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
 
 
-def report(rows, args, tc_options):
-    md = args.markdown
-    bullet = "- " if md else ""
-    out = [bullet + h for h in header_lines(args, tc_options)] + [""]
-    out.append(render_table([table_cells(r, args.reps) for r in rows], md))
-    notes = ["ms: median wall time of one call; * fewer timed runs than %d (time budget)."
-             % args.reps,
-             "libtc/best: libtc's time over the faster of PyTorch and NumPy (< 1: libtc faster).",
-             "max rel err: max |libtc - PyTorch| / max |PyTorch| over all outputs; "
-             "must be <= tol."]
-    out += [""] + [bullet + n for n in notes] + ["", "Sizes:"]
-    out += ["%s%s: %s" % (bullet, r.name, " ".join("%s=%d" % kv for kv in r.sizes.items()))
-            for r in rows]
-    problems = [(r.name, p) for r in rows for p in r.problems]
-    if problems:
-        out += ["", "Problems:"] + ["%s%s: %s" % (bullet, n, p) for n, p in problems]
+def quoted(argv):
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def sizes_lines(rows):
+    """Each row's kernel and sizes (rows have name and sizes)."""
+    return ["%s: %s" % (r.name, " ".join("%s=%d" % kv for kv in r.sizes.items())) for r in rows]
+
+
+def print_report(args, header, table, notes, sections, problems):
+    """Prints a report: the header lines, the table, the notes, each (title, lines) section and
+    the problems ((who, what) pairs), as bullets with --markdown. The exit status: 1 if there
+    are problems."""
+    bullet = "- " if args.markdown else ""
+    out = [bullet + h for h in header] + ["", table, ""] + [bullet + n for n in notes]
+    for title, lines in sections + [("Problems", ["%s: %s" % p for p in problems])]:
+        if lines:
+            out += ["", title + ":"] + [""] * bool(bullet) + [
+                bullet + l if bullet and l and not l.startswith("|") else l for l in lines]
     print("\n".join(out))
     return 1 if problems else 0
 
@@ -277,21 +213,23 @@ def libtc_options(args):
     return opts
 
 
-def run(args):
-    torch.set_num_threads(args.threads)
-    selected = KERNELS
-    if args.only:
-        names = args.only.split(",")
-        unknown = set(names) - {k.name for k in KERNELS}
-        if unknown:
-            sys.exit("bench: unknown kernel(s) %s; known: %s"
-                     % (", ".join(sorted(unknown)), ", ".join(k.name for k in KERNELS)))
-        selected = [k for k in KERNELS if k.name in names]
+def selected_kernels(args):
+    """KERNELS, or those --only names (in KERNELS' order); exits on an unknown name."""
+    if not args.only:
+        return list(KERNELS)
+    names = args.only.split(",")
+    unknown = set(names) - {k.name for k in KERNELS}
+    if unknown:
+        sys.exit("bench: unknown kernel(s) %s; known: %s"
+                 % (", ".join(sorted(unknown)), ", ".join(k.name for k in KERNELS)))
+    return [k for k in KERNELS if k.name in names]
+
+
+def checked_libtc_options(args):
+    """libtc_options(args), after libtc has accepted them (exits otherwise)."""
     tc_options = libtc_options(args)
     try:
         tclib.Options(tc_options)
     except tclib.TCError as e:
         sys.exit("bench: libtc rejects the options %s: %s" % (tc_options, e.message))
-    with torch.inference_mode():
-        rows = [run_kernel(k, args, tc_options) for k in selected]
-    return report(rows, args, tc_options)
+    return tc_options

@@ -8,13 +8,27 @@ input parameter, shaped by `sizes`; integer (index) inputs draw from 0:sizes[ind
 The PyTorch and NumPy functions take the sizes and the input tensors in the def's order and
 return one tensor or a tuple (one per TC output, same shapes).
 """
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+
+class LazyModule:
+    """A module imported on its first attribute access: the processes of `bench.py --tune`
+    that time libtc or NumPy alone import this file but never load PyTorch."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+torch = LazyModule("torch")
+F = LazyModule("torch.nn.functional")
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 

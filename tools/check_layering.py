@@ -49,6 +49,8 @@ from collections import deque
 STAGE_KEYWORDS = ("SOURCES", "LINKS", "PRIVATE_LINKS")
 # External headers whose include path comes only with a CMake target: #include name -> target.
 EXTERNAL_HEADERS = {"Halide.h": "Halide::Halide"}
+# Likewise for a family of headers by the start of their name: prefix -> target.
+EXTERNAL_PREFIXES = {"llvm/": "LLVM::ORC"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
 TOOL_DIR = "tools/tc"
 
@@ -199,6 +201,9 @@ def resolve(root, including, bracket, name):
         return ("local", rel)
     if name in EXTERNAL_HEADERS:
         return ("external", EXTERNAL_HEADERS[name])
+    for prefix, target in EXTERNAL_PREFIXES.items():
+        if name.startswith(prefix):
+            return ("external", target)
     return None
 
 
@@ -270,7 +275,8 @@ def check(root):
             for target in sorted(stages[hstage].externals - s.externals):
                 chain = external_chain(res[1], target)
                 if chain:
-                    inc_name = [k for k, v in EXTERNAL_HEADERS.items() if v == target][0]
+                    inc_name = [k for k, v in list(EXTERNAL_HEADERS.items()) + [(p + "...", t) for p, t in
+                                                                          EXTERNAL_PREFIXES.items()] if v == target][0]
                     violations.append("%s:%d: includes %s (stage %s), which includes <%s> (%s), but %s does not link %s"
                                       " (linked by: %s)" % (f, line, res[1], hstage, inc_name, " -> ".join(chain),
                                                             name, target, linked_by(target)))

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config   # toolchain
-  libhalide14-0-dev                              # Halide 14: range solver now, CPU JIT later
+  libhalide14-0-dev                              # Halide 14: range solver, cpu code generation
+  llvm-14-dev                                    # LLVM 14's ORC JIT: links kernel objects (warm start)
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
   libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
   python3 python3-numpy                          # end-to-end corpus expected values

@@ -21,7 +21,8 @@
  *     source line and a caret for source errors; tensor, dimension, expected and got for shape
  *     errors. A successful call does not clear it.
  *   - Output pointers are written only on success (except *num_outputs, see tc_infer_outputs).
- *   - Every handle created by tc_X_create/tc_define/tc_compile is freed by its tc_X_destroy;
+ *   - Every handle created by tc_X_create/tc_define/tc_compile/tc_tune/tc_cache_list is freed
+ *     by its tc_X_destroy (tc_kernel_destroy, tc_cache_listing_destroy);
  *     destroying NULL is a no-op. Strings returned by the library are owned by the handle they
  *     came from and stay valid until that handle is destroyed; static strings live forever.
  *   - No C++ exception ever crosses this API.
@@ -30,6 +31,8 @@
  *   - tc_program and tc_kernel are immutable once created: any number of threads may use the
  *     same program or kernel at once (tc_infer_outputs, tc_compile, tc_run, the query calls).
  *     tc_run keeps all its scratch state (temporaries) per call.
+ *   - tc_cache_listing is immutable too; the tc_cache_* calls may run in any thread and
+ *     process while others use the same cache (LMDB transactions).
  *   - tc_options is mutable: do not call tc_options_set on an options object while another
  *     thread uses it. tc_compile only reads options, and the kernel keeps its own copy.
  *   - Destroying a handle while another thread uses it is undefined behaviour.
@@ -173,10 +176,12 @@ TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
 /* Specialises `entry` to the inputs' dtypes and shapes (data may be NULL) with `options`
  * (NULL: defaults). The kernel keeps what it needs: program and options may be destroyed.
  * Unless option cache=off, or the caller set one of the backend's knobs, tc_compile first looks
- * the def, shapes, backend, target and `checked` up in the compilation cache and compiles with
- * the tuned knob values it finds. A cache that cannot be used (missing, damaged, unsafe
- * permissions, another libtc) never makes tc_compile fail: it compiles the default, and
- * tc_kernel_describe says why. tc_compile never writes the cache. */
+ * the def, shapes, backend, target and `checked` up in the compilation cache; on a hit it links
+ * the tuned kernel's stored machine code into the process (about a millisecond; a cache is
+ * therefore code that this process runs: see the safety rules in docs/cache-and-tuning.md), or
+ * compiles with the tuned knob values when that code cannot be used here. A cache that cannot
+ * be used (missing, damaged, unsafe permissions, another libtc) never makes tc_compile fail: it
+ * compiles the default, and tc_kernel_describe says why. tc_compile never writes the cache. */
 TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *entry,
                       const DLTensor *inputs, size_t num_inputs, const tc_options *options);
 
@@ -211,6 +216,77 @@ TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry
 TC_API int tc_cache_export(const char *cache_dir, const char *file);
 TC_API int tc_cache_import(const char *cache_dir, const char *file);
 
+/* ---- the cache's contents ---------------------------------------------------------------- */
+
+/* A snapshot of a cache: its records, each with its tuning history, and every damaged entry.
+ * Immutable: any number of threads may read one listing at once. */
+typedef struct tc_cache_listing tc_cache_listing;
+
+/* One record: the tuned knob values (and compiled code) of one def at one input signature for
+ * one backend, target and `checked`; or, with def "(shared code)" and candidates 0, the code
+ * every kernel of a backend and target links against (cpu: Halide's runtime object), which
+ * the tuner stores so that later processes need not build it. Strings are owned by the listing
+ * and valid until it is destroyed. */
+typedef struct tc_cache_entry {
+  const char *key_hash;    /* the record's database key: the SHA-256 of `key`, hex */
+  const char *key;         /* the full key text (schema, libtc, backend, target, checked, IR) */
+  const char *def;         /* the def's name when it was tuned ("mm") */
+  const char *sizes;       /* its sizes ("M=64 K=32 N=48") */
+  const char *backend;     /* "cpu" */
+  const char *target;      /* the backend's target key (cpu: Halide's target and version) */
+  const char *knobs;       /* the tuned knob values, as tc_options_set takes them */
+  double best_ms;          /* median time with `knobs` */
+  double default_ms;       /* median time of the starting point, measured alongside */
+  int64_t candidates;      /* candidates measured to find it */
+  const char *date;        /* when it was stored, UTC, ISO 8601 */
+  const char *libtc;       /* the libtc version that stored it */
+  const char *family;      /* shared by the records of the same def at other sizes (hex) */
+  int64_t artefact_bytes;  /* size of the stored compiled code; 0: compiled from the knobs */
+  int64_t history_count;   /* entries of the tuning history for this key */
+} tc_cache_entry;
+
+/* One candidate of a key's tuning history. Strings are owned by the listing. */
+typedef struct tc_cache_history_entry {
+  const char *knobs;    /* every tuned knob's value */
+  const char *outcome;  /* "measured", "cut-off" (its first run was over 5x the best then, and
+                           it was not run again), "compile-failed", "run-failed", "wrong-result"
+                           (its outputs differed from the starting point's) */
+  double ms;            /* measured: the median; cut-off: its one run; failures: 0 */
+  const char *why;      /* a cut-off's or failure's message; "" when measured */
+  const char *date;     /* UTC, ISO 8601 */
+} tc_cache_history_entry;
+
+/* Reads every record and history entry of a cache (cache_dir NULL: the default of option
+ * cache=auto) and checks each as tc_compile does: its checksum, its encoding, its schema, and
+ * that it is stored under its own key's hash. Sound records are the entries (in key-hash
+ * order); the others are the damage, which `tc cache verify` reports. A directory without a
+ * cache is TC_ERROR_CACHE ("no cache at '<dir>'"), and nothing is created; so is an unsafe
+ * directory. Writers (other threads, other processes) may run meanwhile: the listing shows the
+ * cache as it was at some moment of the call, per table. Free it with tc_cache_listing_destroy. */
+TC_API int tc_cache_list(tc_cache_listing **out, const char *cache_dir);
+TC_API void tc_cache_listing_destroy(tc_cache_listing *listing); /* NULL is a no-op */
+TC_API int tc_cache_listing_count(const tc_cache_listing *listing, size_t *count);
+/* The index-th record. Past the end: TC_ERROR_INVALID_ARGUMENT. */
+TC_API int tc_cache_listing_entry(const tc_cache_listing *listing, size_t index, tc_cache_entry *entry);
+/* The index-th history entry of the entry-th record (index < its history_count): measured and
+ * cut-off entries fastest first, then the failures. */
+TC_API int tc_cache_listing_history(const tc_cache_listing *listing, size_t entry, size_t index,
+                                    tc_cache_history_entry *history);
+/* Every sound history entry of the cache, those of keys without a record included. */
+TC_API int tc_cache_listing_history_total(const tc_cache_listing *listing, size_t *count);
+/* Damaged entries: *id is "record <16 hex digits of its database key>" or "history <16 hex>:<16
+ * hex>", *why what is wrong ("record checksum mismatch (the record is damaged)", "record of cache
+ * schema 2 (this libtc reads schema 3)", ...). Strings are owned by the listing. */
+TC_API int tc_cache_listing_damage_count(const tc_cache_listing *listing, size_t *count);
+TC_API int tc_cache_listing_damage(const tc_cache_listing *listing, size_t index, const char **id,
+                                   const char **why);
+
+/* Removes every record and history entry of a cache (cache_dir NULL: the default) in one write
+ * transaction; the database files stay (mode 0600). Safe while other threads and processes use
+ * the cache: they see it whole before, or empty after. A directory without a cache is
+ * TC_ERROR_CACHE ("no cache at '<dir>'"). */
+TC_API int tc_cache_clear(const char *cache_dir);
+
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);
@@ -232,7 +308,10 @@ TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
  * the span of the faster ones, and an output's byte span [first element, last element] must
  * not intersect another output's or an input's span (so interleaved outputs are rejected).
  * A device type the backend does not accept is TC_ERROR_SHAPE. Equivalent to tc_run_async with
- * a NULL stream. */
+ * a NULL stream. The cpu backend runs parallel loops on the calling thread and on worker
+ * threads of one process-wide pool (at most the kernel's `threads` in all); the workers are
+ * started on first use, live until the process exits, and after each loop spin for up to
+ * 200 microseconds before sleeping, so that the next loop finds them running. */
 TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                   DLTensor *outputs, size_t num_outputs);
 

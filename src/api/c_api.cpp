@@ -5,6 +5,7 @@
 #include "api/handles.h"
 #include "api/status.h"
 #include "ir/describe.h"
+#include "cache/listing.h"
 #include "cache/location.h"
 #include "cache/transfer.h"
 #include "tune/cached_compile.h"
@@ -100,13 +101,21 @@ std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc:
   return out;
 }
 
-// The directory tc_cache_export/import name: cache_dir, or the default of option cache=auto.
+// The directory the tc_cache_* calls name: cache_dir, or the default of option cache=auto.
 std::string cache_directory(const char* cache_dir) {
   if (cache_dir != nullptr) return cache_dir;
   std::optional<std::string> dir = tc::cache::resolve_dir("auto");
   if (!dir) fail(TC_ERROR_CACHE, "no default cache directory (TC_CACHE_DIR is off, or neither XDG_CACHE_HOME nor HOME is set)");
   return *dir;
 }
+
+void require_index(size_t index, size_t count, const char* what) {
+  if (index >= count)
+    fail(TC_ERROR_INVALID_ARGUMENT, std::string(what) + " index " + std::to_string(index) + " is out of range (there are " +
+                                        std::to_string(count) + ")");
+}
+
+void require_listing(const tc_cache_listing* l) { require(l, "listing"); }
 
 // The device types `backend` accepts, as the runtime's validator checks them.
 tc::runtime::DeviceRule devices_of(const tc::backends::Backend& backend) {
@@ -321,6 +330,85 @@ TC_API int tc_cache_import(const char* cache_dir, const char* file) {
     auto store = tc::cache::Store::open(cache_directory(cache_dir), true);
     tc::cache::import_from(*store, file);
   });
+}
+
+TC_API int tc_cache_list(tc_cache_listing** out, const char* cache_dir) {
+  return guarded([&] {
+    require(out, "out");
+    auto store = tc::cache::Store::open_existing(cache_directory(cache_dir));
+    auto listing = std::make_unique<tc_cache_listing>();
+    listing->listing = tc::cache::list(*store);
+    *out = listing.release();
+  });
+}
+
+TC_API void tc_cache_listing_destroy(tc_cache_listing* listing) { delete listing; }
+
+TC_API int tc_cache_listing_count(const tc_cache_listing* listing, size_t* count) {
+  return guarded([&] {
+    require_listing(listing);
+    require(count, "count");
+    *count = listing->listing.entries.size();
+  });
+}
+
+TC_API int tc_cache_listing_entry(const tc_cache_listing* listing, size_t index, tc_cache_entry* entry) {
+  return guarded([&] {
+    require_listing(listing);
+    require(entry, "entry");
+    require_index(index, listing->listing.entries.size(), "entry");
+    const auto& e = listing->listing.entries[index];
+    const tc::cache::Record& r = e.record;
+    *entry = tc_cache_entry{e.key_hash.c_str(), r.key.c_str(), r.def.c_str(), r.sizes.c_str(), r.backend.c_str(),
+                            r.target.c_str(), r.knobs.c_str(), r.best_ms, r.default_ms, r.candidates, r.date.c_str(),
+                            r.libtc.c_str(), r.family.c_str(), static_cast<int64_t>(r.artefact.size()),
+                            static_cast<int64_t>(e.history.size())};
+  });
+}
+
+TC_API int tc_cache_listing_history(const tc_cache_listing* listing, size_t entry, size_t index,
+                                    tc_cache_history_entry* history) {
+  return guarded([&] {
+    require_listing(listing);
+    require(history, "history");
+    require_index(entry, listing->listing.entries.size(), "entry");
+    const auto& all = listing->listing.entries[entry].history;
+    require_index(index, all.size(), "history");
+    const tc::cache::HistoryEntry& h = all[index];
+    *history = tc_cache_history_entry{h.knobs.c_str(), tc::cache::outcome_text(h.outcome), h.ms, h.why.c_str(),
+                                      h.date.c_str()};
+  });
+}
+
+TC_API int tc_cache_listing_history_total(const tc_cache_listing* listing, size_t* count) {
+  return guarded([&] {
+    require_listing(listing);
+    require(count, "count");
+    *count = listing->listing.history_entries;
+  });
+}
+
+TC_API int tc_cache_listing_damage_count(const tc_cache_listing* listing, size_t* count) {
+  return guarded([&] {
+    require_listing(listing);
+    require(count, "count");
+    *count = listing->listing.damage.size();
+  });
+}
+
+TC_API int tc_cache_listing_damage(const tc_cache_listing* listing, size_t index, const char** id, const char** why) {
+  return guarded([&] {
+    require_listing(listing);
+    require(id, "id");
+    require(why, "why");
+    require_index(index, listing->listing.damage.size(), "damage");
+    *id = listing->listing.damage[index].id.c_str();
+    *why = listing->listing.damage[index].why.c_str();
+  });
+}
+
+TC_API int tc_cache_clear(const char* cache_dir) {
+  return guarded([&] { tc::cache::Store::open_existing(cache_directory(cache_dir))->clear(); });
 }
 
 TC_API int tc_kernel_num_outputs(const tc_kernel* kernel, size_t* count) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "cache/listing.h"
 #include "ir/bind.h"
 #include "runtime/validate.h"
 
@@ -29,4 +30,8 @@ struct tc_kernel {
 
 struct tc_options {
   tc::backends::OptionSet options;
+};
+
+struct tc_cache_listing {
+  tc::cache::Listing listing;  // immutable once made: the tc_cache_entry strings point into it
 };

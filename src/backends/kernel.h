@@ -24,6 +24,9 @@ class Kernel {
                    const ExecutionContext& context) const = 0;
   // What was compiled and how (backend, options, schedule decisions), for tc_kernel_describe.
   virtual std::string describe() const = 0;
+  // The compiled code as bytes that Backend::load turns back into this kernel in a later
+  // process (the cache keeps them), or "" when the backend cannot reload its kernels.
+  virtual std::string artefact() const { return {}; }
 };
 
 }  // namespace tc::backends

@@ -5,6 +5,7 @@
 
 #include <lmdb.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <map>
 #include <mutex>
@@ -17,7 +18,7 @@ namespace tc::cache {
 
 struct Store::Env {
   MDB_env* env = nullptr;
-  MDB_dbi records = 0;
+  MDB_dbi records = 0, history = 0;
   std::shared_mutex resize;
   std::string path;
 };
@@ -50,11 +51,12 @@ std::shared_ptr<Store::Env> open_env(const std::string& dir) {
   MDB_txn* txn = nullptr;
   rc = mdb_txn_begin(e->env, nullptr, 0, &txn);
   if (rc == 0) rc = mdb_dbi_open(txn, "records", MDB_CREATE, &e->records);
+  if (rc == 0) rc = mdb_dbi_open(txn, "history", MDB_CREATE, &e->history);
   if (rc == 0) rc = mdb_txn_commit(txn);
   else if (txn) mdb_txn_abort(txn);
   if (rc != 0) {
     mdb_env_close(e->env);
-    lmdb_fail(dir, "cannot open its records table", rc);
+    lmdb_fail(dir, "cannot open its tables", rc);
   }
   return e;
 }
@@ -110,12 +112,51 @@ void transact(Store::Env& e, bool write, F&& f) {
   fail(TC_ERROR_CACHE, "cache '" + e.path + "': the database kept growing; giving up");
 }
 
+// Every (key, value) of `table` whose key starts with `prefix`, in key order, in one read
+// transaction (copied out: LMDB's pointers die with it).
+std::vector<std::pair<std::string, std::string>> scan(Store::Env& e, MDB_dbi table, const std::string& prefix) {
+  std::vector<std::pair<std::string, std::string>> raw;
+  transact(e, false, [&](MDB_txn* txn) {
+    raw.clear();
+    MDB_cursor* c = nullptr;
+    int rc = mdb_cursor_open(txn, table, &c);
+    if (rc != 0) return rc;
+    MDB_val k{prefix.size(), const_cast<char*>(prefix.data())}, v;
+    rc = mdb_cursor_get(c, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
+    for (; rc == 0 && bytes_of(k).compare(0, prefix.size(), prefix) == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+      raw.emplace_back(bytes_of(k), bytes_of(v));
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+  });
+  return raw;
+}
+
+// The history entries of `raw`, each checked against the database key it is stored under.
+std::vector<HistoryEntry> history_of(const std::vector<std::pair<std::string, std::string>>& raw,
+                                     const Store::Damaged& damaged) {
+  std::vector<HistoryEntry> out;
+  for (const auto& [k, bytes] : raw) {
+    std::string why;
+    std::optional<HistoryEntry> h = decode_history(bytes, why);
+    if (!h) damaged(k, why);
+    else if (history_key(h->key, h->knobs) != k) damaged(k, "stored under another key's or knobs' hash");
+    else out.push_back(*h);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::shared_ptr<Store> Store::open(const std::string& dir, bool create) {
   std::string why = check_dir(dir, create);
   if (!why.empty()) fail(TC_ERROR_CACHE, why);
   return std::shared_ptr<Store>(new Store(dir, env_for(dir)));
+}
+
+std::shared_ptr<Store> Store::open_existing(const std::string& dir) {
+  struct stat st{};
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0) fail(TC_ERROR_CACHE, "no cache at '" + dir + "'");
+  return open(dir, false);
 }
 
 std::optional<Record> Store::get(const std::string& key_text) const {
@@ -136,7 +177,9 @@ std::optional<Record> Store::get(const std::string& key_text) const {
   return r;
 }
 
-bool Store::put_if_faster(const Record& r) {
+// Stores r in one write transaction unless `keep(current)` says the stored record (decoded,
+// of the same key) stays; a damaged record is replaced.
+bool Store::put_unless(const Record& r, const std::function<bool(const Record&)>& keep) {
   std::string hash = key_hash(r.key), bytes = encode(r);
   bool stored = false;
   transact(*env_, true, [&](MDB_txn* txn) {
@@ -146,7 +189,7 @@ bool Store::put_if_faster(const Record& r) {
     if (rc == 0) {
       std::string why;
       std::optional<Record> current = decode(bytes_of(old), why);
-      if (current && current->key == r.key && current->best_ms <= r.best_ms) return 0;  // keep the faster
+      if (current && current->key == r.key && keep(*current)) return 0;
     } else if (rc != MDB_NOTFOUND) {
       return rc;
     }
@@ -158,21 +201,17 @@ bool Store::put_if_faster(const Record& r) {
   return stored;
 }
 
-std::vector<Record> Store::all(const std::function<void(const std::string&, const std::string&)>& damaged) const {
-  std::vector<std::pair<std::string, std::string>> raw;
-  transact(*env_, false, [&](MDB_txn* txn) {
-    raw.clear();
-    MDB_cursor* c = nullptr;
-    int rc = mdb_cursor_open(txn, env_->records, &c);
-    if (rc != 0) return rc;
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
-      raw.emplace_back(bytes_of(k), bytes_of(v));
-    mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-  });
+bool Store::put_if_faster(const Record& r) {
+  return put_unless(r, [&](const Record& current) { return current.best_ms <= r.best_ms; });
+}
+
+bool Store::replace_if_knobs(const Record& r, const std::string& knobs) {
+  return put_unless(r, [&](const Record& current) { return current.knobs != knobs; });
+}
+
+std::vector<Record> Store::all(const Damaged& damaged) const {
   std::vector<Record> out;
-  for (const auto& [hash, bytes] : raw) {
+  for (const auto& [hash, bytes] : scan(*env_, env_->records, "")) {
     std::string why;
     std::optional<Record> r = decode(bytes, why);
     if (!r) damaged(hash, why);
@@ -180,6 +219,34 @@ std::vector<Record> Store::all(const std::function<void(const std::string&, cons
     else out.push_back(*r);
   }
   return out;
+}
+
+void Store::put_history(const HistoryEntry& h) {
+  std::string k = history_key(h.key, h.knobs), bytes = encode(h);
+  transact(*env_, true, [&](MDB_txn* txn) {
+    MDB_val key{k.size(), k.data()}, v{bytes.size(), bytes.data()};
+    return mdb_put(txn, env_->history, &key, &v, 0);
+  });
+}
+
+std::vector<HistoryEntry> Store::history(const std::string& key_text, const Damaged& damaged) const {
+  std::vector<HistoryEntry> out;
+  for (HistoryEntry& h : history_of(scan(*env_, env_->history, history_prefix(key_text)), damaged)) {
+    if (h.key == key_text) out.push_back(std::move(h));
+    else damaged(history_key(h.key, h.knobs), "holds another key (a hash collision)");
+  }
+  return out;
+}
+
+std::vector<HistoryEntry> Store::all_history(const Damaged& damaged) const {
+  return history_of(scan(*env_, env_->history, ""), damaged);
+}
+
+void Store::clear() {
+  transact(*env_, true, [&](MDB_txn* txn) {
+    int rc = mdb_drop(txn, env_->records, 0);
+    return rc == 0 ? mdb_drop(txn, env_->history, 0) : rc;
+  });
 }
 
 }  // namespace tc::cache

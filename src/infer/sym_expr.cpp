@@ -1,4 +1,4 @@
-// sym_expr.cpp — SymExpr over Halide IR: construction, printing, and a 64-bit evaluator
+// sym_expr.cpp — SymExpr over Halide IR: construction, printing, renaming, and a 64-bit evaluator
 // for the node kinds inference produces (arithmetic, min/max, select, comparisons).
 #include "infer/sym_expr.h"
 
@@ -27,6 +27,13 @@ std::string SymExpr::to_string() const {
   std::ostringstream os;
   os << *e_;
   return os.str();
+}
+
+SymExpr SymExpr::renamed(const std::map<std::string, std::string>& names) const {
+  if (!defined()) return *this;
+  std::map<std::string, Halide::Expr> with;
+  for (const auto& [from, to] : names) with[from] = HI::Variable::make(Halide::Int(32), to);  // as size() makes them
+  return SymExpr(HI::substitute(with, *e_));
 }
 
 namespace {

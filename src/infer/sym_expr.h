@@ -32,6 +32,9 @@ class SymExpr {
   // As try_evaluate; an overflow is TC_ERROR_UNSUPPORTED naming the expression.
   int64_t evaluate(const SizeValues& sizes) const;
   std::string to_string() const;
+  // The same expression with sizes renamed (`names`: old -> new, all at once; others kept), for
+  // texts that must not depend on what the program called its sizes.
+  SymExpr renamed(const std::map<std::string, std::string>& names) const;
 
  private:
   std::shared_ptr<const Halide::Expr> e_;

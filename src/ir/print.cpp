@@ -6,6 +6,7 @@
 #include "ir/print.h"
 
 #include <cstdio>
+#include <map>
 
 #include "ir/describe.h"
 #include "support/error.h"
@@ -37,12 +38,17 @@ std::string hex_float(double v) {
   return buf;
 }
 
+// Names: the program's, or positions (bound, and the family text). Extents and ranges: numbers
+// (bound) or symbolic in the sizes' names.
 class Printer {
  public:
-  Printer(const Def& def, const BoundDef* bound) : def_(def), bound_(bound) {}
+  Printer(const Def& def, const BoundDef* bound, bool positional) : def_(def), bound_(bound), positional_(positional) {
+    if (positional_)
+      for (size_t s = 0; s < def_.size_names.size(); ++s) sizes_[def_.size_names[s]] = size_name(static_cast<int>(s));
+  }
 
   std::string run() {
-    std::string out = bound_ ? "tc-ir 1 bound\n" : "tc-ir 1 def " + def_.name + "\n";
+    std::string out = bound_ ? "tc-ir 1 bound\n" : positional_ ? "tc-ir 1 family\n" : "tc-ir 1 def " + def_.name + "\n";
     for (size_t s = 0; s < def_.size_names.size(); ++s)
       out += "size " + size_name(static_cast<int>(s)) +
              (bound_ ? " = " + std::to_string(bound_->size_values[s]) : std::string()) + "\n";
@@ -52,15 +58,16 @@ class Printer {
   }
 
  private:
-  std::string tensor_name(int t) const { return bound_ ? "t" + std::to_string(t) : def_.tensors[t].name; }
-  std::string size_name(int s) const { return bound_ ? "s" + std::to_string(s) : def_.size_names[s]; }
-  std::string var_name(const Stmt& st, int v) const { return bound_ ? "v" + std::to_string(v) : st.vars[v]; }
+  std::string tensor_name(int t) const { return positional_ ? "t" + std::to_string(t) : def_.tensors[t].name; }
+  std::string size_name(int s) const { return positional_ ? "s" + std::to_string(s) : def_.size_names[s]; }
+  std::string var_name(const Stmt& st, int v) const { return positional_ ? "v" + std::to_string(v) : st.vars[v]; }
+  std::string symbolic(const infer::SymExpr& e) const { return extent_text(positional_ ? e.renamed(sizes_) : e); }
 
   std::string tensor_line(int t) const {
     const Tensor& x = def_.tensors[t];
     std::string out = std::string(role_name(x.role)) + " " + tensor_name(t) + ": " + name(x.type) + "(";
     for (int d = 0; d < x.ndim; ++d)
-      out += (d ? ", " : "") + (bound_ ? std::to_string(bound_->tensors[t].shape[d]) : extent_text(x.extents[d]));
+      out += (d ? ", " : "") + (bound_ ? std::to_string(bound_->tensors[t].shape[d]) : symbolic(x.extents[d]));
     return out + ")\n";
   }
 
@@ -75,8 +82,8 @@ class Printer {
         lo = std::to_string(bound_->ranges[si][v].first);
         hi = std::to_string(bound_->ranges[si][v].second);
       } else {
-        lo = extent_text(st.domain[v].lo);
-        hi = extent_text(st.domain[v].hi);
+        lo = symbolic(st.domain[v].lo);
+        hi = symbolic(st.domain[v].hi);
       }
       out += (v ? ", " : "") + var_name(st, static_cast<int>(v)) + " in " + lo + ":" + hi;
     }
@@ -120,12 +127,16 @@ class Printer {
 
   const Def& def_;
   const BoundDef* bound_;
+  bool positional_;
+  std::map<std::string, std::string> sizes_;  // positional: the size names' positional names
 };
 
 }  // namespace
 
-std::string to_text(const Def& def) { return Printer(def, nullptr).run(); }
+std::string to_text(const Def& def) { return Printer(def, nullptr, false).run(); }
 
-std::string canonical_text(const BoundDef& bound) { return Printer(bound.def(), &bound).run(); }
+std::string canonical_text(const BoundDef& bound) { return Printer(bound.def(), &bound, true).run(); }
+
+std::string family_text(const Def& def) { return Printer(def, nullptr, true).run(); }
 
 }  // namespace tc::ir

@@ -1,9 +1,13 @@
-// thread_pool.cpp — see thread_pool.h. A job is a range of task indices claimed one at a time
-// through an atomic counter by the caller and by helper workers; helpers join while the job
-// has free slots, and the caller waits only for the helpers that joined.
+// thread_pool.cpp — see thread_pool.h. A job is a range of task indices claimed in chunks of
+// consecutive indices through an atomic counter by the caller and by helper workers; helpers join while the job
+// has free slots, and the caller waits only for the helpers that joined. An idle worker spins
+// for kSpin before it sleeps, so that back-to-back parallel loops (a kernel's stages, a
+// framework's calls) find it running on its own core instead of waking it.
 #include "runtime/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -27,13 +31,38 @@ struct Job {
   int free_slots = 0;  // helpers still wanted (guarded by the pool mutex)
   int active = 0;      // helpers working on it (guarded by the pool mutex)
 
+  int chunk = 1;  // consecutive indices claimed at once (see kChunksPerThread)
+
   void work() {
-    for (int i = next.fetch_add(1); i < extent; i = next.fetch_add(1)) {
-      int s = task(user_context, min + i, closure);
-      if (s != 0) status.store(s);
-    }
+    for (int first = next.fetch_add(chunk); first < extent; first = next.fetch_add(chunk))
+      for (int i = first; i < extent && i < first + chunk; ++i) {
+        int s = task(user_context, min + i, closure);
+        if (s != 0) status.store(s);
+      }
   }
 };
+
+// A thread claims consecutive indices, about 1/kChunksPerThread of its share at a time, not
+// one: neighbouring tasks read neighbouring data (a convolution's output rows share input
+// rows), which then stays in one core's caches, and the shared counter is touched less.
+// Measured with 2 threads: tbmm 0.61-0.67 -> 0.52-0.57 ms, maxpool 1.18-1.61 -> 0.95-1.0 ms
+// (chunks of 1 index against 4 to 16 chunks per thread); enough chunks remain to balance
+// threads that start late.
+constexpr int kChunksPerThread = 8;
+
+// How long an idle worker polls for a job before it sleeps. A sleeping worker is woken late
+// (on a VM, waking an idle virtual CPU is slow), and for a short loop the caller has done most
+// of the work by then: on a 2-core VM softmax 128x1000 with 2 threads took 0.062 or 0.080 ms
+// depending on the process, and 0.044 ms in every one of 5 processes with workers spinning.
+// This is what OpenMP runtimes and OpenBLAS do too; the cost is at most this much CPU time
+// per worker after the last loop.
+constexpr std::chrono::microseconds kSpin{200};
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 class Pool {
  public:
@@ -44,11 +73,13 @@ class Pool {
 
   int run(int threads, Job& job) {
     int helpers = std::min(threads, job.extent) - 1;
+    job.chunk = std::max(1, job.extent / (threads * kChunksPerThread));
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!grow(helpers)) return kThreadStartFailed;
       job.free_slots = helpers;
       if (helpers > 0) queue_.push_back(&job);
+      queued_.store(!queue_.empty(), std::memory_order_release);
     }
     cv_.notify_all();
     in_task = true;
@@ -56,6 +87,7 @@ class Pool {
     in_task = false;
     std::unique_lock<std::mutex> lock(mu_);
     if (job.free_slots > 0) remove(&job);
+    queued_.store(!queue_.empty(), std::memory_order_release);
     done_.wait(lock, [&] { return job.active == 0; });
     return job.status.load();
   }
@@ -85,13 +117,28 @@ class Pool {
       }
   }
 
+  // Polls for a queued job for up to kSpin, without the lock.
+  void spin() {
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; !queued_.load(std::memory_order_acquire); ++i) {
+      cpu_relax();
+      if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return;
+    }
+  }
+
   void loop() {
     in_task = true;  // a loop started from a task runs serially
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
+      if (queue_.empty()) {
+        lock.unlock();
+        spin();
+        lock.lock();
+      }
       cv_.wait(lock, [&] { return !queue_.empty(); });
       Job* job = queue_.front();
       if (--job->free_slots == 0) queue_.pop_front();
+      queued_.store(!queue_.empty(), std::memory_order_release);
       ++job->active;
       lock.unlock();
       job->work();
@@ -103,6 +150,7 @@ class Pool {
   std::mutex mu_;
   std::condition_variable cv_, done_;
   std::deque<Job*> queue_;
+  std::atomic<bool> queued_{false};  // !queue_.empty(), readable without the lock
   std::vector<std::thread> workers_;
 };
 

@@ -10,6 +10,7 @@
 #include "cache/store.h"
 #include "ir/print.h"
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace tc::tune {
 namespace {
@@ -25,13 +26,7 @@ std::string explicit_knobs(const backends::Backend& backend, const backends::Opt
 // options with a record's knob values applied ("cpu.tile=32x4 cpu.unroll=8"). Throws
 // TC_ERROR_INVALID_ARGUMENT when a stored value is no longer valid.
 backends::OptionSet with_knobs(backends::OptionSet options, const std::string& knobs) {
-  std::istringstream words(knobs);
-  std::string kv;
-  while (words >> kv) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos) fail(TC_ERROR_INVALID_ARGUMENT, "stored knob '" + kv + "' is not KEY=VALUE");
-    options.set(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  for (const auto& [key, value] : knob_text_values(knobs)) options.set(key, value);
   return options;
 }
 
@@ -46,13 +41,91 @@ bool exists(const std::string& dir) {
   return ::stat(dir.c_str(), &st) == 0;
 }
 
+// Puts the backend's shared code kept in `store` in place if the process has none yet; "" or
+// why the kept copy could not be used.
+std::string use_shared_code(const cache::Store& store, const backends::Backend& backend, const backends::Target& target) {
+  std::string key = shared_code_key(backend, target);
+  if (key.empty() || backend.has_shared_code(target)) return "";
+  try {
+    std::optional<cache::Record> r = store.get(key);
+    if (r) backend.use_shared_code(target, r->artefact);
+    return "";
+  } catch (const Error& e) {
+    return std::string("; the cached runtime was not used: ") + e.what();
+  }
+}
+
+// The kernel from a record's compiled code, or null with `why` set when it cannot be used here.
+std::unique_ptr<backends::Kernel> load_artefact(const ir::BoundDef& bound, const backends::Backend& backend,
+                                                const backends::Target& target, const backends::OptionSet& options,
+                                                const cache::Record& r, std::string& why) {
+  if (r.artefact.empty()) {
+    why = "no compiled code stored";
+    return nullptr;
+  }
+  try {
+    return backend.load(bound, target, options.values_for(backend), r.artefact);
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+// What every key text starts with: its kind and the schema, the libtc version, the backend.
+std::string header_lines(const char* kind, const backends::Backend& backend) {
+  return std::string(kind) + " " + std::to_string(cache::kSchemaVersion) + "\nlibtc " TC_VERSION_STRING "\nbackend " +
+         backend.name() + "\n";
+}
+
+// What a key and a family share: the header, the target and `checked` lines.
+std::string key_lines(const char* kind, const backends::Backend& backend, const backends::Target& target,
+                      const backends::OptionSet& options) {
+  return header_lines(kind, backend) + "target " + backend.target_key(target) + "\nchecked " + options.get("checked") +
+         "\n";
+}
+
 }  // namespace
+
+std::map<std::string, std::string> knob_text_values(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream words(text);
+  std::string kv;
+  while (words >> kv) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) fail(TC_ERROR_INVALID_ARGUMENT, "stored knob '" + kv + "' is not KEY=VALUE");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string shared_code_key(const backends::Backend& backend, const backends::Target& target) {
+  std::string key = backend.shared_code_key(target);
+  if (key.empty()) return key;
+  return header_lines("tc-shared-code", backend) + key;
+}
+
+void store_shared_code(cache::Store& store, const backends::Backend& backend, const backends::Target& target) {
+  std::string key = shared_code_key(backend, target);
+  if (key.empty() || store.get(key)) return;
+  cache::Record r;
+  r.key = key;
+  r.def = "(shared code)";
+  r.backend = backend.name();
+  r.target = backend.target_key(target);
+  r.libtc = TC_VERSION_STRING;
+  r.date = cache::utc_now();
+  r.artefact = backend.shared_code(target);
+  if (!r.artefact.empty()) store.put_if_faster(r);
+}
 
 std::string cache_key(const ir::BoundDef& bound, const backends::Backend& backend, const backends::Target& target,
                       const backends::OptionSet& options) {
-  return "tc-cache-key " + std::to_string(cache::kSchemaVersion) + "\nlibtc " TC_VERSION_STRING "\nbackend " +
-         backend.name() + "\ntarget " + backend.target_key(target) + "\nchecked " + options.get("checked") + "\n" +
-         ir::canonical_text(bound);
+  return key_lines("tc-cache-key", backend, target, options) + ir::canonical_text(bound);
+}
+
+std::string family_key(const ir::Def& def, const backends::Backend& backend, const backends::Target& target,
+                       const backends::OptionSet& options) {
+  return sha256_hex(key_lines("tc-cache-family", backend, target, options) + ir::family_text(def));
 }
 
 Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) {
@@ -71,20 +144,28 @@ Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) 
   } else {
     try {
       auto store = cache::Store::open(*dir, false);
+      std::string runtime_note = use_shared_code(*store, backend, target);
       std::optional<cache::Record> r = store->get(cache_key(bound, backend, target, options));
       if (!r) {
-        out.provenance = "cache: miss in '" + *dir + "'";
+        out.provenance = "cache: miss in '" + *dir + "'" + runtime_note;
       } else {
         out.options = with_knobs(options, r->knobs);
         out.cache_hit = true;
+        std::string why;
+        out.kernel = load_artefact(bound, backend, target, out.options, *r, why);
         out.provenance = "cache: hit in '" + *dir + "': " + r->knobs + " (tuned " + r->date + ", " + speedup(*r) +
-                         " faster than the default, " + std::to_string(r->candidates) + " candidates)";
+                         " faster than the default, " + std::to_string(r->candidates) + " candidates); " +
+                         (out.kernel ? "code loaded from the cache" : "compiled from the stored knobs: " + why) +
+                         runtime_note;
       }
     } catch (const Error& e) {
       out.options = options;
+      out.cache_hit = false;
+      out.kernel.reset();
       out.provenance = std::string("cache: not used: ") + e.what();
     }
   }
+  if (out.kernel) return out;
   out.kernel = backend.compile(bound, target, out.options.values_for(backend));
   return out;
 }

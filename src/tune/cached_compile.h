@@ -1,21 +1,40 @@
 // cached_compile.h — compiling through the compilation cache: the cache key of a bound def for
 // a backend and options (the canonical text of the IR, the backend, its target key, the options
-// that change results, the cache schema and the libtc version), and tc_compile's path: look the
-// key up, compile with the knob values a record holds, or without them when there is no record
-// or the cache cannot be used (the reason goes into the kernel's description; a broken cache
-// never breaks a compile). It does not tune or write the cache.
+// that change results, the cache schema and the libtc version) and its family (the same def at
+// any sizes), and tc_compile's path: look the key up; on a hit, link the record's compiled code
+// (warm start) or, when that code cannot be used here, compile with the record's knob values;
+// without a record, or when the cache cannot be used, compile the default (the reason goes
+// into the kernel's description; a broken cache never breaks a compile). The backend's shared
+// code (cpu: Halide's runtime) is taken from the cache when it holds it. It does not tune; only
+// store_shared_code writes (for the tuner).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
 #include "backends/registry.h"
+#include "cache/store.h"
 #include "ir/bind.h"
 
 namespace tc::tune {
 
 std::string cache_key(const ir::BoundDef& bound, const backends::Backend& backend, const backends::Target& target,
                       const backends::OptionSet& options);
+// The record field `family`: the SHA-256 of what cache_key says of a def at any sizes (its
+// family text, print.h); records of one family are the same def at other sizes, which seed the
+// tuner.
+std::string family_key(const ir::Def& def, const backends::Backend& backend, const backends::Target& target,
+                       const backends::OptionSet& options);
+
+// The knob values of a record's text ("cpu.tile=32x4 cpu.unroll=8"), by key; throws
+// TC_ERROR_INVALID_ARGUMENT on a word that is not KEY=VALUE.
+std::map<std::string, std::string> knob_text_values(const std::string& text);
+
+// The key text of a backend's shared code for a target (Backend::shared_code_key), or "".
+std::string shared_code_key(const backends::Backend& backend, const backends::Target& target);
+// Stores the backend's shared code in `store` unless it is there or the backend has none.
+void store_shared_code(cache::Store& store, const backends::Backend& backend, const backends::Target& target);
 
 struct Compiled {
   std::unique_ptr<backends::Kernel> kernel;

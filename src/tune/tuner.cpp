@@ -8,7 +8,9 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "cache/location.h"
@@ -19,6 +21,9 @@ namespace tc::tune {
 
 namespace testing {
 std::function<void(int, const std::vector<runtime::TensorView>&)> after_check_run;
+std::function<void(const std::vector<std::string>&)> first_population;
+std::function<void(const std::string&)> measuring;
+std::function<double(const std::string&, bool, double)> timed;
 }
 
 namespace {
@@ -36,8 +41,9 @@ struct Knob {
 struct Candidate {
   Point point;
   std::unique_ptr<backends::Kernel> kernel;
-  std::string failure;  // why it failed to compile
-  double ms = INFINITY;
+  std::string failure;  // why it failed (to compile, to run, to agree), for the history
+  cache::Outcome outcome = cache::Outcome::Measured;
+  double ms = INFINITY;  // the median; a cut-off's one run; failures: INFINITY
 };
 
 // Row-major host buffers for the outputs, and views of them.
@@ -90,13 +96,44 @@ std::string point_text(const std::vector<Knob>& knobs, const Point& p) {
   return out;
 }
 
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+// A knob value as positive numbers ("16" -> {16}, "32x4" -> {32, 4}); empty if it is not one.
+std::vector<double> numbers_of(const std::string& value) {
+  std::vector<double> out;
+  std::istringstream parts(value);
+  std::string part;
+  while (std::getline(parts, part, 'x')) {
+    char* end = nullptr;
+    double v = std::strtod(part.c_str(), &end);
+    if (part.empty() || *end != '\0' || !(v > 0)) return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+// The value of `domain` nearest to `value` when both read as numbers of the same arity (the
+// distance of sizes is their ratio: log2), else nullopt. The tuner knows no backend: this is
+// what lets a tile tuned at larger sizes seed a smaller size's search.
+std::optional<std::string> nearest(const std::string& value, const std::vector<std::string>& domain) {
+  std::vector<double> want = numbers_of(value);
+  std::optional<std::string> best;
+  double best_distance = INFINITY;
+  for (const auto& candidate : domain) {
+    std::vector<double> got = numbers_of(candidate);
+    if (want.empty() || got.size() != want.size()) continue;
+    double d = 0;
+    for (size_t i = 0; i < got.size(); ++i) d += std::fabs(std::log2(got[i]) - std::log2(want[i]));
+    if (d < best_distance) best_distance = d, best = candidate;
+  }
+  return best;
+}
+
+// "M=64 K=32 N=48": the sizes of a bound def, in the def's order, for people reading the cache.
+std::string sizes_text(const ir::BoundDef& bound) {
+  std::string out;
+  const auto& names = bound.def().size_names;
+  for (size_t i = 0; i < names.size() && i < bound.size_values.size(); ++i)
+    out += (out.empty() ? "" : " ") + names[i] + "=" + std::to_string(bound.size_values[i]);
+  return out;
 }
 
 class Tuner {
@@ -130,15 +167,24 @@ class Tuner {
 
   Compiled run() {
     start_ = Clock::now();
-    Point start;
-    for (const auto& k : knobs_) start.push_back(options_.get(k.key));
-    std::vector<Point> population = {start};
-    while (static_cast<int>(population.size()) < population_) population.push_back(random_point());
+    for (const auto& k : knobs_) start_point_.push_back(options_.get(k.key));
+    load_history();
+    reference_run();
+    std::vector<Point> population = first_population();
+    if (testing::first_population) {
+      std::vector<std::string> texts;
+      for (const Point& p : population) texts.push_back(point_text(knobs_, p));
+      testing::first_population(texts);
+    }
     for (gen_ = 1; gen_ <= generations_ && !stop_; ++gen_) {
       evaluate(population);
       if (stop_ || gen_ == generations_) break;
       population = genetic_ ? next_generation() : random_generation();
     }
+    // Nothing beat the starting point: that is the search's result, stored so that later
+    // processes find it (and its code) instead of compiling.
+    if (!stored_ && done_ > 1 && best_.point == start_point_ && default_ms_ > 0) store_best(true);
+    confirm();
     return result();
   }
 
@@ -148,6 +194,88 @@ class Tuner {
     if (!dir) return;
     store_ = cache::Store::open(*dir, true);  // TC_ERROR_CACHE before any tuning
     key_ = cache_key(bound_, backend_, target_, options_);
+    family_ = family_key(bound_.def(), backend_, target_, options_);
+  }
+
+  // What the history knows of this key becomes measured_ (a timed point's time is its fitness;
+  // a failed point is never tried again) and may be the best so far. Damaged entries, and those
+  // of another set of knobs (another libtc), are ignored.
+  void load_history() {
+    if (!store_) return;
+    for (const cache::HistoryEntry& h : store_->history(key_, [](const std::string&, const std::string&) {})) {
+      std::map<std::string, std::string> values;
+      try {
+        values = knob_text_values(h.knobs);
+      } catch (const Error&) {
+        continue;  // not this libtc's text: as if unknown
+      }
+      Point p;
+      for (const auto& k : knobs_) p.push_back(values.count(k.key) ? values[k.key] : "");
+      if (point_text(knobs_, p) != h.knobs) continue;
+      double ms = h.timed() ? h.ms : INFINITY;
+      measured_[h.knobs] = {ms, p};
+      if (p == start_point_ && h.timed()) default_ms_ = ms;
+      if (ms < best_.ms) {
+        best_.ms = ms;
+        best_.point = p;
+      }
+    }
+  }
+
+  // The starting point, compiled and run once before anything else: every candidate's outputs
+  // are compared with its outputs; this process's first compilation initialises Halide's lazily
+  // built tables on one thread; and its failure is tc_tune's (tc_compile would fail the same
+  // way). Run whether or not the history knows its time: running is not measuring.
+  void reference_run() {
+    start_kernel_ = backend_.compile(bound_, target_, options_.values_for(backend_));
+    outputs_.zero();
+    start_kernel_->run(inputs_, outputs_.views, backends::ExecutionContext{});
+    if (testing::after_check_run) testing::after_check_run(0, outputs_.views);
+    reference_ = outputs_.bytes;
+  }
+
+  // The starting point; the knobs of every record of this def at any sizes (this one's first,
+  // fitted to this size's domains by fit()); the history's best points; then random points.
+  std::vector<Point> first_population() {
+    std::vector<Point> out = {start_point_};
+    auto add = [&](const Point& p) {
+      if (static_cast<int>(out.size()) < population_ && std::find(out.begin(), out.end(), p) == out.end())
+        out.push_back(p);
+    };
+    if (store_) {
+      std::vector<cache::Record> family;
+      for (cache::Record& r : store_->all([](const std::string&, const std::string&) {}))
+        if (r.family == family_) family.insert(r.key == key_ ? family.begin() : family.end(), std::move(r));
+      for (const cache::Record& r : family) add(fit(r.knobs));
+    }
+    std::vector<std::pair<double, Point>> known;
+    for (const auto& [text, c] : measured_)
+      if (std::isfinite(c.first)) known.push_back(c);
+    std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < known.size() && static_cast<int>(i) < std::max(1, population_ / 5); ++i) add(known[i].second);
+    while (static_cast<int>(out.size()) < population_) out.push_back(random_point());
+    return out;
+  }
+
+  // A record's knobs as a point of this search. A value outside this size's domain (a tile
+  // larger than these extents) becomes the domain's nearest value when both are numbers or NxM
+  // pairs, else the starting point's; so does a knob the record does not name.
+  Point fit(const std::string& knobs) const {
+    std::map<std::string, std::string> values;
+    try {
+      values = knob_text_values(knobs);
+    } catch (const Error&) {
+      return start_point_;  // not this libtc's text
+    }
+    Point p = start_point_;
+    for (size_t k = 0; k < knobs_.size(); ++k) {
+      auto it = values.find(knobs_[k].key);
+      if (it == values.end()) continue;
+      const auto& domain = knobs_[k].values;
+      if (std::find(domain.begin(), domain.end(), it->second) != domain.end()) p[k] = it->second;
+      else if (auto near = nearest(it->second, domain)) p[k] = *near;
+    }
+    return p;
   }
 
   Point random_point() {
@@ -203,30 +331,29 @@ class Tuner {
     return o;
   }
 
-  // Compiles the new points of `population` in parallel, then measures them one at a time.
+  // Compiles the points of `population` that neither this run nor the history knows, in
+  // parallel, then measures them one at a time; each one's outcome goes to the history.
   void evaluate(const std::vector<Point>& population) {
     std::vector<Candidate> fresh;
     for (const auto& p : population) {
       std::string text = point_text(knobs_, p);
       bool seen = measured_.count(text) > 0;
       for (const auto& c : fresh) seen = seen || c.point == p;
-      if (!seen) fresh.push_back(Candidate{p, nullptr, "", INFINITY});
+      if (!seen) fresh.push_back(Candidate{p, nullptr, "", cache::Outcome::Measured, INFINITY});
     }
     planned_ += static_cast<int64_t>(fresh.size());
-    // The starting point first, alone: the others are compared with it, and this process's
-    // first compilation initialises Halide's lazily built tables on one thread. Its failure is
-    // tc_tune's (tc_compile would fail the same way); another candidate's is only counted.
     std::atomic<size_t> next{0};
-    if (gen_ == 1) {
-      fresh[0].kernel = backend_.compile(bound_, target_, options_.values_for(backend_));
-      next = 1;
-    }
     auto worker = [&] {
       for (size_t i; (i = next++) < fresh.size() && elapsed() <= budget_s_;) {
+        if (fresh[i].point == start_point_ && start_kernel_) {  // compiled by reference_run
+          fresh[i].kernel = std::move(start_kernel_);
+          continue;
+        }
         try {
           fresh[i].kernel = backend_.compile(bound_, target_, options_of(fresh[i].point).values_for(backend_));
         } catch (const std::exception& e) {
           fresh[i].failure = e.what();
+          fresh[i].outcome = cache::Outcome::CompileFailed;
         }
       }
     };
@@ -236,12 +363,14 @@ class Tuner {
     for (auto& t : pool) t.join();
     for (auto& c : fresh) {
       if (stop_) break;
-      if (elapsed() > budget_s_) {
+      if (elapsed() > budget_s_ || (!c.kernel && c.failure.empty())) {  // not compiled: the budget ran out
         stop_ = true;
         break;
       }
+      if (testing::measuring) testing::measuring(point_text(knobs_, c.point));
       if (c.kernel) measure(c);
       measured_[point_text(knobs_, c.point)] = {c.ms, c.point};
+      remember(c);
       if (c.ms < best_.ms) {
         best_.ms = c.ms;
         best_.point = c.point;
@@ -253,20 +382,20 @@ class Tuner {
     }
   }
 
-  // One checked run, then the median of up to 7 timed runs (stopped early when the first run
-  // is 5x slower than the best, or the runs take more than a second).
+  // One checked run (not for the starting point: reference_run was its), then the median of up
+  // to 7 timed runs: cut off after the first when it is 5x slower than the best, stopped when
+  // the runs take more than a second.
   void measure(Candidate& c) {
-    int index = static_cast<int>(done_);
+    bool is_start = c.point == start_point_;
     try {
-      outputs_.zero();
-      c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
-      if (testing::after_check_run) testing::after_check_run(index, outputs_.views);
-      if (index == 0) {
-        reference_ = outputs_.bytes;
-      } else {
+      if (!is_start) {
+        outputs_.zero();
+        c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
+        if (testing::after_check_run) testing::after_check_run(++checked_, outputs_.views);
         for (size_t o = 0; o < outputs_.bytes.size(); ++o)
           if (!agrees(outputs_.bytes[o], reference_[o], outputs_.views[o].type, reduction_)) {
             c.failure = "computes a different result than the starting point (output " + std::to_string(o) + ")";
+            c.outcome = cache::Outcome::WrongResult;
             rejected_++;
             return;
           }
@@ -276,31 +405,110 @@ class Tuner {
       for (int r = 0; r < 7; ++r) {
         auto t0 = Clock::now();
         c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
-        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        if (times.size() == 1 && times[0] > 5 * best_.ms) break;
+        times.push_back(adjusted(c.point, false, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()));
+        if (times.size() == 1 && times[0] > 5 * best_.ms) {
+          c.outcome = cache::Outcome::CutOff;
+          c.failure = "its first run took more than 5x the best so far (" + cache::number_text(best_.ms) + " ms)";
+          break;
+        }
         if (std::chrono::duration<double>(Clock::now() - t_start).count() > 1.0) break;
       }
       std::sort(times.begin(), times.end());
       c.ms = times[times.size() / 2];
-      if (index == 0) default_ms_ = c.ms;
+      if (is_start) default_ms_ = c.ms;
     } catch (const std::exception& e) {
-      if (index == 0) throw;  // the starting point cannot run: nothing to compare with
+      if (is_start) throw;  // it ran in reference_run: a failure now is tc_tune's
       c.failure = e.what();
+      c.outcome = cache::Outcome::RunFailed;
       c.ms = INFINITY;
     }
   }
 
-  void store_best() {
-    if (!store_ || done_ == 0) return;  // the starting point is not a tuning result
+  double adjusted(const Point& p, bool confirming, double ms) const {
+    return testing::timed ? testing::timed(point_text(knobs_, p), confirming, ms) : ms;
+  }
+
+  // Winner and start timed in alternation, kConfirmRuns each (their medians compared): the
+  // search measured them minutes apart in one long-lived process, and a start timed in a slow
+  // spell of the machine (measured on a 2-core VM: tmm's default 1.40 ms in the tuning process,
+  // 0.83 in a fresh one) let a slower winner through. A winner that does not hold up gives way
+  // to the start, in the result and in the record this search stored.
+  static constexpr int kConfirmRuns = 9;
+
+  void confirm() {
+    if (best_.point == start_point_ || !best_.kernel || !(default_ms_ > 0)) return;
+    std::unique_ptr<backends::Kernel> start = start_kernel_ ? std::move(start_kernel_)
+                                                            : backend_.compile(bound_, target_, options_.values_for(backend_));
+    std::vector<double> start_ms, best_ms;
+    auto time = [&](const backends::Kernel& k, const Point& p) {
+      auto t0 = Clock::now();
+      k.run(inputs_, outputs_.views, backends::ExecutionContext{});
+      return adjusted(p, true, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    };
+    for (int r = 0; r < kConfirmRuns; ++r) {
+      start_ms.push_back(time(*start, start_point_));
+      best_ms.push_back(time(*best_.kernel, best_.point));
+    }
+    double s = median(start_ms), b = median(best_ms);
+    confirmation_ = "confirmed against the start in alternation: " + cache::number_text(b) + " ms against " +
+                    cache::number_text(s) + " ms";
+    if (b < s) return;
+    std::string refuted = point_text(knobs_, best_.point);
+    confirmation_ = "the winner " + refuted + " did not hold up against the start in alternation (" +
+                    cache::number_text(b) + " ms against " + cache::number_text(s) + " ms): the start is the result";
+    best_.ms = s;
+    best_.point = start_point_;
+    best_.kernel = std::move(start);
+    default_ms_ = s;
+    if (store_) store_->replace_if_knobs(best_record(), refuted);
+  }
+
+  static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+
+  // The candidate's outcome in the history, one write transaction, so that no later run of this
+  // key measures it again.
+  void remember(const Candidate& c) {
+    if (!store_) return;
+    cache::HistoryEntry h;
+    h.key = key_;
+    h.knobs = point_text(knobs_, c.point);
+    h.outcome = c.outcome;
+    h.ms = h.timed() ? c.ms : 0;
+    h.why = c.failure;
+    h.date = cache::utc_now();
+    store_->put_history(h);
+  }
+
+  // `start_is_result`: the search is over and nothing beat the starting point, which is then
+  // its result; before that, the starting point alone is not a tuning result.
+  void store_best(bool start_is_result = false) {
+    if (!store_ || (best_.point == start_point_ && !start_is_result)) return;
+    cache::Record r = best_record();
+    if (!stored_) store_shared_code(*store_, backend_, target_);  // once, before the first kernel that needs it
+    store_->put_if_faster(r);
+    stored_ = true;
+  }
+
+  cache::Record best_record() const {
     cache::Record r;
     r.key = key_;
     r.knobs = point_text(knobs_, best_.point);
     r.best_ms = best_.ms;
     r.default_ms = default_ms_;
     r.candidates = done_ + 1;
-    r.date = utc_now();
+    r.date = cache::utc_now();
     r.libtc = TC_VERSION_STRING;
-    store_->put_if_faster(r);
+    r.backend = backend_.name();
+    r.family = family_;
+    r.def = bound_.def().name;
+    r.sizes = sizes_text(bound_);
+    r.target = backend_.target_key(target_);
+    const backends::Kernel* code = best_.kernel ? best_.kernel.get() : best_.point == start_point_ ? start_kernel_.get() : nullptr;
+    r.artefact = code ? code->artefact() : std::string();
+    return r;
   }
 
   void report() {
@@ -310,18 +518,28 @@ class Tuner {
   }
 
   Compiled result() {
+    if (!best_.kernel && !best_.point.empty() && best_.point != start_point_) {
+      // The best is known only from the history: compiled for the result, and offered to the
+      // cache as any improvement is (put_if_faster keeps the faster record).
+      try {
+        best_.kernel = backend_.compile(bound_, target_, options_of(best_.point).values_for(backend_));
+        if (default_ms_ > 0) store_best();
+      } catch (const std::exception&) {  // it compiled when it was measured; the start will do
+      }
+    }
     Compiled out;
     if (best_.kernel) {
       out.options = options_of(best_.point);
       out.kernel = std::move(best_.kernel);
-    } else {  // the budget ran out before the starting point was measured
+    } else {  // the start is the best, or the budget ran out before it was measured
       out.options = options_;
-      out.kernel = backend_.compile(bound_, target_, options_.values_for(backend_));
+      out.kernel = start_kernel_ ? std::move(start_kernel_) : backend_.compile(bound_, target_, options_.values_for(backend_));
     }
     char line[256];
     std::snprintf(line, sizeof line, "tuned now: %lld candidates (%lld rejected), best %.4g ms, start %.4g ms",
                   static_cast<long long>(done_), static_cast<long long>(rejected_), best_.ms, default_ms_);
-    out.provenance = std::string(line) + (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off");
+    out.provenance = std::string(line) + (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
+                     (confirmation_.empty() ? "" : "; " + confirmation_);
     return out;
   }
 
@@ -342,10 +560,14 @@ class Tuner {
   Clock::time_point start_;
   std::map<std::string, std::pair<double, Point>> measured_;
   Candidate best_;
+  Point start_point_;
+  std::unique_ptr<backends::Kernel> start_kernel_;  // until a candidate or the result takes it
   double default_ms_ = 0;
-  int64_t done_ = 0, planned_ = 0, rejected_ = 0;
+  int64_t done_ = 0, planned_ = 0, rejected_ = 0, checked_ = 0;
   std::shared_ptr<cache::Store> store_;
-  std::string key_;
+  std::string key_, family_;
+  bool stored_ = false;  // a record went to the cache
+  std::string confirmation_;  // what the final comparison of winner and start found
 };
 
 }  // namespace

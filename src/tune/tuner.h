@@ -1,16 +1,28 @@
 // tuner.h — the autotuner: searches the knobs a backend declares (it knows no backend) for the
 // fastest kernel of a bound def on the caller's own inputs. Strategies: `genetic` (the TC
 // paper's: fitness 1/time, roulette selection of three parents, uniform crossover, mutation,
-// elites carried over) and `random`. The first population holds the starting point (the
-// caller's options) and random points. Candidates of a generation are compiled in parallel
-// (tune.threads) and measured one at a time: one run whose outputs are compared with the
-// starting point's (a candidate computing something else is discarded, never stored), then the
-// median of repeated runs, cut short when far slower than the best. A candidate that fails to
-// compile or run is a failure, not an error. The best so far goes to the cache as it improves,
-// so a killed run keeps its progress; the budget (tune.budget seconds) bounds the whole search.
+// elites carried over) and `random`. With the cache on, the tuning history (cache/history.h)
+// records every candidate tried for the key — its time, or why it failed — and is read first:
+// a point it knows is never measured again (its stored time is its fitness; a failed point is
+// skipped). The first population holds the starting point (the caller's options), the knobs of
+// the cache's records of the same def at any sizes (its `family`; values outside this size's
+// domains moved to the nearest one), the history's best points, then random points. The
+// starting point is compiled and run once first: its outputs are what every candidate's must
+// agree with (a candidate computing something else is discarded, never stored). Candidates of a
+// generation are compiled in parallel (tune.threads) and measured one at a time: one checked
+// run, then the median of repeated runs, cut short when far slower than the best. A candidate
+// that fails to compile or run is a failure, not an error. The best so far goes to the cache as
+// it improves, with its compiled code and (once) the backend's shared code, so a killed run
+// keeps its progress and later processes start warm; when nothing beats the starting point,
+// the starting point is stored at the end. Before it returns, the winner is timed against the
+// starting point in alternation: a winner that does not hold up (it beat a start measured in a
+// slower spell of the machine) gives way to the starting point, in the result and in the cache
+// record the search wrote. The budget (tune.budget seconds) bounds the search (a compile
+// already started runs to its end; the final comparison runs after it).
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/tensor_view.h"
@@ -37,6 +49,14 @@ namespace testing {
 // Test-only: called with each candidate's outputs after its checked run (candidate 0 is the
 // starting point); a test makes a candidate compute a wrong result through it.
 extern std::function<void(int candidate, const std::vector<runtime::TensorView>& outputs)> after_check_run;
+// Test-only: called once with the first population's points as knob texts, in order.
+extern std::function<void(const std::vector<std::string>& points)> first_population;
+// Test-only: called with every candidate's knob text as its measurement begins (a failed
+// compilation included; not for points the history knows).
+extern std::function<void(const std::string& knobs)> measuring;
+// Test-only: every timed run's milliseconds pass through it (knob text; whether it is the
+// final comparison of winner and start); a test makes a candidate look faster than it is.
+extern std::function<double(const std::string& knobs, bool confirming, double ms)> timed;
 }  // namespace testing
 
 }  // namespace tc::tune

@@ -6,7 +6,20 @@
  * A[i+1,j+1]; compile always creates an options object, sets the keyword options, compiles,
  * destroys it, then reads the kernel's outputs; run allocates zero-filled column-major
  * outputs of those sizes. Values are checked against loops over Julia's column-major layout.
+ *
+ * tune(prog, entry, inputs...; budget, progress, options...) creates an options object, sets the
+ * keyword options in call order and then tune.budget, calls tc_tune with its @cfunction
+ * callback (non-zero when the progress function returns true or throws) and a pointer to its
+ * state as `user`, destroys the options, then builds the Kernel as compile does; cache_hit,
+ * cache_export(file; cache_dir) and cache_import(file; cache_dir) are one call each. The
+ * binding reads tc_tune_progress through a Julia struct whose C layout it states as constants;
+ * test_julia_tune_progress_layout reads that struct and those constants from the Julia source
+ * (TC_JULIA_SOURCE) and checks them against the C struct.
  */
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "abi_util.h"
 
 #define JULIA_MM "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
@@ -290,6 +303,301 @@ static void test_julia_kernel_outlives_program(void **state) {
   tc_kernel_destroy(k); /* finalizer of the kernel */
 }
 
+/* ---- the autotuner ---------------------------------------------------------------------- */
+
+/* The Julia type each field of tc_tune_progress must have in the binding's TuneProgress. */
+#define JULIA_TYPE(expr) _Generic((expr), int32_t: "Int32", int64_t: "Int64", double: "Float64", default: "?")
+#define PROGRESS_FIELD(name) \
+  { #name, offsetof(tc_tune_progress, name), JULIA_TYPE(((tc_tune_progress *)0)->name) }
+
+static const struct {
+  const char *name;
+  size_t offset;
+  const char *julia_type;
+} progress_fields[] = {
+    PROGRESS_FIELD(generation), PROGRESS_FIELD(generations), PROGRESS_FIELD(candidates_done),
+    PROGRESS_FIELD(candidates_planned), PROGRESS_FIELD(best_ms), PROGRESS_FIELD(default_ms),
+    PROGRESS_FIELD(elapsed_s), PROGRESS_FIELD(budget_s),
+};
+enum { NUM_PROGRESS_FIELDS = sizeof progress_fields / sizeof progress_fields[0] };
+
+/* The rest of the first line of `text` that starts with `prefix` (after leading blanks), from
+ * just after the prefix; NULL if no line does. */
+static const char *line_after(const char *text, const char *prefix) {
+  for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *p = line;
+    while (*p == ' ') ++p;
+    if (strncmp(p, prefix, strlen(prefix)) == 0) return p + strlen(prefix);
+  }
+  return NULL;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) print_error("cannot open %s\n", path);
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)size + 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+  text[size] = '\0';
+  fclose(f);
+  return text;
+}
+
+/* The binding's `struct TuneProgress` (field names and types, in order) and its constants
+ * TUNE_PROGRESS_SIZE and TUNE_PROGRESS_OFFSETS are tc_tune_progress's C layout. */
+static void test_julia_tune_progress_layout(void **state) {
+  (void)state;
+  /* tc.h's layout on the 64-bit ABIs libtc builds for (x86-64, AArch64). */
+  assert_int_equal(sizeof(tc_tune_progress), 56);
+  const size_t c_offsets[NUM_PROGRESS_FIELDS] = {0, 4, 8, 16, 24, 32, 40, 48};
+  for (int i = 0; i < NUM_PROGRESS_FIELDS; ++i) assert_int_equal(progress_fields[i].offset, c_offsets[i]);
+
+  char *jl = read_file(TC_JULIA_SOURCE);
+  const char *body = line_after(jl, "struct TuneProgress");
+  assert_non_null(body);
+  for (int i = 0; i < NUM_PROGRESS_FIELDS; ++i) {
+    body = strchr(body, '\n') + 1;
+    while (*body == ' ') ++body;
+    char name[64] = "", type[64] = "";
+    assert_int_equal(sscanf(body, "%63[a-z_]::%63[A-Za-z0-9]", name, type), 2);
+    if (strcmp(name, progress_fields[i].name) != 0 || strcmp(type, progress_fields[i].julia_type) != 0)
+      print_error("Julia field %d is %s::%s, C has %s (%s)\n", i + 1, name, type, progress_fields[i].name,
+                  progress_fields[i].julia_type);
+    assert_string_equal(name, progress_fields[i].name);
+    assert_string_equal(type, progress_fields[i].julia_type);
+  }
+  body = strchr(body, '\n') + 1;
+  while (*body == ' ') ++body;
+  assert_true(strncmp(body, "end", 3) == 0); /* no further fields */
+
+  const char *size_text = line_after(jl, "const TUNE_PROGRESS_SIZE = ");
+  assert_non_null(size_text);
+  assert_int_equal(strtol(size_text, NULL, 10), sizeof(tc_tune_progress));
+  const char *offsets_text = line_after(jl, "const TUNE_PROGRESS_OFFSETS = (");
+  assert_non_null(offsets_text);
+  for (int i = 0; i < NUM_PROGRESS_FIELDS; ++i) {
+    char *end = NULL;
+    long offset = strtol(offsets_text, &end, 10);
+    assert_true(end != offsets_text);
+    assert_int_equal(offset, progress_fields[i].offset);
+    offsets_text = end;
+    while (*offsets_text == ',' || *offsets_text == ' ') ++offsets_text;
+  }
+  assert_int_equal(*offsets_text, ')'); /* exactly one offset per field */
+  free(jl);
+}
+
+/* tune_inputs(): 48×32 and 32×40 column-major Float32 matrices of small integers. */
+enum { TM = 48, TK = 32, TN = 40 };
+typedef struct {
+  float A[TM * TK], B[TK * TN], want[TM * TN];
+  int64_t a_size[2], a_strides[2], b_size[2], b_strides[2];
+  DLTensor in[2];
+  tc_program *prog;
+  char dir[64]; /* mktempdir(): mode 0700 */
+} tune_case;
+
+static tune_case *tune_case_new(void) {
+  tune_case *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  for (int i = 1; i <= TM; ++i)
+    for (int j = 1; j <= TK; ++j) c->A[(i - 1) + TM * (j - 1)] = (float)((3 * i + 7 * j) % 9 - 4);
+  for (int i = 1; i <= TK; ++i)
+    for (int j = 1; j <= TN; ++j) c->B[(i - 1) + TK * (j - 1)] = (float)((5 * i + 2 * j) % 7 - 3);
+  for (int i = 0; i < TM; ++i) /* A * B, column-major: exact (small integers) */
+    for (int j = 0; j < TN; ++j) {
+      float s = 0;
+      for (int q = 0; q < TK; ++q) s += c->A[i + TM * q] * c->B[q + TK * j];
+      c->want[i + TM * j] = s;
+    }
+  c->a_size[0] = TM, c->a_size[1] = TK, c->b_size[0] = TK, c->b_size[1] = TN;
+  column_major_strides(2, c->a_size, c->a_strides);
+  column_major_strides(2, c->b_size, c->b_strides);
+  c->in[0] = make_tensor(c->A, dt_f32(), 2, c->a_size, c->a_strides);
+  c->in[1] = make_tensor(c->B, dt_f32(), 2, c->b_size, c->b_strides);
+  assert_tc_ok(tc_define(&c->prog, JULIA_MM));
+  strcpy(c->dir, "/tmp/tc-julia-tune-XXXXXX");
+  assert_non_null(mkdtemp(c->dir));
+  return c;
+}
+
+static void tune_case_free(tune_case *c) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+  assert_int_equal(system(cmd), 0);
+  tc_program_destroy(c->prog);
+  free(c);
+}
+
+/* The progress function of a testset, as tune_callback sees it; tune's TuneState is `user`. */
+typedef struct {
+  int calls;
+  tc_tune_progress seen[64];
+  bool stop;  /* the function returns true (or throws): tune_callback returns 1 */
+  bool quiet; /* progress=false: no callback (C_NULL), the state pointer still passed as user */
+} progress_log;
+
+static int julia_tune_callback(const tc_tune_progress *p, void *user) {
+  progress_log *log = user;
+  if (log->calls < 64) log->seen[log->calls] = *p; /* unsafe_load(progress) */
+  log->calls++;
+  return log->stop ? 1 : 0;
+}
+
+/* tune(prog, "mm", A, B; budget=30, progress=f, cache=cache, BAD_START...): the keyword
+ * options in call order, then tune.budget. */
+static int julia_tune(tc_kernel **k, tune_case *c, const char *cache, progress_log *log) {
+  const char *const options[] = {"cache", cache, "cpu.vectorize", "1", "cpu.tile", "1x1", "cpu.unroll", "1",
+                                 "threads", "1", "tune.population", "4", "tune.generations", "2",
+                                 "tune.budget", "30", NULL};
+  tc_options *opts = NULL;
+  int rc = tc_options_create(&opts);
+  if (rc != TC_OK) return rc;
+  for (const char *const *kv = options; kv[0]; kv += 2)
+    if ((rc = tc_options_set(opts, kv[0], kv[1])) != TC_OK) break;
+  if (rc == TC_OK) rc = tc_tune(k, c->prog, "mm", c->in, 2, opts, log->quiet ? NULL : julia_tune_callback, log);
+  tc_options_destroy(opts);
+  return rc;
+}
+
+/* compile(prog, "mm", A, B; cache=cache) -> cache_hit(kernel), after checking run(k, A, B). */
+static int julia_compile_hit(tune_case *c, const char *cache) {
+  tc_kernel *k = NULL;
+  const char *const options[] = {"cache", cache, NULL};
+  assert_tc_ok(julia_compile(&k, c->prog, "mm", c->in, 2, options));
+  tc_tensor_info info[1];
+  assert_int_equal(julia_kernel_outputs(k, info, 1), 1);
+  int hit = -1;
+  assert_tc_ok(tc_kernel_cache_hit(k, &hit));
+  tc_kernel_destroy(k);
+  return hit;
+}
+
+/* run(k, A, B) == A * B */
+static void assert_runs_mm(tune_case *c, const tc_kernel *k) {
+  float C[TM * TN] = {0}; /* zeros(Float32, 48, 40) */
+  int64_t c_size[2] = {TM, TN}, c_strides[2];
+  column_major_strides(2, c_size, c_strides);
+  DLTensor out = make_tensor(C, dt_f32(), 2, c_size, c_strides);
+  assert_tc_ok(tc_run(k, c->in, 2, &out, 1));
+  for (int i = 0; i < TM * TN; ++i) assert_true(C[i] == c->want[i]);
+}
+
+/* @testset "tune, then compile hits the cache" */
+static void test_julia_tune(void **state) {
+  (void)state;
+  tune_case *c = tune_case_new();
+  char cache[96];
+  snprintf(cache, sizeof cache, "%s/cache", c->dir);
+  progress_log log = {0};
+  tc_kernel *k = NULL;
+  assert_tc_ok(julia_tune(&k, c, cache, &log));
+  tc_tensor_info info[1];
+  assert_int_equal(julia_kernel_outputs(k, info, 1), 1); /* Kernel(out[], "mm") */
+  assert_runs_mm(c, k);
+  assert_true(log.calls >= 1 && log.calls <= 64);
+  for (int i = 0; i < log.calls; ++i) {
+    const tc_tune_progress *p = &log.seen[i];
+    assert_int_equal(p->generations, 2);
+    assert_true(p->generation >= 1 && p->generation <= p->generations);
+    assert_int_equal(p->candidates_done, i + 1);
+    assert_true(p->candidates_done <= p->candidates_planned);
+    assert_true(p->best_ms > 0 && p->best_ms <= p->default_ms);
+    assert_true(p->budget_s == 30 && p->elapsed_s >= 0);
+    if (i > 0) assert_true(p->best_ms <= log.seen[i - 1].best_ms);
+  }
+  assert_int_equal(julia_compile_hit(c, "off"), 0);
+  assert_int_equal(julia_compile_hit(c, cache), 1);
+  tc_kernel_destroy(k);
+  tune_case_free(c);
+}
+
+/* @testset "tune: stopping, ..." (the calls that reach libtc) */
+static void test_julia_tune_stops(void **state) {
+  (void)state;
+  tune_case *c = tune_case_new();
+  progress_log log = {0};
+  log.stop = true; /* progress=p -> (n[] += 1; true), or a function that throws */
+  tc_kernel *k = NULL;
+  assert_tc_ok(julia_tune(&k, c, c->dir, &log));
+  assert_int_equal(log.calls, 1);
+  assert_runs_mm(c, k); /* the starting point: returned (or destroyed when the function threw) */
+  tc_kernel_destroy(k);
+  assert_int_equal(julia_compile_hit(c, c->dir), 0); /* nothing beat it: nothing stored */
+
+  /* progress=false: a NULL callback; the state pointer as user, which libtc then never reads */
+  progress_log quiet_log = {0};
+  quiet_log.quiet = true;
+  tc_kernel *quiet = NULL;
+  assert_tc_ok(julia_tune(&quiet, c, "off", &quiet_log));
+  assert_int_equal(quiet_log.calls, 0);
+  assert_runs_mm(c, quiet);
+  tc_kernel_destroy(quiet);
+
+  /* Symbol("tune.population") => 0 fails at tc_options_set; an unknown entry at tc_tune */
+  tc_options *opts = NULL;
+  assert_tc_ok(tc_options_create(&opts));
+  assert_fails_with(tc_options_set(opts, "tune.population", "0"), TC_ERROR_INVALID_ARGUMENT);
+  assert_tc_ok(tc_options_set(opts, "cache", "off"));
+  tc_kernel *none = NULL;
+  assert_fails_with(tc_tune(&none, c->prog, "nope", c->in, 2, opts, NULL, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_null(none);
+  tc_options_destroy(opts);
+  tune_case_free(c);
+}
+
+/* @testset "cache_export, then cache_import into an empty cache" */
+static void test_julia_cache_export_import(void **state) {
+  (void)state;
+  tune_case *c = tune_case_new();
+  char tuned[96], other[96], file[96], junk[96];
+  snprintf(tuned, sizeof tuned, "%s/tuned", c->dir);
+  snprintf(other, sizeof other, "%s/other", c->dir);
+  snprintf(file, sizeof file, "%s/tuned.tccache", c->dir);
+  snprintf(junk, sizeof junk, "%s/junk.tccache", c->dir);
+  progress_log quiet_log = {0};
+  quiet_log.quiet = true; /* progress=false */
+  tc_kernel *k = NULL;
+  assert_tc_ok(julia_tune(&k, c, tuned, &quiet_log));
+  tc_tensor_info info[1];
+  julia_kernel_outputs(k, info, 1);
+  tc_kernel_destroy(k);
+  assert_int_equal(julia_compile_hit(c, tuned), 1);
+  assert_int_equal(julia_compile_hit(c, other), 0);
+  assert_tc_ok(tc_cache_export(tuned, file)); /* cache_export(file; cache_dir=tuned) */
+  struct stat st;
+  assert_int_equal(stat(file, &st), 0);
+  assert_tc_ok(tc_cache_import(other, file));
+  assert_int_equal(julia_compile_hit(c, other), 1);
+
+  FILE *f = fopen(junk, "w");
+  assert_non_null(f);
+  for (int i = 0; i < 10; ++i) fputs("this is not a libtc cache export\n", f);
+  fclose(f);
+  assert_fails_with(tc_cache_import(other, junk), TC_ERROR_CACHE);
+  assert_non_null(strstr(tc_last_error_message(), "junk.tccache"));
+  tune_case_free(c);
+}
+
+/* @testset "an unsafe cache directory is the cache error" */
+static void test_julia_unsafe_cache(void **state) {
+  (void)state;
+  tune_case *c = tune_case_new();
+  assert_int_equal(chmod(c->dir, 0770), 0);
+  progress_log log = {0};
+  tc_kernel *k = NULL;
+  assert_fails_with(julia_tune(&k, c, c->dir, &log), TC_ERROR_CACHE);
+  assert_non_null(strstr(tc_last_error_message(), "writable by group or others"));
+  assert_null(k);
+  assert_int_equal(log.calls, 0); /* checked before any tuning */
+  assert_int_equal(julia_compile_hit(c, c->dir), 0);
+  tune_case_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_julia_matmul),
@@ -298,6 +606,11 @@ int main(void) {
       cmocka_unit_test(test_julia_accumulate),
       cmocka_unit_test(test_julia_errors),
       cmocka_unit_test(test_julia_kernel_outlives_program),
+      cmocka_unit_test(test_julia_tune_progress_layout),
+      cmocka_unit_test(test_julia_tune),
+      cmocka_unit_test(test_julia_tune_stops),
+      cmocka_unit_test(test_julia_cache_export_import),
+      cmocka_unit_test(test_julia_unsafe_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

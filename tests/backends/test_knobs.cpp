@@ -92,3 +92,63 @@ TEST(Knobs, DomainsDerivedFromBoundSizes) {
     if (k->domain)
       for (const auto& v : k->domain(bl)) EXPECT_NO_THROW(k->parse(v)) << k->key << "=" << v;
 }
+
+// Register blocks hold at most 32 accumulator vectors: a tile beyond that is narrowed (and
+// described as such) rather than compiled into fully unrolled code that spills and that took
+// LLVM minutes (fcrelu with cpu.tile=256x8 cpu.unroll=8: over 10 minutes before the cap).
+TEST(Knobs, RegisterBlocksAreNarrowedToTheAccumulatorsThereAre) {
+  const auto& cpu = find_backend("cpu");
+  auto describe = [&](const std::string& src, tc_test::Inputs& in, const std::string& tile) {
+    auto b = tc_test::bind_def(tc_test::build(src), in);
+    OptionSet o;
+    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"cpu.tile", tile}, {"cpu.unroll", "8"}, {"cpu.vectorize", "16"}, {"cpu.pack", "0"}})
+      o.set(k, v);
+    return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
+  };
+  // A register-blocked matmul: 256 wide in vectors of 16, 8 rows, is 128 accumulators; 4
+  // vectors wide (64) fit.
+  const char* mm = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+  tc_test::Inputs mm_in;
+  mm_in.f32({64, 32}).f32({32, 512});
+  std::string wide = describe(mm, mm_in, "256x8");
+  EXPECT_NE(wide.find("register-blocked 64x8 (vector 16)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("tile narrowed to 32 accumulator vectors"), std::string::npos) << wide;
+  std::string fits = describe(mm, mm_in, "48x8");
+  EXPECT_NE(fits.find("register-blocked 48x8 (vector 16)"), std::string::npos) << fits;
+  EXPECT_EQ(fits.find("narrowed"), std::string::npos) << fits;
+  // A dot-product reduction (fcrelu's, contiguous along k): a vector of partial sums per output
+  // element, so 256x8 blocks are 2048 vectors; 4x8 fit.
+  const char* fc = "def fcrelu(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n"
+                   "  O(b,n) +=! I(b,k) * W(n,k)\n  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}";
+  tc_test::Inputs fc_in;
+  fc_in.f32({64, 256}).f32({512, 256}).f32({512});
+  std::string dot = describe(fc, fc_in, "256x8");
+  EXPECT_NE(dot.find("blocks 4x8"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("tile narrowed to 32 accumulator vectors"), std::string::npos) << dot;
+  std::string dot_fits = describe(fc, fc_in, "4x8");
+  EXPECT_NE(dot_fits.find("blocks 4x8"), std::string::npos) << dot_fits;
+  EXPECT_EQ(dot_fits.find("narrowed"), std::string::npos) << dot_fits;
+}
+
+// The default register block comes from the target and the extent: on AVX-512 (32 vector
+// registers) 3 vectors x 8 rows where 48-wide tiles cover the columns with at most 10%
+// recomputed (1024 columns), fewer vectors where they would not (54 columns: 2 vectors
+// compute 64, 3 would compute 96); on 16 registers 2 vectors x 6 rows.
+TEST(Knobs, DefaultRegisterBlockFromTheTargetAndTheExtent) {
+  const auto& cpu = find_backend("cpu");
+  auto describe = [&](int64_t n) {
+    tc_test::Inputs in;
+    in.f32({64, 32}).f32({32, n});
+    auto b = tc_test::bind_def(tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"), in);
+    OptionSet o;
+    return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
+  };
+  std::string wide = describe(1024), narrow = describe(54);
+  if (wide.find("avx512") != std::string::npos) {
+    EXPECT_NE(wide.find("register-blocked 48x8 (vector 16), tiles 48x32"), std::string::npos) << wide;
+    EXPECT_NE(narrow.find("register-blocked 32x8 (vector 16)"), std::string::npos) << narrow;
+  } else {
+    EXPECT_NE(wide.find("x6 (vector"), std::string::npos) << wide;
+  }
+}

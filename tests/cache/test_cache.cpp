@@ -1,8 +1,10 @@
-// test_cache.cpp — the compilation cache's storage layer (src/cache): records round-trip and
-// detect damage (checksum, truncation, garbage, another schema); directories are refused when
-// unsafe; the LMDB store keeps the faster record, grows its map, refuses garbage files and
-// read-only directories with TC_ERROR_CACHE naming the path, survives writers killed with
-// SIGKILL and two processes writing one key at once.
+// test_cache.cpp — the compilation cache's storage layer (src/cache): records and history
+// entries round-trip and detect damage (checksum, truncation, garbage, another schema);
+// directories are refused when unsafe; the LMDB store keeps the faster record, grows its map,
+// refuses garbage files and read-only directories with TC_ERROR_CACHE naming the path, survives
+// writers killed with SIGKILL and two processes writing one key at once; the history is kept
+// per key and read back by other processes; the listing names every damaged record and history
+// entry (written into the database directly, through LMDB), and clear empties both tables.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -12,8 +14,12 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 
+#include <lmdb.h>
+
+#include "cache/listing.h"
 #include "cache/location.h"
 #include "cache/record.h"
 #include "cache/store.h"
@@ -52,7 +58,50 @@ Record record(const std::string& key, double best_ms, const std::string& knobs =
   return r;
 }
 
+tc::cache::HistoryEntry trial(const std::string& key, const std::string& knobs, double ms,
+                             tc::cache::Outcome outcome = tc::cache::Outcome::Measured) {
+  tc::cache::HistoryEntry h;
+  h.key = key;
+  h.knobs = knobs;
+  h.outcome = outcome;
+  h.ms = ms;
+  h.why = outcome == tc::cache::Outcome::Measured ? "" : "it failed";
+  h.date = "2026-11-23T05:00:00Z";
+  return h;
+}
+
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Runs f in a child process (a fresh LMDB environment: never one opened before a fork) and
+// expects it to exit 0, i.e. without a failed expectation.
+template <class F>
+void in_child(F&& f) {
+  pid_t kid = ::fork();
+  if (kid == 0) {
+    f();
+    ::_exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  int status = 0;
+  ::waitpid(kid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Writes raw (key, value) pairs into a table of the cache at `dir` with LMDB itself, bypassing
+// the store's encoding: how a test damages entries. Exits non-zero on any LMDB error.
+void write_raw(const std::string& dir, const char* table, const std::vector<std::pair<std::string, std::string>>& kv) {
+  MDB_env* env = nullptr;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi = 0;
+  if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 4) || mdb_env_open(env, dir.c_str(), 0, 0600) ||
+      mdb_txn_begin(env, nullptr, 0, &txn) || mdb_dbi_open(txn, table, 0, &dbi))
+    ::_exit(3);
+  for (const auto& [k, v] : kv) {
+    MDB_val key{k.size(), const_cast<char*>(k.data())}, val{v.size(), const_cast<char*>(v.data())};
+    if (mdb_put(txn, dbi, &key, &val, 0)) ::_exit(4);
+  }
+  if (mdb_txn_commit(txn)) ::_exit(5);
+  mdb_env_close(env);
+}
 
 }  // namespace
 
@@ -65,6 +114,11 @@ TEST(Sha256, KnownVectors) {
 
 TEST(Record, RoundTripsAndDetectsDamage) {
   Record r = record("tc-ir 1 bound\nline two: with colons\n", 1.25);
+  r.def = "mm";
+  r.sizes = "M=4 K=5 N=6";
+  r.backend = "cpu";
+  r.family = "f00d";
+  r.artefact = std::string("\x7f" "ELF\0\n:12:\n", 11);
   std::string bytes = tc::cache::encode(r), why;
   auto back = tc::cache::decode(bytes, why);
   ASSERT_TRUE(back) << why;
@@ -72,6 +126,11 @@ TEST(Record, RoundTripsAndDetectsDamage) {
   EXPECT_EQ(back->knobs, r.knobs);
   EXPECT_EQ(back->best_ms, 1.25);
   EXPECT_EQ(back->candidates, 40);
+  EXPECT_EQ(back->def, "mm");
+  EXPECT_EQ(back->sizes, "M=4 K=5 N=6");
+  EXPECT_EQ(back->backend, "cpu");
+  EXPECT_EQ(back->family, "f00d");
+  EXPECT_EQ(back->artefact, r.artefact);  // binary, with NULs, newlines and colons
   std::string flipped = bytes;
   flipped[bytes.find("32x4")] = '6';  // one changed byte
   EXPECT_FALSE(tc::cache::decode(flipped, why));
@@ -81,7 +140,9 @@ TEST(Record, RoundTripsAndDetectsDamage) {
   EXPECT_FALSE(tc::cache::decode("\x7f" "ELF garbage", why));
   EXPECT_TRUE(has(why, "not a libtc cache record")) << why;
   std::string other = bytes;
-  other.replace(other.find(" 1\n"), 3, " 9\n");
+  std::string magic = "tc-cache-record " + std::to_string(tc::cache::kSchemaVersion) + "\n";
+  ASSERT_EQ(other.compare(0, magic.size(), magic), 0);
+  other.replace(0, magic.size(), "tc-cache-record 9\n");
   EXPECT_FALSE(tc::cache::decode(other, why));
   EXPECT_TRUE(has(why, "schema 9")) << why;
 }
@@ -200,4 +261,132 @@ TEST(Store, AWriterKilledAtAnyMomentLosesNothingCommitted) {
   EXPECT_GT(all.size(), 0u);
   EXPECT_TRUE(s->put_if_faster(record("after", 1.0)));
   EXPECT_TRUE(s->get("after"));
+}
+
+TEST(History, RoundTripsAndDetectsDamage) {
+  using tc::cache::Outcome;
+  auto h = trial("tc-cache-key 3\nline: two\n", "cpu.tile=32x4 cpu.unroll=8", 0.25, Outcome::CutOff);
+  std::string bytes = tc::cache::encode(h), why;
+  auto back = tc::cache::decode_history(bytes, why);
+  ASSERT_TRUE(back) << why;
+  EXPECT_EQ(back->key, h.key);
+  EXPECT_EQ(back->knobs, h.knobs);
+  EXPECT_EQ(back->outcome, Outcome::CutOff);
+  EXPECT_EQ(back->ms, 0.25);
+  EXPECT_EQ(back->why, "it failed");
+  EXPECT_TRUE(back->timed());
+  for (Outcome o : {Outcome::Measured, Outcome::CompileFailed, Outcome::RunFailed, Outcome::WrongResult})
+    EXPECT_EQ(tc::cache::decode_history(tc::cache::encode(trial("k", "x=1", 0, o)), why)->outcome, o) << why;
+  std::string flipped = bytes;
+  flipped[bytes.find("32x4")] = '6';
+  EXPECT_FALSE(tc::cache::decode_history(flipped, why));
+  EXPECT_TRUE(has(why, "history entry checksum mismatch")) << why;
+  EXPECT_FALSE(tc::cache::decode_history(bytes.substr(0, bytes.size() - 10), why));
+  EXPECT_TRUE(has(why, "truncated")) << why;
+  // A record is not a history entry, nor the other way round.
+  EXPECT_FALSE(tc::cache::decode_history(tc::cache::encode(record("k", 1.0)), why));
+  EXPECT_TRUE(has(why, "not a libtc cache history entry")) << why;
+  EXPECT_FALSE(tc::cache::decode(bytes, why));
+  EXPECT_TRUE(has(why, "not a libtc cache record")) << why;
+  // Keys: one prefix per key text, within LMDB's 511 bytes whatever the key's length.
+  std::string long_key(100000, 'k');
+  std::string k = tc::cache::history_key(long_key, "cpu.tile=4x4");
+  EXPECT_EQ(k.size(), 64u + 1 + 32);
+  EXPECT_EQ(k.compare(0, 65, tc::cache::history_prefix(long_key)), 0);
+  EXPECT_NE(k, tc::cache::history_key(long_key, "cpu.tile=4x8"));
+}
+
+TEST(Store, KeepsAHistoryPerKeyThatOtherProcessesReadBack) {
+  TempDir t;
+  std::string dir = t.path() + "/h";
+  ASSERT_EQ(tc::cache::check_dir(dir, true), "");
+  using tc::cache::Outcome;
+  in_child([&] {  // another process writes; this one reads what it committed
+    auto s = Store::open(dir, false);
+    s->put_history(trial("key A", "x=1", 2.0));
+    s->put_history(trial("key A", "x=2", 0, Outcome::CompileFailed));
+    s->put_history(trial("key A", "x=1", 1.5));  // the same point again: replaced
+    s->put_history(trial("key B", "x=1", 9.0));
+  });
+  auto s = Store::open(dir, false);
+  auto none = [](const std::string& k, const std::string& why) { ADD_FAILURE() << k << ": " << why; };
+  auto a = s->history("key A", none);
+  ASSERT_EQ(a.size(), 2u);
+  for (const auto& h : a) {
+    EXPECT_EQ(h.key, "key A");
+    if (h.knobs == "x=1") EXPECT_EQ(h.ms, 1.5);
+    else EXPECT_EQ(h.outcome, Outcome::CompileFailed);
+  }
+  EXPECT_EQ(s->history("key B", none).size(), 1u);
+  EXPECT_TRUE(s->history("key C", none).empty());
+  EXPECT_EQ(s->all_history(none).size(), 3u);
+}
+
+TEST(Store, TheListingNamesEveryDamagedEntryAndClearEmptiesBothTables) {
+  TempDir t;
+  std::string dir = t.path() + "/d";
+  ASSERT_EQ(tc::cache::check_dir(dir, true), "");
+  in_child([&] {
+    auto s = Store::open(dir, false);
+    Record good = record("good key", 1.0);
+    good.def = "mm";
+    ASSERT_TRUE(s->put_if_faster(good));
+    s->put_history(trial("good key", "x=1", 1.0));
+    s->put_history(trial("good key", "x=2", 0, tc::cache::Outcome::WrongResult));
+    s->put_history(trial("key without a record", "x=1", 3.0));
+  });
+  std::string flipped = tc::cache::encode(trial("good key", "x=3", 2.0));
+  flipped[flipped.find("x=3")] = 'y';
+  Record old_schema = record("old", 1.0);
+  std::string old = tc::cache::encode(old_schema);
+  old.replace(0, old.find('\n'), "tc-cache-record 2");
+  in_child([&] {
+    write_raw(dir, "records", {{tc::cache::key_hash("garbage"), "\x7f" "ELF not a record"},
+                               {tc::cache::key_hash("elsewhere"), tc::cache::encode(record("moved", 1.0))},
+                               {tc::cache::key_hash("old"), old}});
+    write_raw(dir, "history", {{tc::cache::history_key("good key", "x=3"), flipped},
+                               {tc::cache::history_key("good key", "x=4"), tc::cache::encode(trial("good key", "x=5", 1.0))}});
+  });
+  auto s = Store::open(dir, false);
+  tc::cache::Listing l = tc::cache::list(*s);
+  ASSERT_EQ(l.entries.size(), 1u);
+  EXPECT_EQ(l.entries[0].record.def, "mm");
+  EXPECT_EQ(l.entries[0].key_hash, tc::cache::key_hash("good key"));
+  ASSERT_EQ(l.entries[0].history.size(), 2u);
+  EXPECT_EQ(l.entries[0].history[0].knobs, "x=1");  // timed first, then failures
+  EXPECT_EQ(l.entries[0].history[1].outcome, tc::cache::Outcome::WrongResult);
+  EXPECT_EQ(l.history_entries, 3u);  // the key without a record's included
+  std::map<std::string, std::string> damage;
+  for (const auto& d : l.damage) damage[d.id] = d.why;
+  EXPECT_EQ(damage.size(), 5u);
+  auto why_of = [&](const std::string& id) { return damage.count(id) ? damage[id] : "(not reported)"; };
+  EXPECT_TRUE(has(why_of("record " + tc::cache::key_hash("garbage").substr(0, 16)), "not a libtc cache record"));
+  EXPECT_TRUE(has(why_of("record " + tc::cache::key_hash("elsewhere").substr(0, 16)), "stored under another key's hash"));
+  EXPECT_TRUE(has(why_of("record " + tc::cache::key_hash("old").substr(0, 16)), "record of cache schema 2"));
+  std::string h3 = tc::cache::history_key("good key", "x=3"), h4 = tc::cache::history_key("good key", "x=4");
+  EXPECT_TRUE(has(why_of("history " + h3.substr(0, 16) + ":" + h3.substr(65, 16)), "history entry checksum mismatch"));
+  EXPECT_TRUE(has(why_of("history " + h4.substr(0, 16) + ":" + h4.substr(65, 16)), "stored under another key's or knobs' hash"));
+  // The tuner's view of the key: the sound entries only.
+  EXPECT_EQ(s->history("good key", [](const std::string&, const std::string&) {}).size(), 2u);
+  s->clear();
+  l = tc::cache::list(*s);
+  EXPECT_TRUE(l.entries.empty());
+  EXPECT_TRUE(l.damage.empty());
+  EXPECT_EQ(l.history_entries, 0u);
+  struct stat st{};
+  ASSERT_EQ(::stat((dir + "/data.mdb").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(s->put_if_faster(record("after", 1.0)));  // still a working cache
+}
+
+TEST(Store, ReadingToolsNeedAnExistingCacheAndCreateNothing) {
+  TempDir t;
+  std::string missing = t.path() + "/missing";
+  std::string m = error_of([&] { Store::open_existing(missing); }, TC_ERROR_CACHE);
+  EXPECT_EQ(m, "no cache at '" + missing + "'");
+  struct stat st{};
+  EXPECT_NE(::stat(missing.c_str(), &st), 0);
+  m = error_of([&] { Store::open_existing(t.path()); }, TC_ERROR_CACHE);  // a directory, no database
+  EXPECT_EQ(m, "no cache at '" + t.path() + "'");
+  EXPECT_NE(::stat((t.path() + "/data.mdb").c_str(), &st), 0);
 }

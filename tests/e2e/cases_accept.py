@@ -611,6 +611,27 @@ def ex(float(N) A, float(M) B) -> (O, P) {
 }""", lambda r: [rf(r, 5), rf(r, 8)],
      lambda A, Bv: [np.full(5, 1.5, F32), (Bv[:5] * 2).astype(F32)])
 
+# A strided read of a temporary by the shifted last vector of a ShiftInwards tail (M=17: the
+# vectors start at 0 and 1): Halide 14 declared the dense load behind t1[ramp(3, 2, 16)]
+# 64-byte aligned and the AVX-512 load crashed (differential fuzzer, seed 112122278;
+# jit.cpp's ConstantBaseAlignment).
+case("strided_read_in_shifted_tail", """
+def main(uint64(M,M) B) -> (O2) {
+  t1(i, j) min=! 1 where exists B(0, i), j in 0:2
+  O2(i) +=! t1(i, 1)
+}""", lambda r: [ri(r, 17, 17, lo=0, hi=9, dtype=u64)],
+     lambda Bm: [np.ones(17, np.int32)])
+
+# A reduction Halide cannot prove associative (min of booleans built with &&) along a
+# contiguous reduction variable: the cpu backend used to rfactor it and failed to compile
+# (differential fuzzer, seed 239631165); it stays scalar now (lower.cpp, splittable).
+case("unprovable_associativity_stays_scalar", """
+def main(float(K) A, uint64(K,K,K) B) -> (O2) {
+  t1(i, j) min=! min(0, B(1, 1, i)) && A(k) where exists A(j)
+  O2(i) = B(i, 0, 0)
+}""", lambda r: [rf(r, 16), ri(r, 16, 16, 16, lo=0, hi=9, dtype=u64)],
+     lambda A, Bm: [Bm[:, 0, 0]])
+
 case("let_in_where", """
 def let(float(N) A, float(M,N) X) -> (O, S) {
   O(i) = x * x + x where x = A(i) + 1

@@ -14,8 +14,15 @@ process so that a crash fails the test instead of killing it:
   cli_float16              tc run's checksums of float16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
   cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
-                           tc run reads that cache; tc cache export/import round-trip it; the
-                           listing subcommands (tc cache ls) say they are not available, exit 2
+                           tc run reads that cache; tc cache export/import round-trip it
+  cli_cache                tc cache ls after a tune lists the def and sizes, show its knobs,
+                           key and history; verify exits 0 on the clean cache, and 1 naming
+                           the record after a byte of it is changed in data.mdb; clear empties
+                           it (data.mdb stays, 0600); a missing cache is an error naming it
+  cli_tune_together_killed two tc tune processes tuning one key into one cache at once both
+                           succeed, leaving one sound record that tc run uses; a third, killed
+                           with SIGKILL right after its first record landed, leaves a cache
+                           that verifies clean and runs the killed process's kernel
 
     TC_LIBRARY=build/src/libtc.so TC_CLI=build/tools/tc/tc python3 regressions.py [NAME...]
 
@@ -23,6 +30,7 @@ Prints one line per check and "N passed, M failed". The memory checks are skippe
 sanitizer runtime is preloaded (its shadow memory needs more address space than any limit, and
 its operator new aborts on an impossible size).
 """
+import contextlib
 import os
 import re
 import resource
@@ -31,6 +39,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BACKENDS = ("reference", "cpu")
@@ -182,6 +191,31 @@ def run_cli(*args, timeout=120):
     return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=timeout)
 
 
+MM_SOURCE = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n"
+
+
+@contextlib.contextmanager
+def mm_dir(prefix):
+    """A temporary directory holding mm.tc (the matmul the CLI checks tune), removed afterwards."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        src = os.path.join(tmp, "mm.tc")
+        with open(src, "w") as f:
+            f.write(MM_SOURCE)
+        yield tmp, src
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def expect_cli(p, what, rc=0, out=(), err=()):
+    """p (a finished tc command) if it exited with rc and printed every `out` on stdout and every
+    `err` on stderr; else AssertionError with all it printed."""
+    if p.returncode != rc or any(o not in p.stdout for o in out) or any(e not in p.stderr for e in err):
+        raise AssertionError("%s: rc %d (expected %d; stdout should hold %r, stderr %r), stdout %r, "
+                             "stderr %r" % (what, p.returncode, rc, out, err, p.stdout, p.stderr))
+    return p
+
+
 def cli_options():
     p = run_cli("options")
     rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.strip()}
@@ -245,43 +279,123 @@ def cli_float16():
             os.unlink(path)
 
 def cli_tune():
-    tmp = tempfile.mkdtemp(prefix="tc-cli-tune-")
-    try:
-        src = os.path.join(tmp, "mm.tc")
-        with open(src, "w") as f:
-            f.write("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n")
+    with mm_dir("tc-cli-tune-") as (tmp, src):
         cache, cache2 = os.path.join(tmp, "cache"), os.path.join(tmp, "cache2")
         sizes = ["--size", "M=64,K=32,N=48"]
 
-        def ok(p, what, rc=0):
-            if p.returncode != rc:
-                raise AssertionError("%s: rc %d (expected %d), stdout %r, stderr %r"
-                                     % (what, p.returncode, rc, p.stdout, p.stderr))
         # A bad start (scalar tiles) so that the search has something to find.
         p = run_cli("tune", src, *sizes, "--cache", cache, "--budget", "30",
                     "--option", "tune.population=4", "--option", "tune.generations=2",
                     "--option", "cpu.vectorize=1", "--option", "cpu.tile=1x1", timeout=120)
-        ok(p, "tc tune")
+        expect_cli(p, "tc tune")
         if "tuned now:" not in p.stdout or "options:" not in p.stdout or "generation " not in p.stderr:
             raise AssertionError("tc tune: stdout %r, stderr %r" % (p.stdout, p.stderr))
         # tc run does not print the kernel's description: only that it runs from the cache.
         p = run_cli("run", src, *sizes, "--option", "cache=" + cache)
-        ok(p, "tc run with the tuned cache")
+        expect_cli(p, "tc run with the tuned cache")
         if "output C: shape (64, 48) checksum" not in p.stdout:
             raise AssertionError("tc run with the tuned cache: stdout %r" % p.stdout)
         export = os.path.join(tmp, "export.tccache")
-        ok(run_cli("cache", "export", export, "--cache", cache), "tc cache export")
+        expect_cli(run_cli("cache", "export", export, "--cache", cache), "tc cache export")
         if not os.path.isfile(export):
             raise AssertionError("tc cache export wrote no '%s'" % export)
-        ok(run_cli("cache", "import", export, "--cache", cache2), "tc cache import")
+        expect_cli(run_cli("cache", "import", export, "--cache", cache2), "tc cache import")
         if not os.path.isdir(cache2):
             raise AssertionError("tc cache import created no '%s'" % cache2)
-        p = run_cli("cache", "ls", "--cache", cache)
-        ok(p, "tc cache ls", rc=2)
-        if "not available yet" not in p.stderr:
-            raise AssertionError("tc cache ls: stderr %r" % p.stderr)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cli_cache():
+    with mm_dir("tc-cli-cache-") as (tmp, src):
+        cache = os.path.join(tmp, "cache")
+
+        missing = os.path.join(tmp, "missing")
+        for sub in ("ls", "show", "verify", "clear"):
+            expect_cli(run_cli("cache", sub, "--cache", missing), "tc cache %s of a missing cache" % sub, rc=1,
+               err=["no cache at '%s'" % missing])
+        if os.path.exists(missing):
+            raise AssertionError("tc cache created '%s'" % missing)
+        # A bad start (scalar tiles): the search stores a record.
+        expect_cli(run_cli("tune", src, "--size", "M=64,K=32,N=48", "--cache", cache, "--budget", "30",
+                   "--option", "tune.population=4", "--option", "tune.generations=2",
+                   "--option", "cpu.vectorize=1", "--option", "cpu.tile=1x1", timeout=120), "tc tune")
+        p = expect_cli(run_cli("cache", "ls", "--cache", cache), "tc cache ls",
+               out=["DEF", "SPEED-UP", "HISTORY", "2 records, "])
+        # The tuner also stored Halide's runtime object (warm start): a row of its own.
+        if not [line for line in p.stdout.splitlines() if line.startswith("(shared code) ") and "KiB of code" in line]:
+            raise AssertionError("tc cache ls: no row for the shared code in %r" % p.stdout)
+        row = [line for line in p.stdout.splitlines() if line.startswith("mm ")]
+        if len(row) != 1 or "M=64 K=32 N=48" not in row[0] or " cpu " not in row[0]:
+            raise AssertionError("tc cache ls: no row for mm M=64 K=32 N=48 on cpu in %r" % p.stdout)
+        p = expect_cli(run_cli("cache", "show", "mm", "--cache", cache), "tc cache show",
+               out=["knobs       cpu.vectorize=", "key         | tc-cache-key", "history     ", "measured "])
+        key_hash = re.search(r"^record ([0-9a-f]{64})$", p.stdout, re.M).group(1)
+        expect_cli(run_cli("cache", "show", key_hash[:8], "--cache", cache), "tc cache show HASH", out=[key_hash])
+        expect_cli(run_cli("cache", "show", "nothing", "--cache", cache), "tc cache show of no record", rc=1,
+           err=["no record of a def 'nothing'"])
+        expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify of a clean cache",
+           out=["2 records and ", " 0 damaged"])
+        # One changed byte in the stored record (every copy of it in the file, live or freed):
+        # its checksum no longer matches.
+        data = os.path.join(cache, "data.mdb")
+        with open(data, "rb") as f:
+            raw = f.read()
+        if b"\ndef:2:mm\n" not in raw:
+            raise AssertionError("no record of mm found in %s" % data)
+        with open(data, "wb") as f:
+            f.write(raw.replace(b"\ndef:2:mm\n", b"\ndef:2:mn\n"))
+        expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify of a damaged cache", rc=1,
+           out=["damaged: record %s: record checksum mismatch" % key_hash[:16], "1 record and "])
+        expect_cli(run_cli("cache", "ls", "--cache", cache), "tc cache ls of a damaged cache",
+           out=["1 record,"], err=["1 damaged entry in the cache (tc cache verify names it)"])
+        expect_cli(run_cli("cache", "clear", "--cache", cache), "tc cache clear")
+        expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify after clear",
+           out=["0 records and 0 history entries sound, 0 damaged"])
+        mode = os.stat(data).st_mode & 0o777
+        if mode != 0o600:
+            raise AssertionError("%s has mode %o after clear, expected 600" % (data, mode))
+
+
+def cli_tune_together_killed():
+    with mm_dir("tc-cli-together-") as (tmp, src):
+        cache = os.path.join(tmp, "cache")
+
+        def tune(size, budget, generations):
+            # A bad start (scalar tiles): the first candidate that beats it is stored at once.
+            return subprocess.Popen([cli(), "tune", src, "--size", size, "--cache", cache, "--budget", str(budget),
+                                     "--option", "tune.population=6", "--option", "tune.generations=%d" % generations,
+                                     "--option", "tune.threads=1", "--option", "cpu.vectorize=1",
+                                     "--option", "cpu.tile=1x1"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        os.mkdir(cache, 0o700)
+        together = [tune("M=64,K=32,N=48", 30, 3) for _ in range(2)]
+        for i, p in enumerate(together):
+            out, err = p.communicate(timeout=300)
+            if p.returncode != 0 or "tuned now:" not in out:
+                raise AssertionError("tc tune #%d of two at once: rc %d, stdout %r, stderr %r"
+                                     % (i, p.returncode, out, err))
+        expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify after two tunes at once",
+           out=[" 0 damaged"])
+        rows = [line for line in run_cli("cache", "ls", "--cache", cache).stdout.splitlines()
+                if line.startswith("mm ") and "M=64 K=32 N=48" in line]
+        if len(rows) != 1:
+            raise AssertionError("two tunes of one key left %d records of it: %r" % (len(rows), rows))
+        expect_cli(run_cli("run", src, "--size", "M=64,K=32,N=48", "--option", "cache=" + cache),
+           "tc run from the cache two tunes wrote", out=["output C: shape (64, 48) checksum"])
+        # Killed with SIGKILL while tuning, right after its first record landed (still measuring
+        # and writing its history).
+        victim = tune("M=80,K=32,N=48", 120, 100)
+        deadline, stored = time.time() + 120, False
+        while time.time() < deadline and victim.poll() is None and not stored:
+            stored = "M=80 K=32 N=48" in run_cli("cache", "ls", "--cache", cache).stdout
+            time.sleep(0.05)
+        victim.kill()
+        victim.communicate()
+        if not stored:
+            raise AssertionError("the process to kill stored no record in 120 s (rc %s)" % victim.returncode)
+        expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify after kill -9", out=[" 0 damaged"])
+        expect_cli(run_cli("run", src, "--size", "M=80,K=32,N=48", "--option", "cache=" + cache),
+           "tc run from the cache of the killed process", out=["output C: shape (80, 48) checksum"])
 
 
 class Skip(Exception):
@@ -289,7 +403,7 @@ class Skip(Exception):
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune]
+          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune, cli_cache, cli_tune_together_killed]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}

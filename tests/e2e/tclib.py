@@ -286,6 +286,33 @@ class Program:
                                 opts.h if opts else None), "compile")
         return Kernel(h)
 
+    def tune(self, entry, inputs, options=None, progress=None):
+        """tc_tune: the best kernel found (stored in the options' cache). progress, if given,
+        is called with the tc_tune_progress struct after every measured candidate; a true
+        return value stops the search. An exception in it stops the search and is raised."""
+        keep, arr = _tensor_array(inputs)
+        opts = None
+        if options is not None:
+            opts = options if isinstance(options, Options) else Options(options)
+        raised = []
+
+        def trampoline(p, user):
+            try:
+                return 1 if progress(p.contents) else 0
+            except BaseException as e:  # noqa: B036 - re-raised once tc_tune has returned
+                raised.append(e)
+                return 1
+        callback_type = _library().TuneCallback
+        callback = callback_type(trampoline) if progress is not None else callback_type()
+        h = ctypes.c_void_p()
+        st = lib().tc_tune(ctypes.byref(h), self.h, _enc(entry), arr, len(keep),
+                           opts.h if opts else None, callback, None)
+        kernel = Kernel(h) if h else None
+        if raised:
+            raise raised[0]
+        _check(st, "tune")
+        return kernel
+
 
 class Kernel:
     def __init__(self, h):
@@ -310,6 +337,12 @@ class Kernel:
         s = ctypes.c_char_p()
         _check(lib().tc_kernel_describe(self.h, ctypes.byref(s)), "kernel_describe")
         return s.value.decode()
+
+    def cache_hit(self):
+        """tc_kernel_cache_hit: True if the kernel's knob values came from the cache."""
+        hit = ctypes.c_int()
+        _check(lib().tc_kernel_cache_hit(self.h, ctypes.byref(hit)), "kernel_cache_hit")
+        return bool(hit.value)
 
     def run(self, inputs, outputs):
         kin, ain = _tensor_array(inputs)

@@ -1,7 +1,9 @@
 // test_canonical.cpp — the canonical text of a bound def (src/ir/print.h): renaming tensors,
 // sizes and variables, reformatting, comments and calls written as calls give byte-identical
 // text; every change of what is computed (a constant, a dtype, an operator, a range, a
-// reduction, the order of statements, the shapes bound) gives a different text.
+// reduction, the order of statements, the shapes bound) gives a different text. The family
+// text (the same without the numbers of a binding) is one text for every spelling of a def and
+// changes with what it computes.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -19,6 +21,12 @@ std::string canonical(const std::string& src, const std::vector<tc_test::Shape>&
   Inputs in;
   for (const auto& s : shapes) in.f32(s);
   return tc::ir::canonical_text(tc_test::bind_def(p, in, p->num_defs() - 1));
+}
+
+// The family text of the last def of `src`.
+std::string family(const std::string& src) {
+  auto p = tc_test::build(src);
+  return tc::ir::family_text(*p->ir.back());
 }
 
 const char* kMatMul = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
@@ -86,4 +94,28 @@ TEST(Canonical, StatementOrderAndRolesMatter) {
   std::string d = canonical("def f(float(N) A) -> (B) { B(i) = A(i)\n B(i) = B(i) * 2 }", {{4}});
   std::string e = canonical("def f(float(N) A) -> (B) { B(i) = A(i) * 2\n B(i) = A(i) }", {{4}});
   EXPECT_NE(d, e);
+}
+
+TEST(Family, Golden) {
+  EXPECT_EQ(family("def g(float(N) X) -> (Y) { Y(i) = X(i) + N where i in 0:N-1 }\n"
+                   "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"),
+            "tc-ir 1 family\n"
+            "size s0\n"
+            "size s1\n"
+            "size s2\n"
+            "input t0: float32(s0, s1)\n"
+            "input t1: float32(s1, s2)\n"
+            "output t2: float32(s0, s2)\n"
+            "t2(v0, v1) +=! {v0 in 0:s0, v1 in 0:s2, v2 in 0:s1} (* float32 t0[v0, v2] t1[v2, v1])\n");
+}
+
+TEST(Family, NamesDoNotMatterWhatIsComputedDoes) {
+  std::string base = family(kMatMul);
+  // Sizes named like the positional names, in another order: renamed all at once.
+  EXPECT_EQ(family("def matmul(float(s1,s0) X, float(s0,N) Y) -> (Z) { Z(r,c) +=! X(r,q) * Y(q,c) }"), base);
+  EXPECT_NE(family("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) += A(i,k) * B(k,j) }"), base);
+  EXPECT_NE(family("def mm(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"), base);
+  std::string ranged = family("def f(float(N) A) -> (B) { B(i) = A(i) where i in 0:N-1 }");
+  EXPECT_NE(ranged, family("def f(float(N) A) -> (B) { B(i) = A(i) }"));
+  EXPECT_NE(ranged.find("{v0 in 0:s0 + -1}"), std::string::npos) << ranged;  // ranges in the positional sizes
 }

@@ -1,11 +1,21 @@
-// test_tuner.cpp — tc_tune (src/tune/tuner.cpp) through the C API.
+// test_tuner.cpp — tc_tune (src/tune/tuner.cpp) through the C API: it beats a bad start and
+// stores the winner; wrong candidates are never stored; the callback stops it; the tuning
+// history remembers every candidate, so a second tune of the same key measures none of them
+// again; records of the same def at other sizes seed the first population; a winner that does
+// not hold up against the start in the final comparison gives way to it, in the result and
+// the cache (test hooks in tc::tune::testing observe the candidates and the first population,
+// and bend timings).
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,8 +27,13 @@
 namespace {
 
 struct Fixture : tc_test::MatmulCase {
-  Fixture() : MatmulCase(96, 64, 96) {}
-  ~Fixture() { tc::tune::testing::after_check_run = nullptr; }
+  Fixture(int m = 96, int k = 64, int n = 96) : MatmulCase(m, k, n) {}
+  ~Fixture() {
+    tc::tune::testing::after_check_run = nullptr;
+    tc::tune::testing::first_population = nullptr;
+    tc::tune::testing::measuring = nullptr;
+    tc::tune::testing::timed = nullptr;
+  }
 
   // A deliberately bad start: scalar code, 1x1 tiles, one thread.
   tc_options* bad_start(const std::string& cache) {
@@ -46,6 +61,44 @@ int on_progress(const tc_tune_progress* p, void* user) {
 }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// "cpu.tile=32x4 cpu.unroll=8" as key -> value.
+std::map<std::string, std::string> knobs_of(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream words(text);
+  std::string kv;
+  while (words >> kv) out[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  return out;
+}
+
+void no_damage(const std::string& key, const std::string& why) { ADD_FAILURE() << "damaged " << key << ": " << why; }
+
+// The records of tuned kernels: without the backend's shared code (Halide's runtime object),
+// which the tuner stores too.
+std::vector<tc::cache::Record> kernel_records(const tc::cache::Store& store) {
+  std::vector<tc::cache::Record> out;
+  for (auto& r : store.all(no_damage))
+    if (r.def != "(shared code)") out.push_back(r);
+  return out;
+}
+
+// Tunes f's matmul with its bad start into `cache`, recording the first population and every
+// candidate measured.
+void tune(Fixture& f, const std::string& cache, std::vector<std::string>& first, std::vector<std::string>& measured) {
+  tc::tune::testing::first_population = [&](const std::vector<std::string>& p) { first = p; };
+  tc::tune::testing::measuring = [&](const std::string& knobs) { measured.push_back(knobs); };
+  tc_options* o = f.bad_start(cache);
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  tc_kernel* start = nullptr;
+  ASSERT_EQ(tc_compile(&start, f.program, nullptr, f.in, 2, o), TC_OK);
+  EXPECT_EQ(f.run(k), f.run(start));
+  tc_kernel_destroy(start);
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+  tc::tune::testing::first_population = nullptr;
+  tc::tune::testing::measuring = nullptr;
+}
 
 }  // namespace
 
@@ -110,8 +163,21 @@ TEST(Tuner, AWrongCandidateIsNeverStored) {
   std::string d = f.describe(k);
   EXPECT_TRUE(has(d, "rejected")) << d;
   EXPECT_TRUE(has(d, "cpu.tile=1x1")) << d;  // the start is what it returns
-  auto all = tc::cache::Store::open(cache, false)->all([](const std::string&, const std::string&) {});
-  EXPECT_TRUE(all.empty());
+  // What is stored is the start (nothing beat it) and the backend's shared code, no candidate.
+  auto store = tc::cache::Store::open(cache, false);
+  for (const auto& r : store->all(no_damage))
+    EXPECT_TRUE(r.def == "(shared code)" || has(r.knobs, "cpu.tile=1x1")) << r.def << ": " << r.knobs;
+  // The history knows why: the start measured, every other candidate a wrong result.
+  auto history = store->all_history(no_damage);
+  ASSERT_GE(history.size(), 2u);
+  int wrong = 0;
+  for (const auto& h : history) {
+    if (h.outcome != tc::cache::Outcome::WrongResult) continue;
+    ++wrong;
+    EXPECT_EQ(h.ms, 0);
+    EXPECT_TRUE(has(h.why, "computes a different result than the starting point")) << h.why;
+  }
+  EXPECT_EQ(wrong, static_cast<int>(history.size()) - 1);
   tc_kernel_destroy(k);
   tc_options_destroy(o);
 }
@@ -160,4 +226,134 @@ TEST(Tuner, AStartThatCannotRunIsTheError) {
   EXPECT_EQ(k, nullptr);
   tc_options_destroy(o);
   tc_program_destroy(p);
+}
+
+TEST(Tuner, ASecondTuneMeasuresNoPointTheHistoryKnows) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  std::vector<std::string> first1, measured1, first2, measured2;
+  tune(f, cache, first1, measured1);
+  auto store = tc::cache::Store::open(cache, false);
+  auto history1 = store->all_history(no_damage);  // decoded: every checksum verified
+  std::set<std::string> known;
+  for (const auto& h : history1) {
+    known.insert(h.knobs);
+    if (h.timed()) EXPECT_GT(h.ms, 0) << h.knobs;
+  }
+  EXPECT_EQ(history1.size(), measured1.size());  // every candidate measured is remembered, once
+  EXPECT_EQ(known, std::set<std::string>(measured1.begin(), measured1.end()));
+  ASSERT_FALSE(first1.empty());
+  EXPECT_TRUE(known.count(first1[0])) << first1[0];  // the start was measured
+  auto records = kernel_records(*store);
+  ASSERT_EQ(records.size(), 1u);
+  tune(f, cache, first2, measured2);
+  EXPECT_EQ(first2[0], first1[0]);
+  for (const auto& k : measured2) EXPECT_FALSE(known.count(k)) << "measured again: " << k;
+  // The stored best (this key's record, and the history's best) is in the first population.
+  EXPECT_NE(std::find(first2.begin(), first2.end(), records[0].knobs), first2.end()) << records[0].knobs;
+  EXPECT_EQ(store->all_history(no_damage).size(), history1.size() + measured2.size());
+}
+
+TEST(Tuner, RecordsOfOtherSizesSeedTheFirstPopulation) {
+  Fixture big;
+  std::string cache = big.dir + "/cache";
+  std::vector<std::string> first, measured;
+  tune(big, cache, first, measured);
+  auto store = tc::cache::Store::open(cache, false);
+  auto records = kernel_records(*store);
+  ASSERT_EQ(records.size(), 1u);  // scalar 1x1 tiles are easy to beat
+  tc::cache::Record tuned = records[0];
+  EXPECT_EQ(tuned.backend, "cpu");
+  EXPECT_EQ(tuned.family.size(), 64u);
+  // Another record of the family naming two knobs, with a tile no small size has.
+  tc::cache::Record extra = tuned;
+  extra.key += "(another size)";
+  extra.knobs = "cpu.vectorize=16 cpu.tile=4096x4096";
+  ASSERT_TRUE(store->put_if_faster(extra));
+
+  Fixture small(40, 24, 36);
+  first.clear();
+  measured.clear();
+  tune(small, cache, first, measured);
+  ASSERT_GE(first.size(), 3u);
+  auto start = knobs_of(first[0]);
+  EXPECT_EQ(start["cpu.tile"], "1x1");
+  // The seeds follow the start (in key-hash order): the tuned record's knobs, its tile and rows
+  // (the knobs whose values depend on the size) fitted to this size if they have to be; and the extra record's, its tile moved to the nearest of this
+  // size's (the cpu backend's tiles for a 40x36 output go up to 32x32), the knobs it does not
+  // name left at the start's values.
+  auto tuned_knobs = knobs_of(tuned.knobs);
+  int seen = 0;
+  for (size_t i = 1; i < 3; ++i) {
+    auto p = knobs_of(first[i]);
+    if (p["cpu.vectorize"] == "16" && p["cpu.tile"] == "32x32" && p["cpu.unroll"] == start["cpu.unroll"] &&
+        p["cpu.parallel"] == start["cpu.parallel"]) {
+      ++seen;
+      continue;
+    }
+    bool same = true;
+    for (const auto& [k, v] : tuned_knobs)
+      if (k != "cpu.tile" && k != "cpu.rows") same = same && p[k] == v;
+    EXPECT_TRUE(same) << first[i] << " is not " << tuned.knobs;
+    seen += same ? 1 : 0;
+  }
+  EXPECT_EQ(seen, 2) << first[1] << " / " << first[2];
+  // Both were measured at this size (unless one is the start), and its record joins the family.
+  for (size_t i = 1; i < 3; ++i)
+    if (first[i] != first[0]) EXPECT_NE(std::find(measured.begin(), measured.end(), first[i]), measured.end()) << first[i];
+  records = store->all(no_damage);
+  int family = 0;
+  for (const auto& r : records) family += r.family == tuned.family && r.sizes == "M=40 K=24 N=36";
+  EXPECT_EQ(family, 1);
+}
+
+// A candidate that looked faster during the search (the hook divides its times by 1000) but
+// not in the final comparison with the start (the hook makes it 10x slower there) is not the
+// result: the start is, and the record the search wrote is replaced by the start's.
+TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  std::string fluke;  // the first candidate other than the start
+  std::string start_text;
+  tc::tune::testing::timed = [&](const std::string& knobs, bool confirming, double ms) {
+    if (start_text.empty()) start_text = knobs;  // the start is measured first
+    if (knobs == start_text) return ms;
+    if (fluke.empty()) fluke = knobs;
+    if (knobs != fluke) return ms * 1000;  // every other candidate loses
+    return confirming ? ms * 10 + 1 : ms / 1000;
+  };
+  tc_options* o = f.bad_start(cache);
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  std::string text = f.describe(k);
+  EXPECT_TRUE(has(text, "did not hold up against the start")) << text;
+  EXPECT_TRUE(has(text, "cpu.tile=1x1")) << text;  // the start's knobs are the result's
+  auto store = tc::cache::Store::open(cache, false);
+  auto records = kernel_records(*store);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].knobs, start_text);
+  EXPECT_EQ(records[0].best_ms, records[0].default_ms);
+  tc_kernel* start = nullptr;
+  ASSERT_EQ(tc_compile(&start, f.program, nullptr, f.in, 2, o), TC_OK);
+  EXPECT_EQ(f.run(k), f.run(start));
+  tc_kernel_destroy(start);
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+}
+
+// A winner that holds up stays, and the description gives both times of the comparison.
+TEST(Tuner, AWinnerThatHoldsUpStays) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  tc_options* o = f.bad_start(cache);
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  std::string text = f.describe(k);
+  EXPECT_TRUE(has(text, "confirmed against the start in alternation")) << text;
+  auto store = tc::cache::Store::open(cache, false);
+  auto records = kernel_records(*store);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_NE(knobs_of(records[0].knobs)["cpu.tile"], "1x1") << records[0].knobs;
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
 }

@@ -11,7 +11,14 @@
 //                                      then the winning options and best vs default times
 //   tc cache export FILE [--cache DIR] every record of a cache (default: cache=auto's) to FILE
 //   tc cache import FILE [--cache DIR] merge such a file into a cache
-//   tc cache ls|show|verify|clear      not available yet (tc.h has no listing call): exit 2
+//   tc cache ls [--cache DIR]          one line per record: def, sizes, backend, target, best
+//                                      and default ms, speed-up, history entries, date
+//   tc cache show [DEF|HASH] [--cache DIR]
+//                                      every field of the records (of a def, or whose key hash
+//                                      starts with HASH): knobs, key text, history
+//   tc cache verify [--cache DIR]      checks every record and history entry; names each
+//                                      damaged one and exits 1, else exits 0
+//   tc cache clear [--cache DIR]       removes every record and history entry (files stay)
 //   tc options                         every option key of this build: values, default, help
 //   tc version
 #include <algorithm>
@@ -45,7 +52,10 @@ int usage() {
                "                       [--int-range LO:HI]\n"
                "       tc cache export FILE [--cache DIR]\n"
                "       tc cache import FILE [--cache DIR]\n"
-               "       tc cache ls|show|verify|clear   (not available yet)\n"
+               "       tc cache ls [--cache DIR]\n"
+               "       tc cache show [DEF|KEY-HASH-PREFIX] [--cache DIR]\n"
+               "       tc cache verify [--cache DIR]\n"
+               "       tc cache clear [--cache DIR]\n"
                "       tc options     (the keys --option takes: allowed values, default, help)\n"
                "       tc version\n");
   return 2;
@@ -538,30 +548,161 @@ int cmd_tune(const char* path, const RunArgs& a) {
   return 0;
 }
 
-// `tc cache export|import FILE [--cache DIR]`; without --cache the default directory (NULL).
+struct ListingDeleter { void operator()(tc_cache_listing* l) const { tc_cache_listing_destroy(l); } };
+using Listing = std::unique_ptr<tc_cache_listing, ListingDeleter>;
+
+// The listing of a cache (dir NULL: the default), or null with libtc's message printed.
+Listing list_cache(const char* dir) {
+  tc_cache_listing* raw = nullptr;
+  if (tc_cache_list(&raw, dir) != TC_OK) {
+    report(1);
+    return nullptr;
+  }
+  return Listing(raw);
+}
+
+std::vector<tc_cache_entry> entries_of(const tc_cache_listing* l) {
+  size_t n = 0;
+  tc_cache_listing_count(l, &n);
+  std::vector<tc_cache_entry> out(n);
+  for (size_t i = 0; i < n; ++i) tc_cache_listing_entry(l, i, &out[i]);
+  return out;
+}
+
+std::string number(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// Rows of cells, each column as wide as its widest cell, two spaces apart.
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+// "2 damaged entries (tc cache verify names them)" on stderr, when there are any.
+void note_damage(const tc_cache_listing* l) {
+  size_t damaged = 0;
+  tc_cache_listing_damage_count(l, &damaged);
+  if (damaged > 0)
+    std::fprintf(stderr, "tc: %zu damaged %s in the cache (tc cache verify names %s)\n", damaged,
+                 damaged == 1 ? "entry" : "entries", damaged == 1 ? "it" : "them");
+}
+
+int cmd_cache_ls(const char* dir) {
+  Listing l = list_cache(dir);
+  if (!l) return 1;
+  std::vector<std::vector<std::string>> rows = {
+      {"DEF", "SIZES", "BACKEND", "TARGET", "BEST MS", "DEFAULT MS", "SPEED-UP", "HISTORY", "DATE"}};
+  for (const tc_cache_entry& e : entries_of(l.get())) {
+    if (e.candidates == 0)  // code shared by kernels (a backend's runtime): nothing was measured
+      rows.push_back({e.def, std::to_string((e.artefact_bytes + 1023) / 1024) + " KiB of code", e.backend, e.target,
+                      "-", "-", "-", "-", e.date});
+    else
+      rows.push_back({e.def, e.sizes, e.backend, e.target, number("%.4g", e.best_ms), number("%.4g", e.default_ms),
+                      speedup(e.default_ms, e.best_ms), std::to_string(e.history_count), e.date});
+  }
+  print_table(rows);
+  size_t history = 0;
+  tc_cache_listing_history_total(l.get(), &history);
+  std::printf("%zu record%s, %zu history entr%s\n", rows.size() - 1, rows.size() == 2 ? "" : "s", history,
+              history == 1 ? "y" : "ies");
+  note_damage(l.get());
+  return 0;
+}
+
+// `tc cache show`: each record (of def `filter`, or whose key hash starts with it) in full.
+int cmd_cache_show(const char* dir, const char* filter) {
+  Listing l = list_cache(dir);
+  if (!l) return 1;
+  std::vector<tc_cache_entry> all = entries_of(l.get());
+  size_t shown = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const tc_cache_entry& e = all[i];
+    if (filter && std::strcmp(filter, e.def) != 0 && std::strncmp(filter, e.key_hash, std::strlen(filter)) != 0)
+      continue;
+    std::printf("%srecord %s\n", shown++ ? "\n" : "", e.key_hash);
+    std::printf("  def         %s\n  sizes       %s\n  backend     %s\n  target      %s\n  knobs       %s\n", e.def,
+                e.sizes, e.backend, e.target, e.knobs);
+    std::printf("  best        %.4g ms (default %.4g ms, speed-up %s)\n", e.best_ms, e.default_ms,
+                speedup(e.default_ms, e.best_ms).c_str());
+    std::printf("  candidates  %lld\n  date        %s\n  libtc       %s\n  family      %s\n  artefact    %lld bytes\n",
+                static_cast<long long>(e.candidates), e.date, e.libtc, e.family,
+                static_cast<long long>(e.artefact_bytes));
+    std::istringstream key(e.key);
+    std::string line;
+    for (const char* label = "  key         | "; std::getline(key, line); label = "              | ")
+      std::printf("%s%s\n", label, line.c_str());
+    std::printf("  history     %lld entr%s\n", static_cast<long long>(e.history_count), e.history_count == 1 ? "y" : "ies");
+    for (int64_t j = 0; j < e.history_count; ++j) {
+      tc_cache_history_entry h;
+      tc_cache_listing_history(l.get(), i, static_cast<size_t>(j), &h);
+      std::string ms = h.ms > 0 ? number("%.4g ms", h.ms) : "-";
+      std::printf("    %-14s  %-12s  %s  %s%s%s\n", h.outcome, ms.c_str(), h.date, h.knobs, *h.why ? ": " : "", h.why);
+    }
+  }
+  note_damage(l.get());
+  if (filter && shown == 0) {
+    std::fprintf(stderr, "tc: no record of a def '%s' or with a key hash starting '%s'\n", filter, filter);
+    return 1;
+  }
+  return 0;
+}
+
+// `tc cache verify`: one line per damaged entry and exit 1, or a summary and exit 0.
+int cmd_cache_verify(const char* dir) {
+  Listing l = list_cache(dir);
+  if (!l) return 1;
+  size_t damaged = 0, history = 0;
+  tc_cache_listing_damage_count(l.get(), &damaged);
+  tc_cache_listing_history_total(l.get(), &history);
+  for (size_t i = 0; i < damaged; ++i) {
+    const char *id = nullptr, *why = nullptr;
+    tc_cache_listing_damage(l.get(), i, &id, &why);
+    std::printf("damaged: %s: %s\n", id, why);
+  }
+  size_t records = entries_of(l.get()).size();
+  std::printf("%zu record%s and %zu history entr%s sound, %zu damaged\n", records, records == 1 ? "" : "s", history,
+              history == 1 ? "y" : "ies", damaged);
+  return damaged == 0 ? 0 : 1;
+}
+
+// `tc cache SUBCOMMAND [ARG] [--cache DIR]`; without --cache the default directory (NULL).
 int cmd_cache(int argc, char** argv) {
   if (argc < 3) return usage();
   std::string sub = argv[2];
-  if (sub == "ls" || sub == "show" || sub == "verify" || sub == "clear") {
-    std::fprintf(stderr, "tc cache %s: not available yet (needs a listing call in tc.h)\n", sub.c_str());
-    return 2;
-  }
-  if (sub != "export" && sub != "import") return usage();
-  const char* file = nullptr;
+  bool takes_file = sub == "export" || sub == "import";
+  if (!takes_file && sub != "ls" && sub != "show" && sub != "verify" && sub != "clear") return usage();
+  const char* arg = nullptr;  // export/import: FILE (required); show: DEF or KEY-HASH prefix
   const char* dir = nullptr;
   for (int i = 3; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--cache") {
+    std::string a = argv[i];
+    if (a == "--cache") {
       if (i + 1 >= argc) return usage();
       dir = argv[++i];
-    } else if (!file && (arg.empty() || arg[0] != '-' || arg == "-")) {
-      file = argv[i];
+    } else if (!arg && (takes_file || sub == "show") && (a.empty() || a[0] != '-' || a == "-")) {
+      arg = argv[i];
     } else {
       return usage();
     }
   }
-  if (!file) return usage();
-  int status = sub == "export" ? tc_cache_export(dir, file) : tc_cache_import(dir, file);
+  if (sub == "ls") return cmd_cache_ls(dir);
+  if (sub == "show") return cmd_cache_show(dir, arg);
+  if (sub == "verify") return cmd_cache_verify(dir);
+  if (sub == "clear") return tc_cache_clear(dir) == TC_OK ? 0 : report(1);
+  if (!arg) return usage();
+  int status = sub == "export" ? tc_cache_export(dir, arg) : tc_cache_import(dir, arg);
   if (status != TC_OK) return report(status);
   return 0;
 }

@@ -1,6 +1,7 @@
 """_api.py - programs, kernels and options: the Python face of tc_define, the tc_program_*
 queries, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile, tc_tune, tc_run and the
-compilation cache (tc_kernel_cache_hit, tc_cache_export, tc_cache_import).
+compilation cache (tc_kernel_cache_hit, tc_cache_export, tc_cache_import, tc_cache_list,
+tc_cache_clear).
 
 Everything is decided by libtc (parsing, types, shapes, strides, option values); this module
 only moves arguments across: tensors through DLPack (_dlpack.py), statuses into exceptions
@@ -44,9 +45,23 @@ TuneProgress.__doc__ = ("where a Program.tune search stands (tc_tune_progress), 
                         "median time in ms of the best so far and of the default (the options' "
                         "own knob values), seconds elapsed and the budget in seconds")
 
-__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "Program",
-           "Kernel", "Entry", "Options", "TensorInfo", "Param", "OptionInfo", "TuneProgress",
-           "Tensor"]
+CacheRecord = collections.namedtuple(
+    "CacheRecord", "key_hash key def_ sizes backend target knobs best_ms default_ms candidates date "
+                   "libtc family artefact_bytes history")
+CacheRecord.__doc__ = ("one record of a compilation cache (tc_cache_entry): def_ is the def's "
+                       "name, sizes \"M=64 K=32 N=48\", knobs the tuned values as options take "
+                       "them, best_ms and default_ms the median times, history the key's tuning "
+                       "history as CacheTrial tuples (timed fastest first, then failures)")
+CacheTrial = collections.namedtuple("CacheTrial", "knobs outcome ms why date")
+CacheTrial.__doc__ = ("one candidate of a tuning history (tc_cache_history_entry): outcome is "
+                      "\"measured\", \"cut-off\", \"compile-failed\", \"run-failed\" or "
+                      "\"wrong-result\"; ms the median (cut-off: its one run; failures: 0)")
+CacheDamage = collections.namedtuple("CacheDamage", "id why")
+CacheDamage.__doc__ = "a damaged cache entry: \"record <hash>\" or \"history <hash>:<hash>\", and why"
+
+__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "cache_list",
+           "cache_verify", "cache_clear", "Program", "Kernel", "Entry", "Options", "TensorInfo",
+           "Param", "OptionInfo", "TuneProgress", "CacheRecord", "CacheTrial", "CacheDamage", "Tensor"]
 
 Tensor = _dlpack.Tensor
 
@@ -500,6 +515,66 @@ def cache_import(file, cache_dir=None):
     Records tuned for another target are kept but not used here. Raises TcCacheError for a
     file that is not such an export, naming the path and the problem."""
     check(lib.tc_cache_import(_dir(cache_dir), _enc(os.fspath(file))))
+
+
+@contextlib.contextmanager
+def _listing(cache_dir):
+    """A tc_cache_listing of the cache, destroyed on leaving the block."""
+    handle = ctypes.c_void_p()
+    check(lib.tc_cache_list(ctypes.byref(handle), _dir(cache_dir)))
+    try:
+        yield handle
+    finally:
+        lib.tc_cache_listing_destroy(handle)
+
+
+def _text(raw):
+    return raw.decode("utf-8", "replace")
+
+
+def cache_list(cache_dir=None):
+    """Every sound record of a compilation cache (cache_dir None: the default) with its tuning
+    history, as CacheRecord tuples in key-hash order (tc_cache_list). Raises TcCacheError for a
+    directory without a cache ("no cache at ..."); damaged entries are left out (cache_verify
+    names them)."""
+    records = []
+    with _listing(cache_dir) as h:
+        count = ctypes.c_size_t()
+        check(lib.tc_cache_listing_count(h, ctypes.byref(count)))
+        for i in range(count.value):
+            e = _library.CacheEntry()
+            check(lib.tc_cache_listing_entry(h, i, ctypes.byref(e)))
+            history = []
+            for j in range(e.history_count):
+                t = _library.CacheHistoryEntry()
+                check(lib.tc_cache_listing_history(h, i, j, ctypes.byref(t)))
+                history.append(CacheTrial(_text(t.knobs), _text(t.outcome), t.ms, _text(t.why), _text(t.date)))
+            records.append(CacheRecord(_text(e.key_hash), _text(e.key), _text(e.def_), _text(e.sizes),
+                                       _text(e.backend), _text(e.target), _text(e.knobs), e.best_ms,
+                                       e.default_ms, e.candidates, _text(e.date), _text(e.libtc),
+                                       _text(e.family), e.artefact_bytes, tuple(history)))
+    return records
+
+
+def cache_verify(cache_dir=None):
+    """Checks every record and history entry of a compilation cache (checksum, encoding,
+    schema, stored under its own key) and returns the damaged ones as CacheDamage tuples; an
+    empty list means the cache is sound. Raises TcCacheError for a directory without a cache."""
+    with _listing(cache_dir) as h:
+        count = ctypes.c_size_t()
+        check(lib.tc_cache_listing_damage_count(h, ctypes.byref(count)))
+        damage = []
+        for i in range(count.value):
+            ident, why = ctypes.c_char_p(), ctypes.c_char_p()
+            check(lib.tc_cache_listing_damage(h, i, ctypes.byref(ident), ctypes.byref(why)))
+            damage.append(CacheDamage(_text(ident.value), _text(why.value)))
+    return damage
+
+
+def cache_clear(cache_dir=None):
+    """Removes every record and history entry of a compilation cache in one transaction; the
+    files stay (tc_cache_clear). Raises TcCacheError for a directory without a cache."""
+    check(lib.tc_cache_clear(_dir(cache_dir)))
 
 
 def define(source, name=None):

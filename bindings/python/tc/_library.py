@@ -47,6 +47,22 @@ class TuneProgress(ctypes.Structure):
                 ("elapsed_s", ctypes.c_double), ("budget_s", ctypes.c_double)]
 
 
+class CacheEntry(ctypes.Structure):
+    """tc_cache_entry: one record of a cache listing (strings owned by the listing)."""
+    _fields_ = [("key_hash", ctypes.c_char_p), ("key", ctypes.c_char_p), ("def_", ctypes.c_char_p),
+                ("sizes", ctypes.c_char_p), ("backend", ctypes.c_char_p), ("target", ctypes.c_char_p),
+                ("knobs", ctypes.c_char_p), ("best_ms", ctypes.c_double), ("default_ms", ctypes.c_double),
+                ("candidates", ctypes.c_int64), ("date", ctypes.c_char_p), ("libtc", ctypes.c_char_p),
+                ("family", ctypes.c_char_p), ("artefact_bytes", ctypes.c_int64),
+                ("history_count", ctypes.c_int64)]
+
+
+class CacheHistoryEntry(ctypes.Structure):
+    """tc_cache_history_entry: one candidate of a key's tuning history."""
+    _fields_ = [("knobs", ctypes.c_char_p), ("outcome", ctypes.c_char_p), ("ms", ctypes.c_double),
+                ("why", ctypes.c_char_p), ("date", ctypes.c_char_p)]
+
+
 # tc_tune_callback: int (*)(const tc_tune_progress *progress, void *user); non-zero stops.
 TuneCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(TuneProgress), ctypes.c_void_p)
 
@@ -112,6 +128,15 @@ def _declare(lib):
         "tc_tune": (i, [P(vp), vp, cs, P(DLTensor), sz, vp, TuneCallback, vp]),
         "tc_cache_export": (i, [cs, cs]),
         "tc_cache_import": (i, [cs, cs]),
+        "tc_cache_list": (i, [P(vp), cs]),
+        "tc_cache_listing_destroy": (None, [vp]),
+        "tc_cache_listing_count": (i, [vp, P(sz)]),
+        "tc_cache_listing_entry": (i, [vp, sz, P(CacheEntry)]),
+        "tc_cache_listing_history": (i, [vp, sz, sz, P(CacheHistoryEntry)]),
+        "tc_cache_listing_history_total": (i, [vp, P(sz)]),
+        "tc_cache_listing_damage_count": (i, [vp, P(sz)]),
+        "tc_cache_listing_damage": (i, [vp, sz, P(cs), P(cs)]),
+        "tc_cache_clear": (i, [cs]),
         "tc_kernel_num_outputs": (i, [vp, P(sz)]),
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
         "tc_kernel_describe": (i, [vp, P(cs)]),

@@ -1,6 +1,7 @@
-"""test_tune.py - Program.tune (tc_tune), Kernel.cache_hit (tc_kernel_cache_hit) and
-tc.cache_export / tc.cache_import, against a private cache directory per test (option
-cache=DIR), so the user's cache is never read or written.
+"""test_tune.py - Program.tune (tc_tune), Kernel.cache_hit (tc_kernel_cache_hit),
+tc.cache_export / tc.cache_import and tc.cache_list / cache_verify / cache_clear, against a
+private cache directory per test (option cache=DIR), so the user's cache is never read or
+written.
 
 Run: TC_LIBRARY=build/src/libtc.so PYTHONPATH=bindings/python /usr/bin/python3 -m unittest
 (ctest does this: bindings.python.test_tune).
@@ -140,6 +141,34 @@ class CacheFiles(unittest.TestCase):
         k = self.prog.compile("mm", self.A, self.B, cache=other)
         self.assertTrue(k.cache_hit, k.describe())
         np.testing.assert_array_equal(k(self.A, self.B), self.A @ self.B)
+
+    def test_list_verify_and_clear(self):
+        cache = os.path.join(self.dir, "cache")
+        with self.assertRaises(tc.TcCacheError) as caught:
+            tc.cache_list(cache)
+        self.assertIn("no cache at '%s'" % cache, str(caught.exception))
+        self.prog.tune("mm", self.A, self.B, budget=30, progress=False, cache=cache, **BAD_START)
+        everything = tc.cache_list(cache)
+        # Besides the tuned kernel, the tuner keeps Halide's runtime object (warm start).
+        self.assertIn("(shared code)", [r.def_ for r in everything])
+        records = [r for r in everything if r.def_ != "(shared code)"]
+        self.assertEqual(len(records), 1)
+        r = records[0]
+        self.assertIsInstance(r, tc.CacheRecord)
+        self.assertEqual((r.def_, r.sizes, r.backend), ("mm", "M=48 K=32 N=40", "cpu"))
+        # The tuner stores the start itself when no candidate beats it (a 1.5 us kernel and 8
+        # candidates can tie), so the record's best is at most its default.
+        self.assertLessEqual(r.best_ms, r.default_ms)
+        self.assertIn("cpu.tile=", r.knobs)
+        self.assertTrue(r.history)
+        self.assertTrue(all(isinstance(t, tc.CacheTrial) for t in r.history))
+        # The winner is in its history as measured. Its time there is the search's; the record's
+        # is the confirmation's when the winner gave way to the start (a 3 us kernel: noise).
+        self.assertIn((r.knobs, "measured"), [(t.knobs, t.outcome) for t in r.history])
+        self.assertEqual(tc.cache_verify(cache), [])
+        tc.cache_clear(cache)
+        self.assertEqual(tc.cache_list(cache), [])
+        self.assertTrue(os.path.isfile(os.path.join(cache, "data.mdb")))
 
     def test_importing_junk_raises_the_cache_error(self):
         junk = os.path.join(self.dir, "junk.tccache")

@@ -45,6 +45,11 @@
 //! drop(input);
 //! ```
 //!
+//! The autotuner: [`Program::tune`] searches a def's schedule knobs on real inputs and stores
+//! the fastest in the compilation cache, which later [`Program::compile`] calls use
+//! ([`Kernel::cache_hit`]); [`cache_export`] and [`cache_import`] move a cache between machines
+//! (docs/cache-and-tuning.md).
+//!
 //! Thread safety follows tc.h: [`Program`] and [`Kernel`] are immutable and `Send + Sync`
 //! (run one kernel from many threads at once); [`Options`] is `Send + Sync` too, and
 //! [`Options::set`] takes `&mut self`, so it cannot race with a compile that reads it.
@@ -53,9 +58,11 @@ pub mod sys;
 
 mod error;
 mod tensor;
+mod tune;
 
 pub use error::{Error, Result, Status};
 pub use tensor::{DataType, Element, TensorInfo, TensorMut, TensorRef, F16};
+pub use tune::{cache_export, cache_import, TuneCallback, TuneProgress};
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;

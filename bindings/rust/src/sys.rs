@@ -87,6 +87,24 @@ pub struct tc_param_info {
     pub dims: [*const c_char; TC_MAX_NDIM],
 }
 
+/// Where a `tc_tune` search stands, passed to its callback after every measured candidate.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct tc_tune_progress {
+    pub generation: i32,  // 1-based current generation
+    pub generations: i32, // planned total
+    pub candidates_done: i64,
+    pub candidates_planned: i64,
+    pub best_ms: f64,    // median time of the best so far
+    pub default_ms: f64, // median time of the starting point (the options' own knob values)
+    pub elapsed_s: f64,
+    pub budget_s: f64,
+}
+
+/// `tc_tune_callback`: return non-zero to stop (the best so far is kept). `None` is NULL.
+pub type tc_tune_callback =
+    Option<unsafe extern "C" fn(progress: *const tc_tune_progress, user: *mut c_void) -> c_int>;
+
 extern "C" {
     pub fn tc_version_number() -> c_int;
     pub fn tc_version_string() -> *const c_char;
@@ -134,6 +152,13 @@ extern "C" {
         num_outputs: *mut usize,
     ) -> c_int;
 
+    pub fn tc_option_info(
+        index: usize,
+        key: *mut *const c_char,
+        values: *mut *const c_char,
+        default_value: *mut *const c_char,
+        help: *mut *const c_char,
+    ) -> c_int;
     pub fn tc_options_create(out: *mut *mut tc_options) -> c_int;
     pub fn tc_options_set(options: *mut tc_options, key: *const c_char, value: *const c_char) -> c_int;
     pub fn tc_options_get(options: *const tc_options, key: *const c_char, value: *mut *const c_char)
@@ -148,14 +173,37 @@ extern "C" {
         num_inputs: usize,
         options: *const tc_options,
     ) -> c_int;
+    pub fn tc_tune(
+        out: *mut *mut tc_kernel,
+        program: *const tc_program,
+        entry: *const c_char,
+        inputs: *const DLTensor,
+        num_inputs: usize,
+        options: *const tc_options,
+        callback: tc_tune_callback,
+        user: *mut c_void,
+    ) -> c_int;
+    pub fn tc_cache_export(cache_dir: *const c_char, file: *const c_char) -> c_int;
+    pub fn tc_cache_import(cache_dir: *const c_char, file: *const c_char) -> c_int;
+
     pub fn tc_kernel_num_outputs(kernel: *const tc_kernel, count: *mut usize) -> c_int;
     pub fn tc_kernel_output_info(kernel: *const tc_kernel, index: usize, info: *mut tc_tensor_info) -> c_int;
+    pub fn tc_kernel_describe(kernel: *const tc_kernel, text: *mut *const c_char) -> c_int;
+    pub fn tc_kernel_cache_hit(kernel: *const tc_kernel, hit: *mut c_int) -> c_int;
     pub fn tc_run(
         kernel: *const tc_kernel,
         inputs: *const DLTensor,
         num_inputs: usize,
         outputs: *mut DLTensor,
         num_outputs: usize,
+    ) -> c_int;
+    pub fn tc_run_async(
+        kernel: *const tc_kernel,
+        inputs: *const DLTensor,
+        num_inputs: usize,
+        outputs: *mut DLTensor,
+        num_outputs: usize,
+        stream: *mut c_void,
     ) -> c_int;
     pub fn tc_kernel_destroy(kernel: *mut tc_kernel);
 }

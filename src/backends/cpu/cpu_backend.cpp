@@ -15,6 +15,7 @@
 #include "backends/cpu/schedule.h"
 #include "backends/cpu/values.h"
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace tc::backends::cpu {
 
@@ -84,9 +85,40 @@ int view_of(const TensorView& v, HalideView& out) {
   return -1;
 }
 
+// A cpu kernel's artefact: this format's first line, a fingerprint of the pipeline the object
+// was compiled from (def, target, the schedule as described), then the object of the variant
+// for dense tensors. Loading rebuilds the pipeline (milliseconds; the variants' metadata comes
+// from it) and takes the object only if the fingerprints agree.
+const std::string kArtefactMagic = "tc-cpu-object 1\n";
+
+// The schedule's text names Funcs as Halide uniquifies them per process ("s0_C$3"): the
+// counters are dropped, the structure is kept.
+std::string fingerprint(const std::string& def, const Halide::Target& target, const std::string& schedule) {
+  std::string text = def + "\n" + target.to_string() + "\n";
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    if (schedule[i] == '$' && i + 1 < schedule.size() && std::isdigit(static_cast<unsigned char>(schedule[i + 1]))) {
+      while (i + 1 < schedule.size() && std::isdigit(static_cast<unsigned char>(schedule[i + 1]))) ++i;
+      continue;
+    }
+    text += schedule[i];
+  }
+  return sha256_hex(text);
+}
+
+// The object of `artefact` if its fingerprint is `expected`; throws otherwise.
+std::string object_of(const std::string& artefact, const std::string& expected) {
+  size_t head = kArtefactMagic.size(), print = head + 64;
+  if (artefact.compare(0, head, kArtefactMagic) != 0 || artefact.size() <= print || artefact[print] != '\n')
+    fail(TC_ERROR_INVALID_ARGUMENT, "cpu backend: the stored code is not in this build's format");
+  if (artefact.compare(head, 64, expected) != 0)
+    fail(TC_ERROR_INVALID_ARGUMENT, "cpu backend: the stored code was compiled from another pipeline");
+  return artefact.substr(print + 1);
+}
+
 class CpuKernel : public Kernel {
  public:
-  CpuKernel(const ir::BoundDef& bound, const KnobValues& options)
+  // Compiles, or takes the dense variant's code from `artefact` (what artefact() gave) when not null.
+  CpuKernel(const ir::BoundDef& bound, const KnobValues& options, const std::string* artefact = nullptr)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(jit_target()) {
     size_t ni = b_.def().num_inputs;
@@ -95,7 +127,7 @@ class CpuKernel : public Kernel {
       if (t.role == ir::TensorRole::Input) tensor_names_[t.param_index] = "input '" + t.name + "'";
       if (t.role == ir::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
     }
-    dense_ = build(true);
+    dense_ = build(true, artefact);
   }
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -144,12 +176,16 @@ class CpuKernel : public Kernel {
   }
 
   std::string describe() const override {
-    return "backend: cpu (Halide JIT for " + target_.to_string() + ")\nthreads: " + std::to_string(schedule_.threads) +
-           "\nschedule:\n" + dense_.schedule;
+    return "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
+           std::to_string(schedule_.threads) + "\nschedule:\n" + dense_.schedule;
+  }
+
+  std::string artefact() const override {
+    return kArtefactMagic + fingerprint(b_.def().name, target_, dense_.schedule) + "\n" + dense_.fn->object();
   }
 
  private:
-  Variant build(bool dense) const {
+  Variant build(bool dense, const std::string* artefact = nullptr) const {
     Variant v;
     LoweredPipeline p = lower(b_, dense, checked_, schedule_.pack);
     v.schedule = apply_schedule(p, schedule_, target_);
@@ -167,7 +203,11 @@ class CpuKernel : public Kernel {
     v.snapshot_caller_outputs = !v.caller_outputs.empty() && outs.size() > 1;
     v.gather_checks = p.gather_checks;
     v.buffers = buffer_sizes(p);
-    v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
+    if (artefact)
+      v.fn = std::make_unique<JitFunction>(object_of(*artefact, fingerprint(b_.def().name, target_, v.schedule)),
+                                           b_.def().name);
+    else
+      v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
   }
 
@@ -282,7 +322,7 @@ constexpr size_t kMaxStatements = 128;
 class CpuBackend : public Backend {
  public:
   const char* name() const override { return "cpu"; }
-  const char* summary() const override { return "Halide pipeline, LLVM JIT for this machine"; }
+  const char* summary() const override { return "Halide pipeline compiled for this machine"; }
   bool accepts(DLDeviceType t) const override { return t == kDLCPU; }
   bool runs_on_host() const override { return true; }
   Target default_target() const override { return Target{}; }
@@ -299,6 +339,15 @@ class CpuBackend : public Backend {
                                      " per def (compile time grows quickly with pipeline length): use backend=reference");
     return std::make_unique<CpuKernel>(bound, options);
   }
+  std::unique_ptr<Kernel> load(const ir::BoundDef& bound, const Target&, const KnobValues& options,
+                               const std::string& artefact) const override {
+    quiet_halide_reporter();
+    return std::make_unique<CpuKernel>(bound, options, &artefact);
+  }
+  std::string shared_code_key(const Target& target) const override { return "halide runtime for " + target_key(target); }
+  bool has_shared_code(const Target&) const override { return has_runtime_object(); }
+  void use_shared_code(const Target&, const std::string& code) const override { use_runtime_object(code); }
+  std::string shared_code(const Target&) const override { return runtime_object(); }
 };
 
 }  // namespace

@@ -13,15 +13,15 @@
 namespace tc::backends::cpu {
 namespace {
 
-// What one call passes to the runtime hooks: where to report, how many threads to use. The
-// hooks may run on several threads at once (inside parallel loops).
-struct CallContext : Halide::JITUserContext {
+// What one call passes to the runtime hooks as Halide's user_context: where to report, how
+// many threads to use. The hooks may run on several threads at once (inside parallel loops).
+struct CallContext {
   CallOutcome* outcome = nullptr;
   std::mutex* mu = nullptr;
   int threads = 1;
 };
 
-void on_error(Halide::JITUserContext* ctx, const char* message) {
+void on_error(void* ctx, const char* message) {
   auto* c = static_cast<CallContext*>(ctx);
   try {
     std::lock_guard<std::mutex> lock(*c->mu);
@@ -30,14 +30,14 @@ void on_error(Halide::JITUserContext* ctx, const char* message) {
   }
 }
 
-void on_print(Halide::JITUserContext*, const char*) {}
+void on_print(void*, const char*) {}
 
 // Halide asks for 32-byte alignment and may read a few bytes either side of a block:
 // blocks are 64-byte aligned with 64 bytes of slack each side; the offset to the start of the
 // underlying allocation sits just before the block.
 constexpr size_t kAlign = 64;
 
-void* on_malloc(Halide::JITUserContext* ctx, size_t bytes) {
+void* on_malloc(void* ctx, size_t bytes) {
   void* raw = bytes <= SIZE_MAX - 3 * kAlign ? std::malloc(bytes + 3 * kAlign) : nullptr;
   if (raw == nullptr) {
     auto* c = static_cast<CallContext*>(ctx);
@@ -51,16 +51,15 @@ void* on_malloc(Halide::JITUserContext* ctx, size_t bytes) {
   return reinterpret_cast<void*>(block);
 }
 
-void on_free(Halide::JITUserContext*, void* block) {
+void on_free(void*, void* block) {
   if (block == nullptr) return;
   auto b = reinterpret_cast<uintptr_t>(block);
   std::free(reinterpret_cast<void*>(b - reinterpret_cast<uintptr_t*>(b)[-1]));
 }
 
-int on_par_for(Halide::JITUserContext* ctx, int (*task)(Halide::JITUserContext*, int, uint8_t*), int min, int extent,
-               uint8_t* closure) {
+int on_par_for(void* ctx, runtime::Task task, int min, int extent, uint8_t* closure) {
   auto* c = static_cast<CallContext*>(ctx);
-  int status = runtime::parallel_for(c->threads, reinterpret_cast<runtime::Task>(task), ctx, min, extent, closure);
+  int status = runtime::parallel_for(c->threads, task, ctx, min, extent, closure);
   if (status == runtime::kThreadStartFailed) {
     try {
       std::lock_guard<std::mutex> lock(*c->mu);
@@ -81,19 +80,35 @@ class QuietReporter : public Halide::CompileTimeErrorReporter {
 
 
 // Compilations run in parallel without a lock of libtc's (an autotuner compiles candidates from
-// several threads; measured: 8 kernels from 4 threads 1.8x faster than with the former global
-// mutex on 2 cores). Each compilation has its own Funcs, Params, Pipeline and LLVMContext
-// (JITModule.cpp:136 in Halide 14.0.0); what they share process-wide is synchronised inside
-// Halide and LLVM: name counters and IR reference counts are atomics (Util.cpp:173,
-// IntrusivePtr.h:20), LLVM's targets are initialised under call_once (CodeGen_LLVM.cpp:264),
-// the shared JIT runtime is built and its hooks installed under shared_runtimes_mutex
-// (JITModule.cpp:891), the associativity tables under their own lock (AssociativeOpsTable.cpp:
-// 372), and lazily built tables are function-local statics. populate_jit_handlers below reads
-// Halide's global handler table unlocked (JITModule.cpp:950); that table is written only while
-// the shared runtime is built, under that mutex, which the JITModule constructor has taken
-// before (JITModule.cpp:237). So libtc must never call JITSharedRuntime::set_default_handlers
-// or release_all, which rewrite it unlocked. Stress test: tests/abi/test_parallel_compile.c
-// (issue 10: 30,240 compilations of 10 kernels from 4, 8 and 16 threads, all results correct).
+// several threads; measured in issue 10: 8 kernels from 4 threads 1.8x faster than with a
+// global mutex on 2 cores). Each compilation has its own Funcs, Params, Pipeline, and
+// Module::compile_to_buffer its own LLVMContext and TargetMachine; what they share
+// process-wide is synchronised inside Halide and LLVM: name counters and IR reference counts
+// are atomics (Util.cpp:173, IntrusivePtr.h:20), LLVM's targets are initialised under
+// call_once (CodeGen_LLVM.cpp:264), the associativity tables under their own lock
+// (AssociativeOpsTable.cpp:372), and lazily built tables are function-local statics. Linking
+// is ORC's, which is thread-safe; the runtime is built and linked once, under the lock below.
+// Stress test: tests/abi/test_parallel_compile.c.
+
+// Halide 14 reads a load whose index base is a constant c as alignment (modulus 0, remainder
+// c), and its code for strided vector loads (CodeGen_LLVM.cpp:1976) shifts such a base down to
+// a multiple of the stride with mod_imp(c - offset, 0), which is 0: t1[ramp(3, 2, 16)] became a
+// dense load of t1[2..33] declared 64-byte aligned, an aligned AVX-512 load 8 bytes past a
+// 64-byte boundary, and a crash (differential fuzzer, seed 112122278, program 403: `t1(i, j)
+// min=! 1 where exists B(0, i), j in 0:2; O2(i) +=! t1(i, 1)` at M=17, the shifted last vector
+// of a ShiftInwards tail). This last lowering pass states a constant base's alignment modulo
+// 1024 instead, which is as true and which that code handles.
+class ConstantBaseAlignment : public Halide::Internal::IRMutator {
+  using IRMutator::visit;
+  Halide::Expr visit(const Halide::Internal::Load* op) override {
+    Halide::Expr e = IRMutator::visit(op);
+    const auto* load = e.as<Halide::Internal::Load>();
+    if (load == nullptr || load->alignment.modulus != 0) return e;
+    int64_t r = load->alignment.remainder % 1024;
+    return Halide::Internal::Load::make(load->type, load->name, load->index, load->image, load->param, load->predicate,
+                                        Halide::Internal::ModulusRemainder(1024, r < 0 ? r + 1024 : r));
+  }
+};
 
 // Halide compiles on a stack it maps itself; when the process is out of address space that
 // fails with an internal error rather than bad_alloc.
@@ -130,24 +145,90 @@ Halide::Target jit_target() {
   return t;
 }
 
+namespace {
+
+// The target kernels and the runtime are compiled for: the user context (a CallContext) is
+// the generated functions' first argument and reaches every runtime hook.
+Halide::Target code_target(const Halide::Target& target) { return target.with_feature(Halide::Target::UserContext); }
+
+struct Runtime {
+  std::mutex mu;
+  std::string object;  // empty until one is in place
+};
+
+Runtime& the_runtime() {
+  static Runtime* r = new Runtime;  // never destroyed: kernels may run during static destruction
+  return *r;
+}
+
+template <class Fn>
+void set_hook(const char* setter, Fn hook) {
+  reinterpret_cast<Fn (*)(Fn)>(runtime_symbol(setter))(hook);
+}
+
+// Links `object` as the runtime and routes its hooks here; the caller holds r.mu. The hooks
+// are process-wide in the runtime: each call's CallContext arrives as their user_context.
+void install_runtime(Runtime& r, std::string object) {
+  // Halide initialises LLVM's targets under its own once-flag; the loader must not do it
+  // concurrently with a Halide compilation on another thread.
+  Halide::Internal::CodeGen_LLVM::initialize_llvm();
+  link_runtime(object);
+  set_hook("halide_set_error_handler", &on_error);
+  set_hook("halide_set_custom_print", &on_print);
+  set_hook("halide_set_custom_malloc", &on_malloc);
+  set_hook("halide_set_custom_free", &on_free);
+  set_hook("halide_set_custom_do_par_for", &on_par_for);
+  r.object = std::move(object);
+}
+
+std::string bytes_of(const Halide::Buffer<uint8_t>& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), static_cast<size_t>(b.number_of_elements()));
+}
+
+std::string build_runtime_object() {
+  // An empty module for a target without NoRuntime is the runtime alone (what Halide's
+  // compile_standalone_runtime writes to a file).
+  return bytes_of(Halide::Module("tc_runtime", code_target(jit_target())).compile_to_buffer());
+}
+
+}  // namespace
+
+std::string runtime_object() {
+  Runtime& r = the_runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.object.empty()) {
+    try {
+      install_runtime(r, build_runtime_object());
+    } catch (const std::bad_alloc&) {
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory building Halide's runtime");
+    } catch (const Halide::Error& e) {
+      fail(TC_ERROR_INTERNAL, "cpu backend: could not build Halide's runtime (a libtc bug)" + halide_detail(e.what()));
+    }
+  }
+  return r.object;
+}
+
+bool has_runtime_object() {
+  Runtime& r = the_runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return !r.object.empty();
+}
+
+void use_runtime_object(const std::string& object) {
+  Runtime& r = the_runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.object.empty()) install_runtime(r, object);
+}
+
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
                          const Halide::Target& target, const std::string& def_name) {
   std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
+  runtime_object();  // in place before the first kernel links
   try {
     Halide::Pipeline pipeline(outputs);
-    Halide::Target t = target.with_feature(Halide::Target::JIT).with_feature(Halide::Target::UserContext);
-    Halide::Module m = pipeline.compile_to_module(inputs, name, t).resolve_submodules();
-    module_ = Halide::Internal::JITModule(m, m.get_function_by_name(name), {});
-    entry_ = module_.argv_function();
-    // The runtime hooks every call uses, resolved once here rather than in each tc_run.
-    Halide::JITUserContext ctx;
-    ctx.handlers.custom_error = on_error;
-    ctx.handlers.custom_print = on_print;
-    ctx.handlers.custom_malloc = on_malloc;
-    ctx.handlers.custom_free = on_free;
-    ctx.handlers.custom_do_par_for = on_par_for;
-    Halide::Internal::JITSharedRuntime::populate_jit_handlers(&ctx, Halide::JITHandlers{});
-    handlers_ = ctx.handlers;
+    pipeline.add_custom_lowering_pass(new ConstantBaseAlignment);
+    Halide::Target t = code_target(target).with_feature(Halide::Target::NoRuntime);
+    object_ = bytes_of(pipeline.compile_to_module(inputs, name, t).compile_to_buffer());
   } catch (const std::bad_alloc&) {
     fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
   } catch (const Halide::Error& e) {
@@ -156,7 +237,17 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
                                 "' (a libtc bug: please report it with the program; backend=reference runs it)" +
                                 halide_detail(e.what()));
   }
-  if (entry_ == nullptr) fail(TC_ERROR_INTERNAL, "cpu backend: the JIT produced no entry point for '" + def_name + "'");
+  link(def_name);
+}
+
+JitFunction::JitFunction(std::string object, const std::string& def_name) : object_(std::move(object)) {
+  if (!has_runtime_object()) runtime_object();
+  link(def_name);
+}
+
+void JitFunction::link(const std::string& def_name) {
+  linked_ = link_object(object_, "tc_" + def_name + "_argv", "the code of '" + def_name + "'");
+  entry_ = reinterpret_cast<int (*)(void**)>(linked_->entry());
 }
 
 CallOutcome JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int threads) const {
@@ -166,9 +257,8 @@ CallOutcome JitFunction::call(const std::vector<halide_buffer_t*>& buffers, int 
   ctx.outcome = &outcome;
   ctx.mu = &mu;
   ctx.threads = threads;
-  ctx.handlers = handlers_;
-  Halide::JITUserContext* ctx_ptr = &ctx;
-  std::vector<const void*> args;
+  void* ctx_ptr = &ctx;
+  std::vector<void*> args;
   args.reserve(buffers.size() + 1);
   args.push_back(&ctx_ptr);
   for (halide_buffer_t* b : buffers) args.push_back(b);

@@ -1,19 +1,29 @@
-// jit.h — a scheduled Halide pipeline compiled to machine code in this process (Halide's
-// LLVM JIT), and calls of it on caller memory: no realize(), no bounds queries, no copies —
-// one call through the generated argv entry point with halide_buffer_t views of the tensors.
+// jit.h — a scheduled Halide pipeline as machine code in this process, and calls of it on
+// caller memory: no realize(), no bounds queries, no copies — one call through the generated
+// argv entry point with halide_buffer_t views of the tensors.
+//
+// The code is a relocatable object (Halide's codegen with Target::NoRuntime), linked into the
+// process by object_loader.h against one Halide runtime object per process. So the object a
+// compile produced can be kept (the compilation cache stores it) and linked again by a later
+// process in a fraction of a millisecond instead of being compiled again. The runtime object
+// is built once per process (about 0.9 s) unless one from a cache is put in place first.
+//
 // Halide's compile-time warnings and errors never reach the host's stderr: errors become
-// exceptions here, warnings are dropped. What a failed call reports (the runtime's message,
-// an allocation that failed, a worker thread that could not start) comes back as a CallOutcome.
+// exceptions here, warnings are dropped. What a failed call reports (the runtime's message, an
+// allocation that failed, a worker thread that could not start) comes back as a CallOutcome.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <Halide.h>
 
+#include "backends/cpu/object_loader.h"
+
 namespace tc::backends::cpu {
 
-// This machine as the JIT's target, with IEEE arithmetic (Halide's StrictFloat), never with
+// This machine as the code's target, with IEEE arithmetic (Halide's StrictFloat), never with
 // instructions the CPU lacks.
 Halide::Target jit_target();
 
@@ -27,6 +37,15 @@ void quiet_halide_reporter();
 // Halide's own text, with its internal names, is appended to a libtc message only on request.
 std::string halide_detail(const std::string& what);
 
+// The Halide runtime object this process's kernels link against: the one in place, else built
+// now for jit_target() and put in place. Thread-safe; concurrent first calls build it once.
+std::string runtime_object();
+// Whether a runtime object is in place.
+bool has_runtime_object();
+// Puts `object` (kept by a cache) in place as the runtime when none is yet; throws
+// TC_ERROR_INTERNAL when it cannot be linked here (then a later compile builds one).
+void use_runtime_object(const std::string& object);
+
 struct CallOutcome {
   int status = 0;                 // the generated code's: 0 on success
   std::string error;              // the runtime's first error message
@@ -36,19 +55,26 @@ struct CallOutcome {
 
 class JitFunction {
  public:
-  // Compiles `outputs` as one pipeline taking `inputs` (then one buffer per output).
-  // Throws TC_ERROR_INTERNAL on failure (every valid program must compile: a failure is a
+  // Compiles `outputs` as one pipeline taking `inputs` (then one buffer per output) and links
+  // it. Throws TC_ERROR_INTERNAL on failure (every valid program must compile: a failure is a
   // libtc bug); Halide's own text is appended only when TC_DEBUG_HALIDE is set.
   JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
               const Halide::Target& target, const std::string& def_name);
+  // Links an object that object() gave for the same pipeline (from a cache). Throws
+  // TC_ERROR_INTERNAL when it cannot be linked here.
+  JitFunction(std::string object, const std::string& def_name);
 
   // buffers: the inputs, then the outputs, in the order given at construction.
   CallOutcome call(const std::vector<halide_buffer_t*>& buffers, int threads) const;
+  // The relocatable object this function runs (ELF, for this machine's runtime object).
+  const std::string& object() const { return object_; }
 
  private:
-  Halide::Internal::JITModule module_;
-  int (*entry_)(const void**) = nullptr;
-  Halide::JITHandlers handlers_;  // error, print, malloc and parallel-for hooks, filled in once
+  void link(const std::string& def_name);
+
+  std::string object_;
+  std::unique_ptr<LinkedObject> linked_;
+  int (*entry_)(void**) = nullptr;
 };
 
 }  // namespace tc::backends::cpu

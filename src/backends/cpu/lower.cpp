@@ -66,14 +66,16 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
 }
 
 // Whether Halide may split (rfactor) the update into vector lanes. Its own prover decides what
-// is associative (rfactor asks it on the simplified update): it rejects float16's per-step
-// rounding, int32/int64 sums wrapping through their unsigned twin and the NaN rule of float
-// min/max. One choice is libtc's: float products are never split, because another order meets
-// 0 * inf or an overflow differently (NaN or inf instead of 0); float sums are (documented).
+// is associative, asked exactly as rfactor asks it (the update as defined, not simplified: the
+// simplified form proved `min=! ... && A(k)` on booleans associative where rfactor then refused
+// it, differential fuzzer seed 239631165). It rejects float16's per-step rounding, int32/int64
+// sums wrapping through their unsigned twin and the NaN rule of float min/max. One choice is
+// libtc's: float products are never split, because another order meets 0 * inf or an overflow
+// differently (NaN or inf instead of 0); float sums are (documented).
 bool splittable(const Func& f, ReduceOp op, ScalarType t) {
   if (op == ReduceOp::Product && is_float(t)) return false;
-  Expr value = Halide::Internal::simplify(f.update_value(0));
-  return Halide::Internal::prove_associativity(f.name(), f.update_args(0), {value}).associative();
+  return Halide::Internal::prove_associativity(f.name(), f.update_args(0), f.update_values(0).as_vector())
+      .associative();
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {
@@ -177,7 +179,7 @@ class Builder {
   }
 
   // The value of tensor t at Halide-order indices `idx`, as seen by stage `consumer`.
-  Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false) {
+  Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false, int leading = 0) {
     const auto& decl = def_.tensors[t];
     if (decl.role == TensorRole::Input) return from_storage(p_.inputs[decl.param_index](idx), decl.type);
     int version = current_[t];
@@ -185,7 +187,7 @@ class Builder {
       if (decl.role == TensorRole::Temporary) return Halide::Internal::make_zero(value_type(decl.type));
       version = initial_stage(t);
     }
-    p_.stages[version].uses.push_back({consumer, pointwise, in_loop});
+    p_.stages[version].uses.push_back({consumer, pointwise, in_loop, pointwise ? static_cast<int>(idx.size()) : leading});
     return p_.stages[version].func(idx);
   }
 
@@ -316,7 +318,18 @@ class Builder {
     // Pointwise means read at the consumer's own point, which lets the scheduler compute a
     // reduction tile by tile inside the consumer; a clamped index may read anywhere in the
     // tensor, so a tile of the consumer would need all of it.
-    return read(t, idx, consumer, full_box && !clamped && access.pointwise, in_loop);
+    return read(t, idx, consumer, full_box && !clamped && access.pointwise, in_loop, leading_subscripts(access));
+  }
+
+  // Use::leading of a read in the current statement: its subscripts that are, from the first,
+  // exactly the statement's written variables in order (proven, so never clamped).
+  int leading_subscripts(const ir::Read& access) const {
+    size_t lhs = def_.stmts[current_stmt_].num_lhs_vars();
+    int k = 0;
+    while (static_cast<size_t>(k) < access.subscripts.size() && static_cast<size_t>(k) < lhs &&
+           access.subscripts[k].proven && access.subscripts[k].var == k)
+      ++k;
+    return k;
   }
 
   // A reduction whose reads are contiguous in no LHS variable (C(m,n) += A(m,k) * B(n,k))

@@ -20,6 +20,10 @@ struct Use {
   int consumer = -1;       // stage index
   bool pointwise = false;  // read at exactly the consumer's own pure variables
   bool in_loop = false;    // read inside the consumer's reduction loop (once per reduction step)
+  // How many leading TC subscripts are exactly the consumer's own leading variables, in order
+  // (all of them when pointwise): `mx(n)` read by `e(n,d)` has 1, so the consumer's rows need
+  // only the same rows of the producer (the scheduler's row blocks).
+  int leading = 0;
 };
 
 struct Stage {

@@ -8,6 +8,11 @@
 //     the block (the classic register-blocked matmul);
 //   - a reduction whose reads are contiguous only along a reduction variable (dot products,
 //     row sums) is vectorised along that variable instead, through rfactor;
+//   - row blocks: where a def's row reductions (softmax's max and sum, layernorm's mean and
+//     variance) and the stages they feed are all row-local to a root stage (each reads its
+//     producers at its own first index), they are computed inside that stage's loop over blocks
+//     of rows (cpu.rows), one pass per block while its rows are in cache, instead of one pass
+//     over the whole tensor per stage;
 //   - root stages vectorise their contiguous dimension and run their outer loops in parallel.
 #include "backends/cpu/schedule.h"
 
@@ -75,7 +80,30 @@ std::vector<Knob> declare() {
             "compute a reduction tile by tile inside the pointwise consumer that reads it element for element (a bias "
             "and ReLU after a matmul), instead of on its own first"};
   fuse.domain = fixed({"1", "0"});
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse};
+  Knob kblock{"cpu.kblock", KnobKind::Integer, "auto",
+              "length of the blocks of a register-blocked reduction's outermost reduction variable: a tile's "
+              "accumulators are kept in a buffer and each block of the reduction passes over all its register blocks, "
+              "reading one slice of the streamed operand from L1; 0: the whole reduction per register block",
+              true};
+  kblock.min = 0;
+  kblock.max = 65536;
+  kblock.domain = fixed({"0", "64", "128", "256"});
+  Knob rows{"cpu.rows", KnobKind::Integer, "auto",
+            "rows of the outermost dimension per block where row reductions (softmax, layernorm) and the stages "
+            "they feed are computed together block by block; 0: every stage over the whole tensor",
+            true};
+  rows.min = 0;
+  rows.max = 4096;
+  rows.domain = [](const ir::BoundDef& b) {
+    std::vector<std::string> v = {"0"};
+    int64_t n = 1;
+    for (size_t t = 0; t < b.tensors.size(); ++t)
+      if (b.def().tensors[t].role != ir::TensorRole::Input && !b.tensors[t].shape.empty())
+        n = std::max(n, b.tensors[t].shape.front());
+    for (const auto& r : powers_of_two(1, n, 64)) v.push_back(r);
+    return v;
+  };
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows};
 }
 
 }  // namespace
@@ -98,6 +126,8 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.inline_mode = o.is_auto("cpu.inline") ? -1 : static_cast<int>(o.integer("cpu.inline"));
   s.pack = o.flag("cpu.pack");
   s.fuse = o.flag("cpu.fuse");
+  s.rows = o.is_auto("cpu.rows") ? -1 : static_cast<int>(o.integer("cpu.rows"));
+  s.kblock = o.is_auto("cpu.kblock") ? -1 : static_cast<int>(o.integer("cpu.kblock"));
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -121,13 +151,18 @@ class Scheduler {
     hosts_.assign(n, -1);
     root_.assign(n, false);
     for (size_t i = 0; i < n; ++i) place(static_cast<int>(i));
+    form_row_blocks();
     for (size_t i = 0; i < n; ++i)
-      if (root_[i] && p_.stages[i].kind != Stage::Kind::Output && p_.stages[i].kind != Stage::Kind::Reduction)
+      if (root_[i] && block_host_[i] < 0 && p_.stages[i].kind != Stage::Kind::Output &&
+          p_.stages[i].kind != Stage::Kind::Reduction)
         bound_whole(p_.stages[i].func, p_.stages[i]);  // a reduction is computed inside its host, bounded instead
     for (size_t i = 0; i < n; ++i) {
       Stage& s = p_.stages[i];
+      int b = block_host_[i];
       if (s.kind == Stage::Kind::Reduction) schedule_reduction(static_cast<int>(i));
       else if (s.kind == Stage::Kind::Pack) schedule_pack(s);
+      else if (block_rows_[i] > 0) schedule_row_blocks(static_cast<int>(i));
+      else if (root_[i] && b >= 0) schedule_in_block(in_block(s, b), b);
       else if (root_[i] && hosts_[i] < 0) schedule_root(s);
       else if (!root_[i]) say(s, "inlined into its consumer");
     }
@@ -144,6 +179,125 @@ class Scheduler {
   }
 
   void say(const Stage& s, const std::string& what) { log_ += s.func.name() + ": " + what + "\n"; }
+
+  // Loops run on the thread pool: the outer ones of root stages, not those inside a row block
+  // (the blocks already run in parallel).
+  bool parallel() const { return k_.parallel && !nested_; }
+
+  // ---- row blocks ----
+  // A root stage of two or more dimensions hosts row blocks when some of its producers are
+  // row reductions and every producer it takes along is row-local: all its uses read it at
+  // the consumer's own first index (Use::leading), its first dimension spans the host's, and
+  // it is neither forced (checks: the sink reads them whole) nor tied to another host. Stages
+  // come after their producers, so one backward pass per host decides.
+  void form_row_blocks() {
+    size_t n = p_.stages.size();
+    block_host_.assign(n, -1);
+    block_rows_.assign(n, 0);
+    block_loop_.assign(n, Var());
+    if (k_.rows == 0) return;
+    for (int h = static_cast<int>(n) - 1; h >= 0; --h) {
+      const Stage& hs = p_.stages[h];
+      bool can_host = root_[h] && hosts_[h] < 0 && block_host_[h] < 0 && !hs.forced && hs.vars.size() >= 2 &&
+                      (hs.kind == Stage::Kind::Output || hs.kind == Stage::Kind::Pointwise);
+      if (!can_host) continue;
+      std::vector<int> members;
+      bool row_reduction = false, across_rows = false;
+      for (int q = h - 1; q >= 0; --q) {
+        if (!row_local(q, h)) continue;
+        block_host_[q] = h;
+        members.push_back(q);
+        const Stage& qs = p_.stages[q];
+        if (qs.kind == Stage::Kind::Reduction && qs.vars.size() < hs.vars.size()) {
+          row_reduction = true;
+          // vectorised along its only dimension, the rows (softmax's NaN-propagating max,
+          // which Halide cannot split along the row)
+          across_rows = across_rows || (qs.vars.size() == 1 && qs.contiguous_rvar < 0);
+        }
+      }
+      if (!row_reduction) {
+        for (int m : members) block_host_[m] = -1;
+        continue;
+      }
+      block_rows_[h] = rows_per_block(hs, across_rows);
+      block_loop_[h] = Var(hs.func.name() + "_rows");
+    }
+  }
+
+  bool row_local(int q, int h) const {
+    const Stage& s = p_.stages[q];
+    const Stage& hs = p_.stages[h];
+    bool kind_ok = s.kind == Stage::Kind::Pointwise || (s.kind == Stage::Kind::Reduction && host_[q] < 0);
+    if (!kind_ok || s.forced || s.uses.empty() || s.vars.empty() || hosts_[q] >= 0 || block_host_[q] >= 0) return false;
+    size_t last = s.vars.size() - 1, host_last = hs.vars.size() - 1;
+    if (s.extents[last] != hs.extents[host_last] || s.min(last) != hs.min(host_last)) return false;
+    for (const Use& u : s.uses)
+      if ((u.consumer != h && block_host_[u.consumer] != h) || u.leading < 1) return false;
+    return true;
+  }
+
+  // A block's rows of one temporary as wide as the host stay within this, so that they and the
+  // input rows they come from are still in L1 (32-48 KiB on current x86) when the next stage
+  // reads them. Measured on layernorm 128x1024 (2 threads): 4-row blocks (16 KiB per
+  // temporary) 0.041 ms, 8 rows 0.063, 16 rows 0.089.
+  static constexpr int64_t kRowBlockBytes = 16 * 1024;
+
+  // cpu.rows, or by default: a vector's worth of rows when a row reduction is vectorised
+  // across rows (it needs them to fill its lanes: softmax 128x1000, 16 rows 0.064 ms, 4 rows
+  // 0.081), else as many as keep a block's temporary within kRowBlockBytes; halved while that
+  // leaves fewer than two blocks per thread.
+  int rows_per_block(const Stage& h, bool across_rows) const {
+    int64_t rows = h.extents.back();
+    int64_t r = k_.rows > 0 ? k_.rows : (k_.vector > 0 ? k_.vector : target_.natural_vector_size(Halide::Float(32)));
+    int64_t row_bytes = h.type.bytes();
+    for (size_t d = 0; d + 1 < h.vars.size(); ++d) row_bytes *= h.extents[d];
+    if (k_.rows < 0)
+      while (r > 1 && (rows / r < 2 * k_.threads || (!across_rows && r * row_bytes > kRowBlockBytes))) r /= 2;
+    return static_cast<int>(std::max<int64_t>(1, std::min(r, rows)));
+  }
+
+  // A member's view for scheduling: the same Func, its first TC dimension one block long.
+  Stage in_block(const Stage& s, int h) const {
+    Stage local = s;
+    local.extents.back() = std::min<int64_t>(local.extents.back(), block_rows_[h]);
+    return local;
+  }
+
+  Halide::LoopLevel block_level(int h) const { return Halide::LoopLevel(p_.stages[h].func, block_loop_[h]); }
+
+  void schedule_row_blocks(int h) {
+    Stage& s = p_.stages[h];
+    Func& f = s.func;
+    f.compute_root();
+    int L = lanes(s);
+    size_t n = s.vars.size();
+    std::string what = "computed at root in blocks of " + std::to_string(block_rows_[h]) + " rows";
+    const auto shift = Halide::TailStrategy::ShiftInwards;
+    if (s.extents[0] >= L && L > 1) {
+      f.vectorize(s.vars[0], L, shift);
+      what += ", vectorized " + std::to_string(L);
+    }
+    Var row("row");
+    f.split(s.vars[n - 1], block_loop_[h], row, block_rows_[h], shift);
+    if (k_.parallel) {
+      f.parallel(block_loop_[h]);
+      what += ", blocks in parallel";
+    }
+    say(s, what);
+  }
+
+  // A pointwise member of a row block, computed for the block's rows.
+  void schedule_in_block(Stage s, int h) {
+    Func& f = s.func;
+    f.compute_at(block_level(h));
+    int L = lanes(s);
+    std::string what = "computed in each row block of " + p_.stages[h].func.name();
+    if (s.extents[0] >= L && L > 1) {
+      f.vectorize(s.vars[0], L, Halide::TailStrategy::ShiftInwards);
+      what += ", vectorized " + std::to_string(L);
+    }
+    say(s, what);
+  }
 
   // A stage computed on its own is computed over its whole domain, as the language runs every
   // statement whole. Without this a consumer needing fewer elements than one tile gets a
@@ -189,15 +343,39 @@ class Scheduler {
   }
 
   // Fuses `outer` (in loop order, innermost first) into one loop, run in parallel if asked.
-  Var fuse_outer(Func& f, std::vector<Var> outer, const std::string& name) {
+  Var fuse_outer(Func& f, std::vector<Var> outer, const std::string& name, bool run_parallel) {
     Var fused = outer[0];
     for (size_t d = 1; d < outer.size(); ++d) {
       Var v(name + std::to_string(d));
       f.fuse(fused, outer[d], v);
       fused = v;
     }
-    if (k_.parallel) f.parallel(fused);
+    if (run_parallel) f.parallel(fused);
     return fused;
+  }
+
+  // Below this many elements a pointwise root stage or a copy runs on one thread: handing
+  // work to the pool's workers costs more than the work (a gather's range checks, 128x50
+  // indices: measured 0.053 against 0.043 ms for the whole lut1 with and without checks while
+  // they ran in parallel).
+  static constexpr int64_t kMinParallelElements = 16384;
+  // ... and a reduction of at most this many steps (output elements x reduction extent).
+  // MLP3's layers (128x128 -> 64 -> 32 -> 2: 1M, 262k, 8k steps), 2 threads: 0.032 ms with
+  // every loop in parallel, 0.019 with the last two on one thread; lut1's gathers (128x64x50:
+  // 410k steps, each a load from a 25 MB table) take 0.045 ms on one thread, 0.022 on two.
+  static constexpr int64_t kMinParallelSteps = 1 << 18;
+
+  static int64_t elements(const Stage& s) {
+    int64_t e = 1;
+    for (int64_t x : s.extents) e *= x;
+    return e;
+  }
+
+  static int64_t steps(const Stage& r) {
+    int64_t e = elements(r);
+    for (int k = 0; k < r.rdom.dimensions(); ++k)
+      if (const int64_t* x = Halide::Internal::as_const_int(r.rdom[k].extent())) e *= *x;
+    return e;
   }
 
   void schedule_root(Stage& s) {
@@ -211,10 +389,11 @@ class Scheduler {
     int L = lanes(s);
     std::string what = "computed at root";
     Var inner = s.vars[0];
+    bool run_parallel = parallel() && elements(s) >= kMinParallelElements;
     // A long 1-d stage runs in parallel chunks of 4096 elements, each vectorised (split first:
     // splitting the vectorised variable would make chunks of 4096 vectors, which ShiftInwards
     // then shifts below index 0 whenever the extent is under 4096 vectors).
-    if (n == 1 && k_.parallel && s.extents[0] >= 16384) {
+    if (n == 1 && run_parallel) {
       Var o("o"), i("i");
       f.split(s.vars[0], o, i, 4096, Halide::TailStrategy::ShiftInwards).parallel(o);
       inner = i;
@@ -226,14 +405,16 @@ class Scheduler {
     }
     if (n >= 2) {
       std::vector<Var> outer(s.vars.begin() + 1, s.vars.end());
-      fuse_outer(f, outer, f.name() + "_par");
-      if (k_.parallel) what += ", outer loops in parallel";
+      fuse_outer(f, outer, f.name() + "_par", run_parallel);
+      what += run_parallel ? ", outer loops in parallel" : parallel() ? ", one thread (small)" : "";
     }
     say(s, what);
   }
 
   // A transposing copy: 8x8 tiles vectorised both ways (whole rows in, shuffles, whole rows
-  // out), tiles in parallel.
+  // out), rows of tiles in parallel. Not single tiles: two threads taking neighbouring 8x8
+  // tiles write the two halves of the same cache lines (tmm's 1000x1024 copy, 16000 tiles:
+  // 2 threads took twice as long as 1).
   void schedule_pack(Stage& s) {
     Func& f = s.func;
     f.compute_root();
@@ -246,7 +427,7 @@ class Scheduler {
       const auto shift = Halide::TailStrategy::ShiftInwards;
       f.split(s.vars[inner], xo, xi, tile, shift).split(s.vars[from], yo, yi, tile, shift);
       std::vector<VarOrRVar> order = {xi, yi, xo, yo};
-      outer = {xo, yo};
+      outer = {yo};
       for (size_t d = 1; d < s.vars.size(); ++d)
         if (static_cast<int>(d) != inner) {
           order.push_back(s.vars[d]);
@@ -257,36 +438,51 @@ class Scheduler {
       for (size_t d = 0; d < s.vars.size(); ++d)
         if (static_cast<int>(d) != inner) outer.push_back(s.vars[d]);
     }
-    if (!outer.empty()) fuse_outer(f, outer, f.name() + "_par");
+    bool run_parallel = parallel() && elements(s) >= kMinParallelElements;
+    if (!outer.empty()) fuse_outer(f, outer, f.name() + "_par", run_parallel);
     say(s, std::string("copy with dimension ") + std::to_string(s.vars.size() - 1 - inner) + " innermost" +
-               (tiled ? ", 8x8 tiles transposed in vector registers" : ""));
+               (tiled ? ", 8x8 tiles transposed in vector registers" : "") +
+               (run_parallel ? (tiled ? ", rows of tiles in parallel" : ", in parallel") : ""));
   }
 
-  // The host of reduction i: its pointwise consumer, or a copy made for it.
+  // The host of reduction i: its pointwise consumer, or a copy made for it, computed at root
+  // or, for a member of row blocks, in each block.
   Func host_func(int i, Stage& r, std::string& name) {
     if (host_[i] >= 0) {
       name = p_.stages[host_[i]].func.name();
-      return p_.stages[host_[i]].func;
+      Func w = p_.stages[host_[i]].func;
+      w.compute_root();
+      return w;
     }
     Func w = r.func.in();
-    bound_whole(w, r);
-    name = "a copy";
+    int h = block_host_[i];
+    if (h >= 0) {
+      w.compute_at(block_level(h));
+      name = "a copy in each row block of " + p_.stages[h].func.name();
+    } else {
+      bound_whole(w, r);
+      w.compute_root();
+      name = "a copy";
+    }
     return w;
   }
 
   void schedule_reduction(int i) {
-    Stage& r = p_.stages[i];
+    int h = block_host_[i];
+    Stage r = h >= 0 ? in_block(p_.stages[i], h) : p_.stages[i];  // shares the Func
     std::string host_name;
     Func w = host_func(i, r, host_name);
-    w.compute_root();
+    nested_ = h >= 0;
     size_t n = r.vars.size();
     if (n == 0) {
       r.func.compute_at(w, Var::outermost());
       say(r, "scalar reduction, computed inside " + host_name);
-      return;
+    } else if (r.contiguous_rvar >= 0) {
+      schedule_dot(r, w, host_name);
+    } else {
+      schedule_blocked(r, w, host_name);
     }
-    if (r.contiguous_rvar >= 0) return schedule_dot(r, w, host_name);
-    schedule_blocked(r, w, host_name);
+    nested_ = false;
   }
 
   // The loop order of a reduction's update, innermost first: `inner`, the block var, the
@@ -305,19 +501,35 @@ class Scheduler {
   // Tiles of the host: TX along vars[0], TY along the block var; the remaining pure vars and
   // the tile loops are fused into one parallel loop `outer`, and each tile's rows are split
   // into blocks of U (yi: the block loop, yii: the rows of one block).
+  // At most this many accumulator vectors in a register block (x86-64 with AVX-512 has 32
+  // vector registers): a larger block only spills, and its fully unrolled code can keep LLVM's
+  // SLP vectorizer busy for minutes (measured: cpu.tile=256x8 cpu.unroll=8 on fcrelu, over 10
+  // minutes in one compile). Wider tiles are narrowed to fit, and the description says so.
+  static constexpr int kMaxAccumulators = 32;
+
   struct Tiling {
     int tx = 1, ty = 1, u = 1;
+    bool narrowed = false;  // the tile's X was narrowed to kMaxAccumulators
+    bool rows_per_task = false;  // a parallel task computes a whole row of tiles
+    bool run_parallel = false;   // the tile loop runs on the thread pool
+    Var tile;                    // the loop over tiles: `outer`, or the serial one inside a task
     Var xi{"xi"}, yi{"yi"}, yii{"yii"}, outer;
   };
 
   // X is the caller's (it depends on the vector width); Y and U come from the knobs.
-  Tiling tile_host(Stage& r, Func& w, int tx, int default_ty, int default_u) {
+  // x_per_accumulator: elements along X that one accumulator vector holds (the vector width
+  // of a register-blocked reduction; 1 where each X element has a vector of partial sums).
+  Tiling tile_host(Stage& r, Func& w, int tx, int default_ty, int default_u, int x_per_accumulator) {
     size_t n = r.vars.size();
     int b = r.block_var;
     Tiling t;
     t.tx = tx;
     t.ty = b >= 0 ? static_cast<int>(std::min<int64_t>(k_.tile_y ? k_.tile_y : default_ty, r.extents[b])) : 1;
     t.u = std::min(k_.unroll ? k_.unroll : default_u, t.ty);
+    if ((t.tx / x_per_accumulator) * t.u > kMaxAccumulators) {
+      t.tx = std::max(1, kMaxAccumulators / t.u) * x_per_accumulator;
+      t.narrowed = true;
+    }
     std::vector<Var> hv = w.args();  // the host's pure vars, in the order of r.vars
     Var xo("xo"), yo("yo");
     // ShiftInwards everywhere: tiles overlap at the edges instead of reading past them
@@ -332,38 +544,134 @@ class Scheduler {
       order.push_back(t.yi);
       outer.push_back(yo);
     }
+    int64_t tasks_without_x = 1;  // parallel tasks if each took a whole row of tiles
+    if (b >= 0) tasks_without_x = (r.extents[b] + t.ty - 1) / t.ty;
     for (size_t d = 1; d < n; ++d)
-      if (static_cast<int>(d) != b) outer.push_back(hv[d]);
+      if (static_cast<int>(d) != b) {
+        outer.push_back(hv[d]);
+        tasks_without_x *= r.extents[d];
+      }
     order.insert(order.end(), outer.begin(), outer.end());
     w.reorder(order);
-    t.outer = fuse_outer(w, outer, w.name() + "_tile");
+    // A task takes a whole row of tiles where there are enough rows for the threads: tiles
+    // side by side on two threads write the same cache lines at their edges (rows that are not
+    // a multiple of 64 bytes, tiles shifted inwards to overlap at the end), which measured
+    // slower with 2 threads than with 1 (maxpool's 28-wide rows: 3.0 against 2.1 ms).
+    if (outer.size() > 1 && tasks_without_x >= kTasksPerThread * k_.threads) {
+      outer.erase(outer.begin());  // xo: a serial loop inside each task
+      t.rows_per_task = true;
+    }
+    t.run_parallel = parallel() && steps(r) > kMinParallelSteps;
+    t.outer = fuse_outer(w, outer, w.name() + "_tile", t.run_parallel);
+    t.tile = t.rows_per_task ? xo : t.outer;
     if (b >= 0) w.split(t.yi, t.yi, t.yii, t.u, shift);
     return t;
+  }
+
+  // Enough parallel tasks to keep every thread busy when they take unequal time.
+  static constexpr int64_t kTasksPerThread = 2;
+
+  // Vectors across a register block, at most `most`: the widest whose tiles cover `extent`
+  // with at most 10% recomputed (the last tile is shifted inwards, overlapping its
+  // neighbour), else the one that recomputes least. conv2d's 54 columns: 3 vectors of 16 would
+  // compute 96 (measured 9.8 against 5.4 ms with 2), 2 compute 64.
+  static int block_vectors(int64_t extent, int lanes, int most) {
+    int best = 1;
+    double best_use = 0;
+    for (int v = most; v >= 1; --v) {
+      int64_t width = static_cast<int64_t>(v) * lanes;
+      int64_t tiles = (extent + width - 1) / width;
+      double use = static_cast<double>(extent) / static_cast<double>(std::max(tiles * width, extent));
+      if (use >= 0.9) return v;
+      if (use > best_use + 1e-9) best = v, best_use = use;
+    }
+    return best;
   }
 
   void schedule_blocked(Stage& r, Func& w, const std::string& host_name) {
     int L = lanes(r);
     int b = r.block_var;
     if (r.extents[0] < L) L = largest_power_of_two_at_most(r.extents[0]);
+    // The default register block fills three quarters of the vector registers with
+    // accumulators, the rest holding the vectors loaded per step and a broadcast: with 32
+    // (AVX-512) 3 vectors x 8 rows, in tiles of 32 rows (sgemm 1024^3, 2 threads: 5.1 ms,
+    // against 14.3 ms for 32x32 tiles of 2 x 4 blocks and 6.6 ms for 48x8 tiles; conv2d 4.2
+    // against 5.3 ms with 2 x 4 blocks); with 16 (AVX2, SSE) 2 vectors x 6 rows, BLIS's block
+    // for AVX2 (not measured here).
+    bool avx512 = target_.has_feature(Halide::Target::AVX512);
+    int default_u = avx512 ? 8 : 6;
     // The block width must be a multiple of the vector width: the block is computed whole.
-    int tx = k_.tile_x ? k_.tile_x : 2 * L;
+    int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2) * L;
     tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
-    Tiling t = tile_host(r, w, tx, 32, 4);
+    Tiling t = tile_host(r, w, tx, avx512 ? 32 : 24, default_u, L);
     if (L > 1) w.vectorize(t.xi, L);
     if (b >= 0) w.unroll(t.yii);
     Func& f = r.func;
-    f.compute_at(w, b >= 0 ? t.yi : t.outer);
-    std::vector<VarOrRVar> order = block_outside_in(r, {r.vars[0]}, -1);
+    int kblock = reduction_block(r, t.tx);
     if (L > 1) f.vectorize(r.vars[0], L);
-    if (b >= 0) f.unroll(r.vars[b]);
     auto u = f.update();
-    u.reorder(order);
+    if (kblock > 0) {
+      schedule_reduction_blocks(r, w, t, kblock);
+    } else {
+      f.compute_at(w, b >= 0 ? t.yi : t.outer);
+      if (b >= 0) f.unroll(r.vars[b]);
+      u.reorder(block_outside_in(r, {r.vars[0]}, -1));
+      if (b >= 0) u.unroll(r.vars[b]);
+    }
     if (L > 1) u.vectorize(r.vars[0], L);
     if (t.tx > L && t.tx % L == 0) u.unroll(r.vars[0]);
-    if (b >= 0) u.unroll(r.vars[b]);
     say(r, "register-blocked " + std::to_string(t.tx) + "x" + std::to_string(t.u) + " (vector " + std::to_string(L) +
                "), tiles " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + " inside " + host_name +
-               (k_.parallel ? ", tiles in parallel" : ""));
+               (kblock > 0 ? ", reduction in blocks of " + std::to_string(kblock) : "") +
+               (t.run_parallel ? (t.rows_per_task ? ", rows of tiles in parallel" : ", tiles in parallel")
+                               : parallel() ? ", one thread (small)" : "") +
+               narrowed(t));
+  }
+
+  // By default a reduction is blocked when the slice of the streamed operand one tile reads
+  // (tile width x the whole reduction) exceeds this; then in blocks of kDefaultKBlock. sgemm,
+  // 2 threads: at 1024^3 (192 KiB slices) blocking measured 6.6 against 5.0-6.1 ms; at 2048^3
+  // (384 KiB) 62 against 67 ms.
+  static constexpr int64_t kKBlockSliceBytes = 256 * 1024;
+  static constexpr int kDefaultKBlock = 256;
+
+  // cpu.kblock where it applies: a register-blocked reduction whose outermost reduction
+  // variable is longer than the block; 0 otherwise.
+  int reduction_block(const Stage& r, int tx) const {
+    if (k_.kblock == 0 || r.block_var < 0 || r.rdom.dimensions() == 0) return 0;
+    const int64_t* extent = Halide::Internal::as_const_int(r.rdom[r.rdom.dimensions() - 1].extent());
+    int kblock = k_.kblock;
+    if (kblock < 0) {  // auto
+      int64_t slice = static_cast<int64_t>(tx) * r.type.bytes();
+      for (int k = 0; k < r.rdom.dimensions(); ++k)
+        if (const int64_t* e = Halide::Internal::as_const_int(r.rdom[k].extent())) slice *= *e;
+      kblock = slice > kKBlockSliceBytes ? kDefaultKBlock : 0;
+    }
+    return extent && kblock > 0 && *extent > kblock ? kblock : 0;
+  }
+
+  // Reduction blocks: the accumulators of a whole tile live in a buffer computed per tile, and
+  // the outermost reduction variable is split so that each step over the tile's register
+  // blocks reads a kblock-long slice of the streamed operand, which stays in L1 from one block
+  // to the next (the reduction blocking of BLAS kernels). GuardWithIf, never ShiftInwards:
+  // recomputing part of an update would add twice.
+  void schedule_reduction_blocks(Stage& r, Func& w, const Tiling& t, int kblock) {
+    Func& f = r.func;
+    int b = r.block_var, outer_k = r.rdom.dimensions() - 1;
+    f.compute_at(w, t.tile);
+    Var bo("bo"), bi("bi");
+    RVar rko("rko"), rki("rki");
+    const auto guard = Halide::TailStrategy::GuardWithIf;
+    auto u = f.update();
+    u.split(r.vars[b], bo, bi, t.u, guard).split(r.rdom[outer_k], rko, rki, kblock, guard);
+    std::vector<VarOrRVar> order = {r.vars[0], bi};
+    for (int k = 0; k < outer_k; ++k) order.push_back(r.rdom[k]);
+    order.push_back(rki);
+    order.push_back(bo);
+    order.push_back(rko);
+    for (size_t d = 1; d < r.vars.size(); ++d)
+      if (static_cast<int>(d) != b) order.push_back(r.vars[d]);
+    u.reorder(order).unroll(bi);
   }
 
   // Reductions along a contiguous reduction variable: split it by the vector width and
@@ -375,7 +683,7 @@ class Scheduler {
     while (L > 1 && extent % L != 0) L /= 2;
     int b = r.block_var;
     int tx = static_cast<int>(std::min<int64_t>(k_.tile_x ? k_.tile_x : 4, r.extents[0]));
-    Tiling t = tile_host(r, w, tx, 4, 4);
+    Tiling t = tile_host(r, w, tx, 4, 4, 1);
     if (b >= 0) w.unroll(t.yii);
     Var at = b >= 0 ? t.yi : t.outer;
     Func& f = r.func;
@@ -394,7 +702,11 @@ class Scheduler {
     if (t.tx > 1) partial.update().unroll(r.vars[0]);
     if (b >= 0) partial.update().unroll(r.vars[b]);
     say(r, "vectorized along its contiguous reduction variable (rfactor " + std::to_string(L) + " lanes), blocks " +
-               std::to_string(t.tx) + "x" + std::to_string(t.u) + " inside " + host_name);
+               std::to_string(t.tx) + "x" + std::to_string(t.u) + " inside " + host_name + narrowed(t));
+  }
+
+  static std::string narrowed(const Tiling& t) {
+    return t.narrowed ? " (tile narrowed to " + std::to_string(kMaxAccumulators) + " accumulator vectors)" : "";
   }
 
   LoweredPipeline& p_;
@@ -403,6 +715,10 @@ class Scheduler {
   std::vector<int> host_;   // per reduction stage: the stage hosting it, -1: a copy
   std::vector<int> hosts_;  // per stage: the reduction it hosts, -1
   std::vector<bool> root_;
+  std::vector<int> block_host_;  // per stage: the stage whose row blocks compute it, -1
+  std::vector<int> block_rows_;  // per stage: rows per block when it hosts row blocks, else 0
+  std::vector<Var> block_loop_;  // per host of row blocks: its loop over blocks
+  bool nested_ = false;          // scheduling a stage inside a row block
   std::string log_;
 };
 

@@ -24,6 +24,8 @@ struct CpuSchedule {
   int inline_mode = -1;    // -1 auto, 0 never inline producers, 1 inline single-use ones
   bool pack = true;        // copy a reduction's transposed operand with the needed dimension innermost
   bool fuse = true;        // compute a reduction tile by tile inside its pointwise consumer
+  int rows = -1;           // rows per block of row-local stages; 0: none; -1: auto
+  int kblock = -1;         // reduction blocks of register-blocked reductions; 0: none; -1: auto
   int threads = 0;         // 0: all cores
 
   static CpuSchedule from_options(const KnobValues& o);

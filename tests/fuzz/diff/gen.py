@@ -295,6 +295,10 @@ def random_knobs(rng):
         knobs["cpu.pack"] = "0"
     if rng.random() < 0.2:
         knobs["cpu.fuse"] = "0"
+    if rng.random() < 0.3:
+        knobs["cpu.rows"] = rng.choice(["0", "1", "3", "16"])
+    if rng.random() < 0.2:
+        knobs["cpu.kblock"] = rng.choice(["0", "1", "3", "64"])
     return knobs
 
 

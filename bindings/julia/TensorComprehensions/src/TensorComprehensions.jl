@@ -13,6 +13,10 @@ Any strided array works (`Array`, views such as `view(A, 1:2:5, :)`, `PermutedDi
 anything with `strides` and `pointer`), as long as its strides are non-negative (libtc's rule). Tests: `test/runtests.jl`; the C side of the
 exact calls made here is tested by libtc's `tests/abi/test_julia_layout.c`.
 
+The autotuner: `tune` searches a def's schedule knobs on real inputs and stores the fastest in
+the compilation cache, which later `compile` calls use (`cache_hit`); `cache_export` and
+`cache_import` move a cache between machines (libtc's docs/cache-and-tuning.md).
+
 The library is `ENV["TC_LIBRARY"]` if set, else `libtc.so.0` from the loader's search path.
 Thread safety is libtc's: a Program or Kernel may be used from many threads at once.
 """
@@ -21,6 +25,7 @@ module TensorComprehensions
 using Libdl
 
 export tc_define, defs, infer_outputs, compile, run!, TCError, Program, Kernel
+export tune, TuneProgress, cache_hit, cache_export, cache_import
 
 # ---- the library ------------------------------------------------------------------------
 
@@ -28,7 +33,8 @@ const SYMBOLS = (:tc_version_string, :tc_last_error_message, :tc_define, :tc_def
                  :tc_program_destroy, :tc_program_num_defs, :tc_program_def_name,
                  :tc_infer_outputs, :tc_options_create, :tc_options_set, :tc_options_destroy,
                  :tc_compile, :tc_kernel_num_outputs, :tc_kernel_output_info, :tc_run,
-                 :tc_kernel_destroy)
+                 :tc_kernel_destroy, :tc_tune, :tc_kernel_cache_hit, :tc_kernel_describe,
+                 :tc_cache_export, :tc_cache_import)
 # Function pointers, resolved once at load time (so a precompiled package follows TC_LIBRARY
 # at run time) and only read afterwards, which makes them safe to use from any thread.
 const FPTR = Dict{Symbol,Ptr{Cvoid}}()
@@ -71,12 +77,17 @@ end
 
 Base.showerror(io::IO, e::TCError) = print(io, "TCError: ", e.name, " (", e.status, "): ", e.message)
 
+# The TCError for a failing status, with this thread's last message. Call it right after the
+# failing ccall: the message is per OS thread, and with no yield point in between the task is
+# still on the thread that failed.
+function tc_error(status::Cint)
+    message = unsafe_string(ccall(FPTR[:tc_last_error_message], Cstring, ()))
+    return TCError(status, get(STATUS_NAMES, Int(status), Symbol("TC_ERROR_", status)), message)
+end
+
 function check(status::Cint)
     status == 0 && return nothing
-    # The message is per OS thread; there is no yield point between the failing ccall and
-    # this one, so the task is still on the thread that failed.
-    message = unsafe_string(ccall(FPTR[:tc_last_error_message], Cstring, ()))
-    throw(TCError(status, get(STATUS_NAMES, Int(status), Symbol("TC_ERROR_", status)), message))
+    throw(tc_error(status))
 end
 
 # ---- DLPack -----------------------------------------------------------------------------
@@ -261,13 +272,9 @@ Base.unsafe_convert(::Type{Ptr{Cvoid}}, k::Kernel) = k.ptr
 option_string(v::Bool) = v ? "1" : "0"
 option_string(v) = string(v)
 
-"""
-    compile(program, entry, inputs...; options...) -> Kernel
-
-Specialises def `entry` to the inputs' element types and sizes (`tc_compile`). Keyword
-arguments are libtc options (`backend="reference"`, `checked=false`, ...), checked by libtc.
-"""
-function compile(p::Program, entry::AbstractString, inputs...; options...)
+# Calls f(options::Ptr{Cvoid}) with a new tc_options holding `options` (key => value pairs, set
+# in order and checked by libtc) and destroys it afterwards (a kernel keeps its own copy).
+function with_options(f, options)
     opts = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall(FPTR[:tc_options_create], Cint, (Ref{Ptr{Cvoid}},), opts))
     try
@@ -275,16 +282,30 @@ function compile(p::Program, entry::AbstractString, inputs...; options...)
             check(ccall(FPTR[:tc_options_set], Cint, (Ptr{Cvoid}, Cstring, Cstring),
                         opts[], string(key), option_string(value)))
         end
-        out = Ref{Ptr{Cvoid}}(C_NULL)
+        return f(opts[])
+    finally
+        ccall(FPTR[:tc_options_destroy], Cvoid, (Ptr{Cvoid},), opts[])
+    end
+end
+
+"""
+    compile(program, entry, inputs...; options...) -> Kernel
+
+Specialises def `entry` to the inputs' element types and sizes (`tc_compile`). Keyword
+arguments are libtc options (`backend="reference"`, `checked=false`, `cache=dir`, ...), checked
+by libtc. Unless `cache="off"` or a knob is set explicitly, the compilation cache is consulted
+for tuned knob values (see `tune`, `cache_hit`).
+"""
+function compile(p::Program, entry::AbstractString, inputs...; options...)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    with_options(options) do opts
         with_tensors(inputs) do tensors
             check(ccall(FPTR[:tc_compile], Cint,
                         (Ref{Ptr{Cvoid}}, Ptr{Cvoid}, Cstring, Ptr{DLTensor}, Csize_t, Ptr{Cvoid}),
-                        out, p, entry, tensors, length(tensors), opts[]))
+                        out, p, entry, tensors, length(tensors), opts))
         end
-        return Kernel(out[], String(entry))
-    finally
-        ccall(FPTR[:tc_options_destroy], Cvoid, (Ptr{Cvoid},), opts[])  # the kernel has a copy
     end
+    return Kernel(out[], String(entry))
 end
 
 """
@@ -318,5 +339,245 @@ function Base.run(k::Kernel, inputs...)
     return length(outputs) == 1 ? outputs[1] : outputs
 end
 (k::Kernel)(inputs...) = run(k, inputs...)
+
+"""
+    cache_hit(kernel) -> Bool
+
+Whether the kernel's knob values came from the compilation cache (`tc_kernel_cache_hit`);
+`TensorComprehensions.describe(kernel)` says from where, or why the cache was not used.
+"""
+function cache_hit(k::Kernel)
+    hit = Ref{Cint}(0)
+    check(ccall(FPTR[:tc_kernel_cache_hit], Cint, (Ptr{Cvoid}, Ref{Cint}), k, hit))
+    return hit[] != 0
+end
+
+"""
+    TensorComprehensions.describe(kernel) -> String
+
+libtc's description of a compiled kernel (`tc_kernel_describe`): every option with its value,
+where its knob values came from (a cache hit with its directory, a miss, a tuning run, or why
+the cache was not used), the backend and the schedule chosen. Not exported (a common name).
+"""
+function describe(k::Kernel)
+    text = Ref{Cstring}()
+    check(ccall(FPTR[:tc_kernel_describe], Cint, (Ptr{Cvoid}, Ref{Cstring}), k, text))
+    return GC.@preserve k unsafe_string(text[])  # the text is owned by the kernel
+end
+
+# ---- the autotuner and the cache --------------------------------------------------------
+
+"""
+    TuneProgress
+
+Where a `tune` search stands (`tc_tune_progress`), given to its progress function after every
+measured candidate: `generation` (from 1) of `generations` planned, `candidates_done` (the
+starting point is the first) of `candidates_planned`, `best_ms` and `default_ms` (median
+milliseconds of the best so far and of the starting point), `elapsed_s` and `budget_s`.
+"""
+struct TuneProgress
+    generation::Int32
+    generations::Int32
+    candidates_done::Int64
+    candidates_planned::Int64
+    best_ms::Float64
+    default_ms::Float64
+    elapsed_s::Float64
+    budget_s::Float64
+end
+# libtc hands the callback a pointer to a C tc_tune_progress, read here with unsafe_load, so
+# this struct must have its C layout. tests/abi/test_julia_layout.c reads these two constants
+# from this file and checks them against offsetof/sizeof in C; the check below ties them to
+# how Julia lays the struct out (when the module is loaded or precompiled).
+const TUNE_PROGRESS_SIZE = 56
+const TUNE_PROGRESS_OFFSETS = (0, 4, 8, 16, 24, 32, 40, 48)
+if sizeof(TuneProgress) != TUNE_PROGRESS_SIZE ||
+   Tuple(Int(fieldoffset(TuneProgress, i)) for i in 1:fieldcount(TuneProgress)) != TUNE_PROGRESS_OFFSETS
+    error("TuneProgress does not have the layout of tc_tune_progress")
+end
+
+format_ms(t::Real) = isfinite(t) && t > 0 ? string(round(t; sigdigits=3), " ms") : "-"
+
+# One progress line: "tune mm: generation 1/2, candidates 3/8, best 0.12 ms (4.1x), ...".
+function progress_text(entry::AbstractString, p::TuneProgress)
+    speedup = ""
+    if isfinite(p.best_ms) && isfinite(p.default_ms) && p.best_ms > 0 && p.default_ms > 0
+        speedup = string(" (", round(p.default_ms / p.best_ms; digits=2), "x)")
+    end
+    budget = isfinite(p.budget_s) ? string(round(Int, p.budget_s)) : "-"
+    return string("tune ", entry, ": generation ", p.generation, "/", p.generations,
+                  ", candidates ", p.candidates_done, "/", p.candidates_planned,
+                  ", best ", format_ms(p.best_ms), speedup, ", default ", format_ms(p.default_ms),
+                  ", ", round(p.elapsed_s; digits=1), "/", budget, " s")
+end
+
+# tune(progress=true): the search's progress on a stream (stderr). On a terminal one line
+# rewritten with "\r" after every candidate; otherwise one line per generation (the last state
+# of each) and the final state, so logs get a few lines, not one per candidate.
+mutable struct ProgressLine
+    entry::String
+    io::IO
+    tty::Bool
+    last::Union{Nothing,TuneProgress}
+    printed::Union{Nothing,TuneProgress}
+    width::Int
+end
+ProgressLine(entry::AbstractString, io::IO) =
+    ProgressLine(String(entry), io, io isa Base.TTY, nothing, nothing, 0)
+
+function write_quietly(io::IO, text::AbstractString)
+    try
+        print(io, text)
+        flush(io)
+    catch e
+        e isa InterruptException && rethrow()
+        # a closed or broken stderr must not stop the search
+    end
+    return nothing
+end
+
+function update!(line::ProgressLine, p::TuneProgress)
+    if line.tty
+        text = progress_text(line.entry, p)
+        write_quietly(line.io, string("\r", text, " "^max(0, line.width - length(text))))
+        line.width = length(text)
+    elseif line.last !== nothing && p.generation != line.last.generation
+        write_quietly(line.io, string(progress_text(line.entry, line.last), "\n"))
+        line.printed = line.last
+    end
+    line.last = p
+    return false  # never stops the search
+end
+
+function finish!(line::ProgressLine)
+    if line.tty
+        line.width > 0 && write_quietly(line.io, "\n")
+    elseif line.last !== nothing && line.last !== line.printed
+        write_quietly(line.io, string(progress_text(line.entry, line.last), "\n"))
+    end
+    return nothing
+end
+
+# What tc_tune's `user` pointer points at during one `tune` call: the progress function and,
+# once it has thrown, what it threw.
+mutable struct TuneState
+    report::Any
+    error::Any
+end
+
+# The tc_tune_callback. It runs inside tc_tune, and an exception must not unwind through
+# libtc's C++ frames, so one stops the search (non-zero) and `tune` throws it again after
+# tc_tune has returned.
+function tune_callback(progress::Ptr{TuneProgress}, user::Ptr{Cvoid})::Cint
+    state = unsafe_pointer_to_objref(user)::TuneState
+    state.error === nothing || return Cint(1)
+    try
+        return state.report(unsafe_load(progress)) === true ? Cint(1) : Cint(0)
+    catch e
+        state.error = e
+        return Cint(1)
+    end
+end
+
+"""
+    tune(program, entry, inputs...; budget=60, progress=true, options...) -> Kernel
+
+Searches the backend's knobs for the fastest kernel of def `entry` on these inputs
+(`tc_tune`), stores the best in the compilation cache and returns it compiled; a later
+`compile` with the same def, sizes and cache (and no knobs set) uses it (`cache_hit`).
+
+The inputs' data is used (only read) to measure and check candidates: one whose outputs differ
+from the starting point's is discarded. Keyword arguments are libtc options as for `compile`:
+the knobs they set are the starting point (the "default"); `cache="auto"|"off"|dir` names the
+cache (a directory must be this user's and not writable by group or others; created 0700 if
+missing); `tune.strategy`, `tune.population`, `tune.generations`, `tune.threads` shape the
+search (keys with a dot go as pairs: `tune(p, "mm", A, B; Symbol("tune.population") => 8)`).
+`budget`: seconds for the whole search (option `tune.budget`, a whole number); the best so far
+is kept when it runs out.
+
+`progress`: `true` prints the progress on stderr (a line rewritten in place on a terminal,
+else a line per generation); `false` prints nothing; a function is called with a
+`TuneProgress` after every measured candidate and stops the search (keeping the best so far)
+by returning `true` (anything else continues). An exception it throws stops the search and is
+thrown again here once tc_tune has returned. The function runs inside tc_tune: keep it short.
+
+Candidates are timed one at a time: keep the machine otherwise idle. Throws `TCError`
+(`:TC_ERROR_CACHE` before any tuning when the cache cannot be written).
+"""
+function tune(p::Program, entry::AbstractString, inputs...;
+              budget::Union{Nothing,Real}=60, progress=true, options...)
+    haskey(options, Symbol("tune.budget")) &&
+        throw(ArgumentError("tune: give the budget as budget=, not as tune.budget"))
+    settings = Pair{Symbol,Any}[key => value for (key, value) in options]
+    if budget !== nothing
+        push!(settings, Symbol("tune.budget") => (isinteger(budget) ? Int(budget) : budget))
+    end
+    reporter = progress === true ? ProgressLine(entry, stderr) : nothing
+    report = if reporter !== nothing
+        q -> update!(reporter, q)
+    elseif progress === false || progress === nothing
+        nothing
+    elseif progress isa Base.Callable
+        progress
+    else
+        throw(ArgumentError("tune: progress must be true, false or a function, not $(typeof(progress))"))
+    end
+    state = TuneState(report, nothing)
+    callback = report === nothing ? C_NULL :
+               @cfunction(tune_callback, Cint, (Ptr{TuneProgress}, Ptr{Cvoid}))
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    failure = try
+        with_options(settings) do opts
+            with_tensors(inputs) do tensors
+                GC.@preserve state begin
+                    status = ccall(FPTR[:tc_tune], Cint,
+                                   (Ref{Ptr{Cvoid}}, Ptr{Cvoid}, Cstring, Ptr{DLTensor}, Csize_t,
+                                    Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}),
+                                   out, p, entry, tensors, length(tensors), opts, callback,
+                                   pointer_from_objref(state))
+                    # The message now: it is per thread, and printing below may yield.
+                    status == 0 ? nothing : tc_error(status)
+                end
+            end
+        end
+    finally
+        reporter === nothing || finish!(reporter)
+    end
+    if state.error !== nothing
+        out[] == C_NULL || ccall(FPTR[:tc_kernel_destroy], Cvoid, (Ptr{Cvoid},), out[])
+        throw(state.error)
+    end
+    failure === nothing || throw(failure)
+    return Kernel(out[], String(entry))
+end
+
+cache_dir_arg(dir::Nothing) = Cstring(C_NULL)  # libtc's default directory
+cache_dir_arg(dir::AbstractString) = dir
+
+"""
+    cache_export(file; cache_dir=nothing)
+
+Writes every record of a compilation cache into one portable file, whole or not at all
+(`tc_cache_export`). `cache_dir=nothing` is the default directory of option `cache="auto"`
+(`TC_CACHE_DIR`, else `XDG_CACHE_HOME/libtc`, else `~/.cache/libtc`). Throws `TCError`
+(`:TC_ERROR_CACHE`) naming the path and the problem.
+"""
+function cache_export(file::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing)
+    check(ccall(FPTR[:tc_cache_export], Cint, (Cstring, Cstring), cache_dir_arg(cache_dir), file))
+    return nothing
+end
+
+"""
+    cache_import(file; cache_dir=nothing)
+
+Merges a file written by `cache_export` into a compilation cache (`tc_cache_import`;
+`cache_dir=nothing`: the default directory; created 0700 if missing), keeping the faster entry
+per key. Records tuned for another target are kept but not used here. Throws `TCError`
+(`:TC_ERROR_CACHE`) for a file that is not such an export, naming the path and the problem.
+"""
+function cache_import(file::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing)
+    check(ccall(FPTR[:tc_cache_import], Cint, (Cstring, Cstring), cache_dir_arg(cache_dir), file))
+    return nothing
+end
 
 end # module

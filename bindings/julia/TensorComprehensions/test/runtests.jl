@@ -1,11 +1,27 @@
 # runtests.jl — Pkg.test for TensorComprehensions: matmul on column-major arrays, strided views in
 # and out without copies, 0-d inputs, several outputs and element types, accumulation, options,
-# errors and finalizers. Needs libtc: TC_LIBRARY=/path/to/libtc.so, or libtc.so.0 installed.
+# errors and finalizers; the autotuner (tune, cache_hit, cache_export, cache_import) against
+# private cache directories. Needs libtc: TC_LIBRARY=/path/to/libtc.so, or libtc.so.0 installed.
 # tests/abi/test_julia_layout.c makes the same libtc calls with the same data from C.
 using Test
 using TensorComprehensions
 
 const MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
+
+# A deliberately bad starting point for the tuner (scalar code, 1×1 tiles, one thread), so the
+# search has something to beat (only a candidate that beats the start is stored), and a short
+# search: two generations of four candidates. Keys with a dot go as pairs.
+const BAD_START = (Symbol("cpu.vectorize") => 1, Symbol("cpu.tile") => "1x1",
+                   Symbol("cpu.unroll") => 1, :threads => 1,
+                   Symbol("tune.population") => 4, Symbol("tune.generations") => 2)
+# The same, searching one generation of two.
+const SHORT = merge(Dict{Symbol,Any}(BAD_START),
+                    Dict{Symbol,Any}(Symbol("tune.population") => 2, Symbol("tune.generations") => 1))
+
+# 48×32 and 32×40 of small integers: products and sums are exact in any order, so every
+# schedule the tuner tries gives the same bits and results compare with ==.
+tune_inputs() = (Float32[(3i + 7j) % 9 - 4 for i in 1:48, j in 1:32],
+                 Float32[(5i + 2j) % 7 - 3 for i in 1:32, j in 1:40])
 
 @testset "TensorComprehensions" begin
     @testset "matmul on column-major arrays" begin
@@ -103,5 +119,137 @@ const MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,
         k = nothing
         GC.gc()
         @test TensorComprehensions.library_version() isa String
+    end
+
+    @testset "TuneProgress has tc_tune_progress's layout" begin
+        @test sizeof(TuneProgress) == TensorComprehensions.TUNE_PROGRESS_SIZE == 56
+        offsets = Tuple(Int(fieldoffset(TuneProgress, i)) for i in 1:fieldcount(TuneProgress))
+        @test offsets == TensorComprehensions.TUNE_PROGRESS_OFFSETS == (0, 4, 8, 16, 24, 32, 40, 48)
+        @test isbitstype(TuneProgress)
+    end
+
+    @testset "tune, then compile hits the cache" begin
+        A, B = tune_inputs()
+        want = A * B
+        prog = tc_define(MM)
+        mktempdir() do dir                                   # mode 0700, removed afterwards
+            cache = joinpath(dir, "cache")                   # created 0700 by libtc
+            calls = TuneProgress[]
+            k = tune(prog, "mm", A, B; budget=30, progress=p -> (push!(calls, p); false),
+                     cache=cache, BAD_START...)
+            @test k isa Kernel
+            @test run(k, A, B) == want
+            @test occursin("tuned now:", TensorComprehensions.describe(k))
+            @test !isempty(calls)
+            @test all(p -> p.generations == 2 && 1 <= p.generation <= p.generations, calls)
+            @test [p.candidates_done for p in calls] == 1:length(calls)  # one call per candidate
+            @test all(p -> p.candidates_done <= p.candidates_planned, calls)
+            @test all(p -> 0 < p.best_ms <= p.default_ms < Inf, calls)
+            @test all(p -> p.budget_s == 30 && p.elapsed_s >= 0, calls)
+            @test issorted([p.best_ms for p in calls]; rev=true)  # the best so far only improves
+
+            plain = compile(prog, "mm", A, B; cache="off")
+            @test !cache_hit(plain)
+            @test run(plain, A, B) == want
+            later = compile(prog, "mm", A, B; cache=cache)      # no knobs set: the cache decides
+            @test cache_hit(later)
+            @test occursin("cache: hit", TensorComprehensions.describe(later))
+            @test run(later, A, B) == want
+        end
+    end
+
+    @testset "tune: stopping, exceptions, no progress, bad arguments" begin
+        A, B = tune_inputs()
+        prog = tc_define(MM)
+        mktempdir() do dir
+            n = Ref(0)
+            k = tune(prog, "mm", A, B; budget=30, progress=p -> (n[] += 1; true), cache=dir,
+                     BAD_START...)
+            @test n[] == 1                                   # true stops after the first call
+            @test run(k, A, B) == A * B                      # the starting point comes back
+            @test !cache_hit(compile(prog, "mm", A, B; cache=dir))  # nothing beat it: nothing stored
+        end
+
+        n = Ref(0)
+        err = try
+            tune(prog, "mm", A, B; progress=p -> (n[] += 1; error("stop here")), cache="off",
+                 BAD_START...)
+        catch e
+            e
+        end
+        @test err isa ErrorException && err.msg == "stop here"  # thrown again by tune
+        @test n[] == 1
+
+        n[] = 0
+        tune(prog, "mm", A, B; progress=p -> (n[] += 1; nothing), cache="off", BAD_START...)
+        @test n[] >= 2                                       # nothing (not true) continues
+        k = tune(prog, "mm", A, B; progress=false, cache="off", SHORT...)
+        @test run(k, A, B) == A * B
+        @test !cache_hit(k)
+
+        @test_throws ArgumentError tune(prog, "mm", A, B; progress="yes", cache="off")
+        @test_throws ArgumentError tune(prog, "mm", A, B; Symbol("tune.budget") => 5)
+        err = try tune(prog, "mm", A, B; progress=false, Symbol("tune.population") => 0) catch e; e end
+        @test err isa TCError && err.name == :TC_ERROR_INVALID_ARGUMENT
+        err = try tune(prog, "nope", A, B; progress=false, cache="off") catch e; e end
+        @test err isa TCError && err.name == :TC_ERROR_INVALID_ARGUMENT
+    end
+
+    @testset "the progress line" begin
+        io = IOBuffer()                                     # not a terminal: a line per generation
+        line = TensorComprehensions.ProgressLine("mm", io)
+        for (gen, done) in ((1, 1), (1, 2), (2, 3), (2, 4))
+            TensorComprehensions.update!(line, TuneProgress(gen, 2, done, 4, 0.5, 1.0, 0.1 * done, 30.0))
+        end
+        TensorComprehensions.finish!(line)
+        text = String(take!(io))
+        lines = split(text, "\n"; keepempty=false)
+        @test length(lines) == 2
+        @test occursin("generation 1/2", lines[1]) && occursin("candidates 2/4", lines[1])
+        @test occursin("candidates 4/4", lines[2]) && occursin("(2.0x)", lines[2])
+        @test !occursin("\r", text)
+    end
+
+    @testset "cache_export, then cache_import into an empty cache" begin
+        A, B = tune_inputs()
+        prog = tc_define(MM)
+        mktempdir() do dir
+            tuned, other = joinpath(dir, "tuned"), joinpath(dir, "other")
+            tune(prog, "mm", A, B; budget=30, progress=false, cache=tuned, BAD_START...)
+            @test cache_hit(compile(prog, "mm", A, B; cache=tuned))
+            @test !cache_hit(compile(prog, "mm", A, B; cache=other))
+            file = joinpath(dir, "tuned.tccache")
+            @test cache_export(file; cache_dir=tuned) === nothing
+            @test isfile(file)
+            cache_import(file; cache_dir=other)
+            k = compile(prog, "mm", A, B; cache=other)
+            @test cache_hit(k)
+            @test run(k, A, B) == A * B
+
+            junk = joinpath(dir, "junk.tccache")
+            write(junk, repeat("this is not a libtc cache export\n", 10))
+            err = try cache_import(junk; cache_dir=other) catch e; e end
+            @test err isa TCError && err.name == :TC_ERROR_CACHE
+            @test occursin("junk.tccache", err.message)
+            @test_throws ArgumentError cache_export("a\0b"; cache_dir=other)  # NUL in a C string
+        end
+    end
+
+    @testset "an unsafe cache directory is the cache error" begin
+        A, B = tune_inputs()
+        prog = tc_define(MM)
+        mktempdir() do dir
+            chmod(dir, 0o770)                               # group-writable: libtc refuses it
+            n = Ref(0)
+            err = try
+                tune(prog, "mm", A, B; progress=p -> (n[] += 1; false), cache=dir, BAD_START...)
+            catch e
+                e
+            end
+            @test err isa TCError && err.name == :TC_ERROR_CACHE
+            @test occursin("writable by group or others", err.message)
+            @test n[] == 0                                   # checked before any tuning
+            @test !cache_hit(compile(prog, "mm", A, B; cache=dir))  # compile only ignores it
+        end
     end
 end

@@ -1,0 +1,249 @@
+// test_cpu_schedule.cpp — the cpu backend's schedule knobs of issue 12 (src/backends/cpu/
+// schedule.cpp), through the C API only, each against the reference backend and against the
+// schedule without it:
+//   - row blocks (cpu.rows): a def's row reductions and the stages they feed computed together
+//     block by block. Every value (off, 1, odd, larger than the rows) and thread count gives
+//     the bits of the unblocked schedule; the description says which stages were blocked; a
+//     producer that is not row-local (read at a reduction variable) stays whole; a checked
+//     gather inside a row reduction still reports a bad index.
+//   - reduction blocks (cpu.kblock): a register-blocked reduction's outermost reduction
+//     variable split into blocks, a tile's accumulators in a buffer: matmul and convolution
+//     with blocks that divide the reduction, that do not, and tiles whose rows are not a
+//     multiple of the register block.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tc/tc.h"
+
+namespace {
+
+const char* kSoftmax =
+    "def softmax(float(N,D) X) -> (O) {\n"
+    "  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}";
+const char* kLayernorm =
+    "def layernorm(float(N,D) X, float(D) gamma, float(D) beta) -> (O) {\n"
+    "  mean(n) +=! X(n,d) / D\n  xc(n,d) = X(n,d) - mean(n)\n  var(n) +=! xc(n,d) * xc(n,d) / D\n"
+    "  O(n,d) = xc(n,d) * rsqrt(var(n) + 1e-5) * gamma(d) + beta(d)\n}";
+// mx is read by T at a reduction variable: T's rows are not mx's rows.
+const char* kNotRowLocal =
+    "def f(float(N,D) X) -> (O, T) {\n"
+    "  mx(n) max=! X(n,d)\n  O(n,d) = X(n,d) - mx(n)\n  T(d) +=! X(n,d) * mx(n)\n}";
+// A row reduction over a gathered row (an embedding's rows, normalised).
+const char* kGather =
+    "def g(float(E,D) LUT, int32(N) I) -> (O) {\n"
+    "  s(n) +=! LUT(I(n), d)\n  O(n,d) = LUT(I(n), d) / s(n)\n}";
+
+// A tensor argument: owns its data and shape.
+struct Arg {
+  std::vector<float> f;
+  std::vector<int32_t> i;
+  std::vector<int64_t> shape;
+  DLTensor t{};
+  Arg(std::vector<int64_t> s, bool integer) : shape(std::move(s)) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    if (integer) i.assign(n, 0);
+    else f.assign(n, 0.0f);
+    t.data = integer ? static_cast<void*>(i.data()) : static_cast<void*>(f.data());
+    t.device = {kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.dtype = {static_cast<uint8_t>(integer ? kDLInt : kDLFloat), 32, 1};
+    t.shape = shape.data();
+  }
+  Arg(const Arg&) = delete;
+};
+
+struct Outcome {
+  int status = TC_OK;
+  std::string message, description;
+  std::vector<std::vector<float>> outputs;
+};
+
+Outcome run(const char* src, std::vector<Arg*> in, const std::vector<std::pair<std::string, std::string>>& options) {
+  Outcome r;
+  tc_program* p = nullptr;
+  EXPECT_EQ(tc_define(&p, src), TC_OK) << tc_last_error_message();
+  std::vector<DLTensor> ins;
+  for (Arg* a : in) ins.push_back(a->t);
+  tc_options* o = nullptr;
+  tc_options_create(&o);
+  tc_options_set(o, "cache", "off");
+  for (const auto& [k, v] : options) EXPECT_EQ(tc_options_set(o, k.c_str(), v.c_str()), TC_OK) << k << "=" << v;
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_compile(&k, p, nullptr, ins.data(), ins.size(), o), TC_OK) << tc_last_error_message();
+  const char* text = nullptr;
+  tc_kernel_describe(k, &text);
+  r.description = text ? text : "";
+  tc_tensor_info outs[2];
+  size_t n = 2;
+  EXPECT_EQ(tc_infer_outputs(p, nullptr, ins.data(), ins.size(), outs, &n), TC_OK);
+  std::vector<std::unique_ptr<Arg>> out_args;
+  for (size_t j = 0; j < n; ++j)
+    out_args.push_back(std::make_unique<Arg>(std::vector<int64_t>(outs[j].shape, outs[j].shape + outs[j].ndim), false));
+  std::vector<DLTensor> out_t;
+  for (auto& a : out_args) out_t.push_back(a->t);
+  r.status = tc_run(k, ins.data(), ins.size(), out_t.data(), out_t.size());
+  if (r.status != TC_OK) r.message = tc_last_error_message();
+  for (auto& a : out_args) r.outputs.push_back(a->f);
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+  tc_program_destroy(p);
+  return r;
+}
+
+void fill(Arg& a, int seed) {
+  for (size_t j = 0; j < a.f.size(); ++j) a.f[j] = static_cast<float>(((j * 37 + seed * 11) % 101) - 50) / 16.0f;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t j = 0; j < got.size(); ++j)
+    ASSERT_NEAR(got[j], want[j], 1e-5 * (1 + std::fabs(want[j]))) << what << " at " << j;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const std::vector<std::string> kRowValues = {"auto", "0", "1", "3", "16", "4096"};
+
+void check_every_rows_value(const char* src, std::vector<Arg*> in) {
+  Outcome ref = run(src, in, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  Outcome whole = run(src, in, {{"cpu.rows", "0"}});
+  ASSERT_EQ(whole.status, TC_OK) << whole.message;
+  EXPECT_FALSE(has(whole.description, "row block")) << whole.description;
+  for (const std::string& rows : kRowValues)
+    for (const char* threads : {"1", "3"}) {
+      Outcome r = run(src, in, {{"cpu.rows", rows}, {"threads", threads}});
+      std::string what = "cpu.rows=" + rows + " threads=" + threads + "\n" + r.description;
+      ASSERT_EQ(r.status, TC_OK) << what << r.message;
+      EXPECT_EQ(r.outputs, whole.outputs) << what;  // blocks change no order of evaluation
+      expect_close(r.outputs[0], ref.outputs[0], what);
+      if (rows != "0") {
+        EXPECT_TRUE(has(r.description, "in blocks of")) << what;
+        EXPECT_TRUE(has(r.description, "in each row block of out_O")) << what;
+      }
+    }
+}
+
+}  // namespace
+
+TEST(RowBlocks, SoftmaxEveryRowsValueGivesTheUnblockedBits) {
+  Arg x({37, 53}, false);
+  fill(x, 1);
+  check_every_rows_value(kSoftmax, {&x});
+}
+
+TEST(RowBlocks, LayernormEveryRowsValueGivesTheUnblockedBits) {
+  Arg x({37, 53}, false), g({53}, false), b({53}, false);
+  fill(x, 2);
+  fill(g, 3);
+  fill(b, 4);
+  check_every_rows_value(kLayernorm, {&x, &g, &b});
+}
+
+TEST(RowBlocks, BlockSizesFollowTheKnobAndTheDefaultKeepsABlockInL1) {
+  Arg x({128, 1000}, false);
+  fill(x, 5);
+  EXPECT_TRUE(has(run(kSoftmax, {&x}, {{"cpu.rows", "3"}}).description, "in blocks of 3 rows"));
+  EXPECT_TRUE(has(run(kSoftmax, {&x}, {{"cpu.rows", "4096"}}).description, "in blocks of 128 rows"));
+  // Softmax's max is vectorised across rows: a vector's worth of them (16 on AVX-512, 8 on
+  // AVX2). Layernorm's reductions are split along the row: 1024 floats a row, 4 rows are 16 KiB
+  // of each temporary.
+  std::string soft = run(kSoftmax, {&x}, {{"threads", "2"}}).description;
+  EXPECT_TRUE(has(soft, "in blocks of 16 rows") || has(soft, "in blocks of 8 rows")) << soft;
+  Arg y({128, 1024}, false), g({1024}, false), b({1024}, false);
+  EXPECT_TRUE(has(run(kLayernorm, {&y, &g, &b}, {{"threads", "2"}}).description, "in blocks of 4 rows"));
+}
+
+TEST(RowBlocks, OnlyDefsWithRowReductionsAreBlocked) {
+  Arg a({37, 29}, false), b({29, 53}, false);
+  fill(a, 6);
+  fill(b, 7);
+  Outcome mm = run("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", {&a, &b}, {});
+  ASSERT_EQ(mm.status, TC_OK) << mm.message;
+  EXPECT_FALSE(has(mm.description, "row block")) << mm.description;
+}
+
+TEST(RowBlocks, AProducerReadAtAReductionVariableStaysWhole) {
+  Arg x({37, 53}, false);
+  fill(x, 8);
+  Outcome ref = run(kNotRowLocal, {&x}, {{"backend", "reference"}});
+  Outcome cpu = run(kNotRowLocal, {&x}, {{"cpu.rows", "4"}});
+  ASSERT_EQ(cpu.status, TC_OK) << cpu.message;
+  EXPECT_FALSE(has(cpu.description, "row block")) << cpu.description;
+  expect_close(cpu.outputs[0], ref.outputs[0], "O");
+  expect_close(cpu.outputs[1], ref.outputs[1], "T");
+}
+
+TEST(RowBlocks, ACheckedGatherInsideARowReductionStillReportsABadIndex) {
+  Arg lut({20, 33}, false), idx({37}, true);
+  fill(lut, 9);
+  for (size_t j = 0; j < lut.f.size(); ++j) lut.f[j] = std::fabs(lut.f[j]) + 1;  // no zero sums
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 7) % 20);
+  Outcome ref = run(kGather, {&lut, &idx}, {{"backend", "reference"}});
+  Outcome cpu = run(kGather, {&lut, &idx}, {{"cpu.rows", "4"}});
+  ASSERT_EQ(cpu.status, TC_OK) << cpu.message;
+  EXPECT_TRUE(has(cpu.description, "in blocks of 4 rows")) << cpu.description;
+  expect_close(cpu.outputs[0], ref.outputs[0], "O");
+  idx.i[30] = 20;  // one past LUT's rows
+  Outcome bad = run(kGather, {&lut, &idx}, {{"cpu.rows", "4"}});
+  EXPECT_EQ(bad.status, TC_ERROR_RUNTIME);
+  EXPECT_TRUE(has(bad.message, "I(n)")) << bad.message;
+  EXPECT_TRUE(has(bad.message, "20")) << bad.message;
+}
+
+namespace {
+
+const char* kMatmul = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+const char* kConv =
+    "def conv(float(N,C,H,W) I, float(M,C,KH,KW) Wt) -> (O) {\n"
+    "  O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * Wt(m,c,kh,kw)\n}";
+
+// Small integers: every order of summation gives the same bits.
+void fill_integers(Arg& a, int seed) {
+  for (size_t j = 0; j < a.f.size(); ++j) a.f[j] = static_cast<float>(((j * 7 + seed * 3) % 11)) - 5;
+}
+
+void check_reduction_blocks(const char* src, std::vector<Arg*> in, const std::vector<std::string>& kblocks,
+                            const char* tile) {
+  Outcome ref = run(src, in, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  for (const std::string& kb : kblocks)
+    for (const char* threads : {"1", "2"}) {
+      Outcome r = run(src, in, {{"cpu.kblock", kb}, {"cpu.tile", tile}, {"threads", threads}});
+      std::string what = "cpu.kblock=" + kb + " cpu.tile=" + tile + " threads=" + threads + "\n" + r.description;
+      ASSERT_EQ(r.status, TC_OK) << what << r.message;
+      EXPECT_EQ(r.outputs[0], ref.outputs[0]) << what;
+      EXPECT_TRUE(has(r.description, "reduction in blocks of " + kb)) << what;
+    }
+}
+
+}  // namespace
+
+TEST(ReductionBlocks, MatmulGivesTheReferenceBitsForEveryBlock) {
+  Arg a({37, 301}, false), b({301, 53}, false);
+  fill_integers(a, 1);
+  fill_integers(b, 2);
+  check_reduction_blocks(kMatmul, {&a, &b}, {"1", "7", "64", "300"}, "32x16");
+  check_reduction_blocks(kMatmul, {&a, &b}, {"50"}, "16x12");  // 12 rows: a register block of 8 and a guarded one
+}
+
+TEST(ReductionBlocks, ConvolutionSplitsItsOutermostReductionVariable) {
+  Arg i({2, 9, 12, 21}, false), w({5, 9, 3, 3}, false);
+  fill_integers(i, 3);
+  fill_integers(w, 4);
+  check_reduction_blocks(kConv, {&i, &w}, {"2", "4"}, "16x4");
+}
+
+TEST(ReductionBlocks, ZeroOrABlockAsLongAsTheReductionLeavesItWhole) {
+  Arg a({37, 29}, false), b({29, 53}, false);
+  fill_integers(a, 5);
+  fill_integers(b, 6);
+  for (const char* kb : {"0", "29", "65536"})
+    EXPECT_FALSE(has(run(kMatmul, {&a, &b}, {{"cpu.kblock", kb}}).description, "reduction in blocks")) << kb;
+}
