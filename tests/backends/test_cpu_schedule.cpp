@@ -10,6 +10,10 @@
 //     variable split into blocks, a tile's accumulators in a buffer: matmul and convolution
 //     with blocks that divide the reduction, that do not, and tiles whose rows are not a
 //     multiple of the register block.
+//   - panels (cpu.panel): a register-blocked reduction's streamed and broadcast operands
+//     copied per tile (per reduction block) into contiguous panels: plain, transposed and
+//     batched matmul and convolution give the reference's bits with every value, with and
+//     without reduction blocks; a stage computed on its own is copied, an inlined one is not.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -246,4 +250,94 @@ TEST(ReductionBlocks, ZeroOrABlockAsLongAsTheReductionLeavesItWhole) {
   fill_integers(b, 6);
   for (const char* kb : {"0", "29", "65536"})
     EXPECT_FALSE(has(run(kMatmul, {&a, &b}, {{"cpu.kblock", kb}}).description, "reduction in blocks")) << kb;
+}
+
+// ---- panels (cpu.panel) ------------------------------------------------------------------------
+
+namespace {
+
+const char* kTransposedMatmul = "def tmm(float(M,K) A, float(N,K) B) -> (C) {\n  C(m,n) +=! A(m,k) * B(n,k)\n}";
+const char* kBatchedMatmul =
+    "def tbmm(float(B,N,M) X, float(B,K,M) Y) -> (Z) {\n  Z(b,n,k) +=! X(b,n,m) * Y(b,k,m)\n}";
+// T is computed at root (read twice), so it can be copied.
+const char* kProducers =
+    "def f(float(M,K) A, float(K,N) B) -> (C, D) {\n"
+    "  T(k,n) = B(k,n) * 2\n  C(m,n) +=! A(m,k) * T(k,n)\n  D(k,n) = T(k,n) + 1\n}";
+
+// Every cpu.panel value, with and without reduction blocks, on 1 and 2 threads: the reference's
+// bits (small integers), and the description names the panels asked for.
+void check_every_panel(const char* src, std::vector<Arg*> in, const char* tile, const std::string& streamed,
+                       const std::string& broadcast) {
+  Outcome ref = run(src, in, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  for (const char* panel : {"none", "streamed", "broadcast", "both"})
+    for (const char* kb : {"0", "5"})
+      for (const char* threads : {"1", "2"}) {
+        Outcome r = run(src, in, {{"cpu.panel", panel}, {"cpu.kblock", kb}, {"cpu.tile", tile}, {"threads", threads}});
+        std::string what = std::string("cpu.panel=") + panel + " cpu.kblock=" + kb + " threads=" + threads + "\n" +
+                           r.description;
+        ASSERT_EQ(r.status, TC_OK) << what << r.message;
+        for (size_t o = 0; o < ref.outputs.size(); ++o) EXPECT_EQ(r.outputs[o], ref.outputs[o]) << what;
+        std::string p = panel;
+        EXPECT_EQ(has(r.description, streamed + " in panels,") || has(r.description, streamed + " in panels\n"),
+                  p == "streamed" || p == "both")
+            << what;
+        EXPECT_EQ(has(r.description, broadcast + " in panels (block dimension innermost)"),
+                  p == "broadcast" || p == "both")
+            << what;
+      }
+}
+
+}  // namespace
+
+TEST(Panels, MatmulGivesTheReferenceBitsWithEveryPanel) {
+  Arg a({37, 29}, false), b({29, 53}, false);
+  fill_integers(a, 1);
+  fill_integers(b, 2);
+  check_every_panel(kMatmul, {&a, &b}, "32x16", "B", "A");
+}
+
+TEST(Panels, TransposedAndBatchedMatmulCopyTheirPackedOperand) {
+  Arg a({21, 19}, false), b({35, 19}, false);
+  fill_integers(a, 3);
+  fill_integers(b, 4);
+  check_every_panel(kTransposedMatmul, {&a, &b}, "16x8", "B", "A");
+  Arg x({3, 13, 11}, false), y({3, 18, 11}, false);
+  fill_integers(x, 5);
+  fill_integers(y, 6);
+  check_every_panel(kBatchedMatmul, {&x, &y}, "16x4", "Y", "X");
+}
+
+TEST(Panels, ConvolutionCopiesItsInputAndItsWeights) {
+  Arg i({2, 9, 12, 21}, false), w({5, 9, 3, 3}, false);
+  fill_integers(i, 7);
+  fill_integers(w, 8);
+  check_every_panel(kConv, {&i, &w}, "16x4", "I", "Wt");
+}
+
+TEST(Panels, AStageComputedOnItsOwnIsCopiedAnInlinedOneIsNot) {
+  Arg a({9, 40}, false), b({40, 33}, false);
+  fill_integers(a, 9);
+  fill_integers(b, 10);
+  check_every_panel(kProducers, {&a, &b}, "16x4", "T", "A");
+  const char* inlined = "def f(float(M,K) A, float(K,N) B) -> (C) {\n  T(k,n) = B(k,n) * 2\n  C(m,n) +=! A(m,k) * T(k,n)\n}";
+  Outcome r = run(inlined, {&a, &b}, {{"cpu.panel", "both"}, {"cpu.inline", "1"}});
+  ASSERT_EQ(r.status, TC_OK) << r.message;
+  EXPECT_FALSE(has(r.description, "T in panels")) << r.description;
+  EXPECT_TRUE(has(r.description, "A in panels")) << r.description;
+}
+
+TEST(Panels, AGatheredOperandIsNotCopied) {
+  const char* lut = "def lut(float(E,D) LUT, int32(B,L) I) -> (O) {\n  O(b,d) +=! LUT(I(b,l), d)\n}";
+  Arg table({50, 40}, false), idx({12, 7}, true);
+  fill_integers(table, 11);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 13) % 50);
+  Outcome ref = run(lut, {&table, &idx}, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  for (const char* checked : {"0", "1"}) {
+    Outcome r = run(lut, {&table, &idx}, {{"cpu.panel", "both"}, {"checked", checked}});
+    ASSERT_EQ(r.status, TC_OK) << r.message;
+    EXPECT_EQ(r.outputs[0], ref.outputs[0]) << r.description;
+    EXPECT_FALSE(has(r.description, "LUT in panels")) << r.description;  // the indices I may be
+  }
 }

@@ -340,6 +340,12 @@ def f(int32(K) B, int32(K) I) -> (O) { O(i) = B(I(i)) * 0 }""", "run", tclib.TC_
        fragments=["'B(I(i))'", "index 5"],
        inputs=lambda r: [np.zeros(3, i32), np.array([0, 5, 1], i32)], run_args=lambda r, ins, info: (ins, _outs(info)))
 
+reject("checked_read_multiplied_by_zero_with_inline_always", """
+def f(int32(K) B, int32(K) I) -> (O) { O(i) = B(I(i)) * 0 }""", "run", tclib.TC_ERROR_RUNTIME,
+       fragments=["'B(I(i))'", "index 5", "(at i=2)"], options={"cpu.inline": "1"}, backends=("cpu",),
+       inputs=lambda r: [np.zeros(4, i32), np.array([0, 1, 5, 2], i32)], run_args=lambda r, ins, info: (ins, _outs(info)),
+       note="the checks sink reads a check's first and last point only: a check inlined into it checked nothing else")
+
 accept("fuzz_float_cast_to_int64_is_opaque", """
 def f(float(N) A) -> (O, P) {
   O(i) = long(A(i)) != 0

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <thread>
 
 namespace tc::backends::cpu {
@@ -103,7 +105,14 @@ std::vector<Knob> declare() {
     for (const auto& r : powers_of_two(1, n, 64)) v.push_back(r);
     return v;
   };
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows};
+  Knob panel{"cpu.panel", KnobKind::Choice, "none",
+             "copy a register-blocked reduction's operands per tile (per reduction block with cpu.kblock) into "
+             "contiguous panels in the order the block reads them: the streamed operand (read along the tile's "
+             "contiguous dimension) as a panel of the tile's width, the broadcast one (a convolution's weights, A "
+             "in A * B) with the register block's dimension innermost; none, streamed, broadcast or both"};
+  panel.choices = {"none", "streamed", "broadcast", "both"};
+  panel.domain = fixed({"none", "streamed", "broadcast", "both"});
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel};
 }
 
 }  // namespace
@@ -128,6 +137,9 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.fuse = o.flag("cpu.fuse");
   s.rows = o.is_auto("cpu.rows") ? -1 : static_cast<int>(o.integer("cpu.rows"));
   s.kblock = o.is_auto("cpu.kblock") ? -1 : static_cast<int>(o.integer("cpu.kblock"));
+  const std::string& panel = o.text("cpu.panel");
+  s.panel_streamed = panel == "streamed" || panel == "both";
+  s.panel_broadcast = panel == "broadcast" || panel == "both";
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -188,7 +200,7 @@ class Scheduler {
   // A root stage of two or more dimensions hosts row blocks when some of its producers are
   // row reductions and every producer it takes along is row-local: all its uses read it at
   // the consumer's own first index (Use::leading), its first dimension spans the host's, and
-  // it is neither forced (checks: the sink reads them whole) nor tied to another host. Stages
+  // it is neither forced (checks: computed whole at root) nor tied to another host. Stages
   // come after their producers, so one backward pass per host decides.
   void form_row_blocks() {
     size_t n = p_.stages.size();
@@ -336,6 +348,8 @@ class Scheduler {
         if (hosts_[i] >= 0) return;  // already made a root host
         bool single = s.uses.size() == 1;
         bool inline_it = k_.inline_mode == 1 ? single : k_.inline_mode == 0 ? false : single && !s.uses[0].in_loop;
+        // A check is computed whole at root, never inlined: the sink reads only two of its points.
+        if (s.forced) inline_it = false;
         root_[i] = !inline_it;
         return;
       }
@@ -610,8 +624,9 @@ class Scheduler {
     int kblock = reduction_block(r, t.tx);
     if (L > 1) f.vectorize(r.vars[0], L);
     auto u = f.update();
+    RVar rko("rko");
     if (kblock > 0) {
-      schedule_reduction_blocks(r, w, t, kblock);
+      schedule_reduction_blocks(r, w, t, kblock, rko);
     } else {
       f.compute_at(w, b >= 0 ? t.yi : t.outer);
       if (b >= 0) f.unroll(r.vars[b]);
@@ -620,12 +635,128 @@ class Scheduler {
     }
     if (L > 1) u.vectorize(r.vars[0], L);
     if (t.tx > L && t.tx % L == 0) u.unroll(r.vars[0]);
+    std::string panels = copy_panels(r, w, t, kblock > 0 ? &rko : nullptr, L);
     say(r, "register-blocked " + std::to_string(t.tx) + "x" + std::to_string(t.u) + " (vector " + std::to_string(L) +
                "), tiles " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + " inside " + host_name +
                (kblock > 0 ? ", reduction in blocks of " + std::to_string(kblock) : "") +
                (t.run_parallel ? (t.rows_per_task ? ", rows of tiles in parallel" : ", tiles in parallel")
                                : parallel() ? ", one thread (small)" : "") +
-               narrowed(t));
+               narrowed(t) + panels);
+  }
+
+  // Panels (cpu.panel), as BLAS kernels pack their operands: each operand of a register-blocked
+  // reduction that cpu.panel names is read through a copy (Func::in) computed per tile, or per
+  // block of the reduction where there are blocks, so it holds exactly the slice the tile reads,
+  // contiguously. The streamed operand (its innermost subscript uses the tile's contiguous
+  // variable: B in A * B, a convolution's input) becomes a panel as wide as the tile, read in
+  // one sequential stream instead of one strided row per reduction step. The broadcast operand
+  // (a subscript uses the register block's variable, none the contiguous one: A in A * B, a
+  // convolution's weights) is stored with the block's dimension innermost, so that the U
+  // values broadcast per step are adjacent. Only inputs and stages computed on their own are
+  // copied (an inlined producer is computed where it is read). Returns the description's words.
+  std::string copy_panels(Stage& r, Func& w, const Tiling& t, const RVar* rko, int lanes_) {
+    if (!k_.panel_streamed && !k_.panel_broadcast) return "";
+    struct Operand {
+      std::string name;
+      int inner_arg = 0;   // the argument (Halide order) stored innermost: 0, or a Pack stage's
+      int block_arg = -1;  // the argument that uses the block var
+      bool streamed = false;
+    };
+    std::map<std::string, Operand> operands;
+    std::string x = r.vars[0].name(), y = r.block_var >= 0 ? r.vars[r.block_var].name() : "";
+    std::string self = r.func.name();
+    struct Finder : Halide::Internal::IRVisitor {
+      using IRVisitor::visit;
+      std::function<void(const Halide::Internal::Call*)> found;
+      void visit(const Halide::Internal::Call* c) override {
+        if (c->call_type == Halide::Internal::Call::Image || c->call_type == Halide::Internal::Call::Halide) found(c);
+        IRVisitor::visit(c);
+      }
+    } finder;
+    finder.found = [&](const Halide::Internal::Call* c) {
+      if (c->name == self || c->args.empty()) return;
+      // A gather's slice is wherever its indices point (all of LUT's rows for each tile).
+      bool gathered = false;
+      for (const Halide::Expr& a : c->args) gathered = gathered || reads_memory(a);
+      if (gathered) {
+        operands.erase(c->name);
+        operands.emplace(c->name, Operand{c->name, 0, -1, false});
+        return;
+      }
+      Operand o;
+      o.name = c->name;
+      for (const Stage& s : p_.stages)
+        if (s.kind == Stage::Kind::Pack && s.func.name() == c->name) o.inner_arg = s.packed_var;
+      o.streamed = Halide::Internal::expr_uses_var(c->args[o.inner_arg], x);
+      for (size_t a = 0; a < c->args.size() && !y.empty(); ++a)
+        if (o.block_arg < 0 && Halide::Internal::expr_uses_var(c->args[a], y)) o.block_arg = static_cast<int>(a);
+      auto [it, fresh] = operands.emplace(c->name, o);
+      if (!fresh) {  // read twice: a panel only if every read agrees
+        it->second.streamed = it->second.streamed && o.streamed;
+        if (it->second.block_arg != o.block_arg) it->second.block_arg = -1;
+      }
+    };
+    const auto& update = r.func.function().update(0);
+    for (const Halide::Expr& v : update.values()) v.accept(&finder);
+    std::string words;
+    for (const auto& [name, o] : operands) {
+      bool streamed = o.streamed && k_.panel_streamed;
+      bool broadcast = !o.streamed && o.block_arg >= 0 && k_.panel_broadcast;
+      if (!streamed && !broadcast) continue;
+      Func copy;
+      std::string tensor;
+      if (!copy_of(name, r.func, copy, tensor)) continue;
+      if (rko) copy.compute_at(r.func, *rko);
+      else copy.compute_at(w, t.tile);
+      std::vector<Var> args = copy.args();
+      if (streamed) {
+        std::vector<Var> order = {args[o.inner_arg]};
+        for (size_t a = 0; a < args.size(); ++a)
+          if (static_cast<int>(a) != o.inner_arg) order.push_back(args[a]);
+        if (order.size() >= 2) copy.reorder_storage(order).reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
+        if (lanes_ > 1) copy.vectorize(order[0], lanes_, Halide::TailStrategy::GuardWithIf);
+        words += ", " + tensor + " in panels";
+      } else {
+        std::vector<Var> order = {args[o.block_arg]};
+        for (size_t a = 0; a < args.size(); ++a)
+          if (static_cast<int>(a) != o.block_arg) order.push_back(args[a]);
+        if (order.size() >= 2) copy.reorder_storage(order).reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
+        words += ", " + tensor + " in panels (block dimension innermost)";
+      }
+    }
+    return words;
+  }
+
+  static bool reads_memory(const Halide::Expr& e) {
+    struct Loads : Halide::Internal::IRVisitor {
+      using IRVisitor::visit;
+      bool found = false;
+      void visit(const Halide::Internal::Call* c) override {
+        found = found || c->call_type == Halide::Internal::Call::Image || c->call_type == Halide::Internal::Call::Halide;
+        IRVisitor::visit(c);
+      }
+    } loads;
+    e.accept(&loads);
+    return loads.found;
+  }
+
+  // `consumer`'s own copy of the input or root stage called `name`, and the TC tensor it holds;
+  // false for anything else.
+  bool copy_of(const std::string& name, Func consumer, Func& copy, std::string& tensor) {
+    for (auto& in : p_.inputs)
+      if (in.defined() && Func(in).name() == name) {  // an ImageParam is read through its own Func
+        copy = in.in(consumer);
+        tensor = in.name().rfind("in_", 0) == 0 ? in.name().substr(3) : in.name();
+        return true;
+      }
+    for (size_t i = 0; i < p_.stages.size(); ++i)
+      if (p_.stages[i].func.name() == name) {
+        if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return false;
+        copy = p_.stages[i].func.in(consumer);
+        tensor = p_.stages[i].tensor;
+        return true;
+      }
+    return false;
   }
 
   // By default a reduction is blocked when the slice of the streamed operand one tile reads
@@ -655,12 +786,12 @@ class Scheduler {
   // blocks reads a kblock-long slice of the streamed operand, which stays in L1 from one block
   // to the next (the reduction blocking of BLAS kernels). GuardWithIf, never ShiftInwards:
   // recomputing part of an update would add twice.
-  void schedule_reduction_blocks(Stage& r, Func& w, const Tiling& t, int kblock) {
+  void schedule_reduction_blocks(Stage& r, Func& w, const Tiling& t, int kblock, const RVar& rko) {
     Func& f = r.func;
     int b = r.block_var, outer_k = r.rdom.dimensions() - 1;
     f.compute_at(w, t.tile);
     Var bo("bo"), bi("bi");
-    RVar rko("rko"), rki("rki");
+    RVar rki("rki");
     const auto guard = Halide::TailStrategy::GuardWithIf;
     auto u = f.update();
     u.split(r.vars[b], bo, bi, t.u, guard).split(r.rdom[outer_k], rko, rki, kblock, guard);

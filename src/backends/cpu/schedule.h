@@ -1,6 +1,6 @@
 // schedule.h — the cpu backend's schedule space, declared as knobs (cpu.*), and its default
 // point. Every choice the scheduler makes comes from one CpuSchedule (vector width, output
-// tile, register block, parallel outer loops, inlining, packing, fusion), read from the parsed
+// tile, register block, parallel outer loops, inlining, packing, fusion, panels), read from the parsed
 // knob values with "auto" filled in from the target, so the autotuner can search exactly this
 // space. apply_schedule turns it into Halide scheduling directives on a lowered pipeline; it
 // never changes what is computed.
@@ -26,6 +26,8 @@ struct CpuSchedule {
   bool fuse = true;        // compute a reduction tile by tile inside its pointwise consumer
   int rows = -1;           // rows per block of row-local stages; 0: none; -1: auto
   int kblock = -1;         // reduction blocks of register-blocked reductions; 0: none; -1: auto
+  bool panel_streamed = false;   // copy the streamed operand of a register-blocked reduction into panels
+  bool panel_broadcast = false;  // ... and the broadcast one, with the block dimension innermost
   int threads = 0;         // 0: all cores
 
   static CpuSchedule from_options(const KnobValues& o);

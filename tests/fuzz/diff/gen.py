@@ -299,6 +299,8 @@ def random_knobs(rng):
         knobs["cpu.rows"] = rng.choice(["0", "1", "3", "16"])
     if rng.random() < 0.2:
         knobs["cpu.kblock"] = rng.choice(["0", "1", "3", "64"])
+    if rng.random() < 0.3:
+        knobs["cpu.panel"] = rng.choice(["streamed", "broadcast", "both"])
     return knobs
 
 
