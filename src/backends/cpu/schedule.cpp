@@ -665,15 +665,7 @@ class Scheduler {
     std::map<std::string, Operand> operands;
     std::string x = r.vars[0].name(), y = r.block_var >= 0 ? r.vars[r.block_var].name() : "";
     std::string self = r.func.name();
-    struct Finder : Halide::Internal::IRVisitor {
-      using IRVisitor::visit;
-      std::function<void(const Halide::Internal::Call*)> found;
-      void visit(const Halide::Internal::Call* c) override {
-        if (c->call_type == Halide::Internal::Call::Image || c->call_type == Halide::Internal::Call::Halide) found(c);
-        IRVisitor::visit(c);
-      }
-    } finder;
-    finder.found = [&](const Halide::Internal::Call* c) {
+    auto found = [&](const Halide::Internal::Call* c) {
       if (c->name == self || c->args.empty()) return;
       // A gather's slice is wherever its indices point (all of LUT's rows for each tile).
       bool gathered = false;
@@ -696,8 +688,7 @@ class Scheduler {
         if (it->second.block_arg != o.block_arg) it->second.block_arg = -1;
       }
     };
-    const auto& update = r.func.function().update(0);
-    for (const Halide::Expr& v : update.values()) v.accept(&finder);
+    for (const Halide::Expr& v : r.func.function().update(0).values()) for_each_load(v, found);
     std::string words;
     for (const auto& [name, o] : operands) {
       bool streamed = o.streamed && k_.panel_streamed;
@@ -708,36 +699,41 @@ class Scheduler {
       if (!copy_of(name, r.func, copy, tensor)) continue;
       if (rko) copy.compute_at(r.func, *rko);
       else copy.compute_at(w, t.tile);
-      std::vector<Var> args = copy.args();
-      if (streamed) {
-        std::vector<Var> order = {args[o.inner_arg]};
-        for (size_t a = 0; a < args.size(); ++a)
-          if (static_cast<int>(a) != o.inner_arg) order.push_back(args[a]);
-        if (order.size() >= 2) copy.reorder_storage(order).reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
-        if (lanes_ > 1) copy.vectorize(order[0], lanes_, Halide::TailStrategy::GuardWithIf);
-        words += ", " + tensor + " in panels";
-      } else {
-        std::vector<Var> order = {args[o.block_arg]};
-        for (size_t a = 0; a < args.size(); ++a)
-          if (static_cast<int>(a) != o.block_arg) order.push_back(args[a]);
-        if (order.size() >= 2) copy.reorder_storage(order).reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
-        words += ", " + tensor + " in panels (block dimension innermost)";
-      }
+      Var inner = store_innermost(copy, streamed ? o.inner_arg : o.block_arg);
+      if (streamed && lanes_ > 1) copy.vectorize(inner, lanes_, Halide::TailStrategy::GuardWithIf);
+      words += ", " + tensor + (streamed ? " in panels" : " in panels (block dimension innermost)");
     }
     return words;
   }
 
-  static bool reads_memory(const Halide::Expr& e) {
+  // Stores and computes `copy` with its argument `arg` innermost; returns that variable.
+  static Var store_innermost(Func& copy, int arg) {
+    std::vector<Var> args = copy.args();
+    std::vector<Var> order = {args[arg]};
+    for (size_t a = 0; a < args.size(); ++a)
+      if (static_cast<int>(a) != arg) order.push_back(args[a]);
+    if (order.size() >= 2) copy.reorder_storage(order).reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
+    return order[0];
+  }
+
+  // Calls `fn` on every read of a Func or an image in `e`, outermost first.
+  static void for_each_load(const Halide::Expr& e, const std::function<void(const Halide::Internal::Call*)>& fn) {
     struct Loads : Halide::Internal::IRVisitor {
       using IRVisitor::visit;
-      bool found = false;
+      const std::function<void(const Halide::Internal::Call*)>* fn = nullptr;
       void visit(const Halide::Internal::Call* c) override {
-        found = found || c->call_type == Halide::Internal::Call::Image || c->call_type == Halide::Internal::Call::Halide;
+        if (c->call_type == Halide::Internal::Call::Image || c->call_type == Halide::Internal::Call::Halide) (*fn)(c);
         IRVisitor::visit(c);
       }
     } loads;
+    loads.fn = &fn;
     e.accept(&loads);
-    return loads.found;
+  }
+
+  static bool reads_memory(const Halide::Expr& e) {
+    bool found = false;
+    for_each_load(e, [&](const Halide::Internal::Call*) { found = true; });
+    return found;
   }
 
   // `consumer`'s own copy of the input or root stage called `name`, and the TC tensor it holds;
