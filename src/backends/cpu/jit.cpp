@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "backends/cpu/lowering_passes.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
 
@@ -89,26 +90,6 @@ class QuietReporter : public Halide::CompileTimeErrorReporter {
 // (AssociativeOpsTable.cpp:372), and lazily built tables are function-local statics. Linking
 // is ORC's, which is thread-safe; the runtime is built and linked once, under the lock below.
 // Stress test: tests/abi/test_parallel_compile.c.
-
-// Halide 14 reads a load whose index base is a constant c as alignment (modulus 0, remainder
-// c), and its code for strided vector loads (CodeGen_LLVM.cpp:1976) shifts such a base down to
-// a multiple of the stride with mod_imp(c - offset, 0), which is 0: t1[ramp(3, 2, 16)] became a
-// dense load of t1[2..33] declared 64-byte aligned, an aligned AVX-512 load 8 bytes past a
-// 64-byte boundary, and a crash (differential fuzzer, seed 112122278, program 403: `t1(i, j)
-// min=! 1 where exists B(0, i), j in 0:2; O2(i) +=! t1(i, 1)` at M=17, the shifted last vector
-// of a ShiftInwards tail). This last lowering pass states a constant base's alignment modulo
-// 1024 instead, which is as true and which that code handles.
-class ConstantBaseAlignment : public Halide::Internal::IRMutator {
-  using IRMutator::visit;
-  Halide::Expr visit(const Halide::Internal::Load* op) override {
-    Halide::Expr e = IRMutator::visit(op);
-    const auto* load = e.as<Halide::Internal::Load>();
-    if (load == nullptr || load->alignment.modulus != 0) return e;
-    int64_t r = load->alignment.remainder % 1024;
-    return Halide::Internal::Load::make(load->type, load->name, load->index, load->image, load->param, load->predicate,
-                                        Halide::Internal::ModulusRemainder(1024, r < 0 ? r + 1024 : r));
-  }
-};
 
 // Halide compiles on a stack it maps itself; when the process is out of address space that
 // fails with an internal error rather than bad_alloc.
@@ -226,7 +207,8 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
   runtime_object();  // in place before the first kernel links
   try {
     Halide::Pipeline pipeline(outputs);
-    pipeline.add_custom_lowering_pass(new ConstantBaseAlignment);
+    pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
+    pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
     Halide::Target t = code_target(target).with_feature(Halide::Target::NoRuntime);
     object_ = bytes_of(pipeline.compile_to_module(inputs, name, t).compile_to_buffer());
   } catch (const std::bad_alloc&) {

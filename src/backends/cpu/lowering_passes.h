@@ -1,0 +1,17 @@
+// lowering_passes.h — the custom passes JitFunction adds at the end of Halide's lowering of
+// every cpu pipeline, one per file (lowering_pass_*.cpp). They rewrite Halide IR that Halide 14
+// would otherwise compile wrongly or slowly; they never change what a kernel computes.
+#pragma once
+
+#include <Halide.h>
+
+namespace tc::backends::cpu {
+
+// States a constant load base's alignment modulo 1024 (lowering_pass_alignment.cpp).
+Halide::Internal::IRMutator* new_constant_base_alignment_pass();
+
+// Gives a vector run-time check one branch on "every lane holds" before Halide's per-lane
+// failure path (lowering_pass_vector_checks.cpp).
+Halide::Internal::IRMutator* new_vector_check_fast_path_pass();
+
+}  // namespace tc::backends::cpu
