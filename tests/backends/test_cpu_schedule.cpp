@@ -14,6 +14,7 @@
 //     copied per tile (per reduction block) into contiguous panels: plain, transposed and
 //     batched matmul and convolution give the reference's bits with every value, with and
 //     without reduction blocks; a stage computed on its own is copied, an inlined one is not.
+//   - range checks: they run before any statement writes an output.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -340,4 +341,43 @@ TEST(Panels, AGatheredOperandIsNotCopied) {
     EXPECT_EQ(r.outputs[0], ref.outputs[0]) << r.description;
     EXPECT_FALSE(has(r.description, "LUT in panels")) << r.description;  // the indices I may be
   }
+}
+
+// Range checks (src/backends/cpu/lower.cpp, check_stage; the checks sink is the pipeline's
+// first output): every check runs before any statement, so a bad index leaves every output as
+// the caller left it, also the first output, which a statement without a check writes (before
+// the sink came first, Halide computed P before the checks its second output needed).
+TEST(Checks, ABadIndexLeavesEveryOutputUntouched) {
+  const char* src =
+      "def g(float(E,D) LUT, int32(B,L) I, float(B,D) X) -> (P, O) {\n"
+      "  P(b,d) = X(b,d) * 2\n  O(b,d) +=! LUT(I(b,l), d)\n}";
+  Arg lut({30, 40}, false), idx({9, 21}, true), x({9, 40}, false);
+  fill(lut, 3);
+  fill(x, 4);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 7) % 30);
+  idx.i[100] = 30;  // one past LUT's rows, at b=4, l=16
+  tc_program* p = nullptr;
+  ASSERT_EQ(tc_define(&p, src), TC_OK) << tc_last_error_message();
+  DLTensor ins[] = {lut.t, idx.t, x.t};
+  for (const char* threads : {"1", "2"}) {
+    tc_options* o = nullptr;
+    tc_options_create(&o);
+    tc_options_set(o, "cache", "off");
+    tc_options_set(o, "threads", threads);
+    tc_kernel* k = nullptr;
+    ASSERT_EQ(tc_compile(&k, p, nullptr, ins, 3, o), TC_OK) << tc_last_error_message();
+    Arg out_o({9, 40}, false), out_p({9, 40}, false);
+    out_o.f.assign(out_o.f.size(), 7.0f);
+    out_p.f.assign(out_p.f.size(), 7.0f);
+    DLTensor outs[] = {out_p.t, out_o.t};
+    EXPECT_EQ(tc_run(k, ins, 3, outs, 2), TC_ERROR_RUNTIME);
+    std::string message = tc_last_error_message();
+    EXPECT_TRUE(has(message, "index 30")) << message;
+    EXPECT_TRUE(has(message, "b=4, l=16")) << message;
+    EXPECT_EQ(out_o.f, std::vector<float>(out_o.f.size(), 7.0f)) << "threads=" << threads;
+    EXPECT_EQ(out_p.f, std::vector<float>(out_p.f.size(), 7.0f)) << "threads=" << threads;
+    tc_kernel_destroy(k);
+    tc_options_destroy(o);
+  }
+  tc_program_destroy(p);
 }

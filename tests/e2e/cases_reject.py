@@ -249,6 +249,21 @@ case("gather_negative_index", _GATHER, "run", RUNTIME, fragments=["'X'", "-1"],
      inputs=_gather_inputs(-1), run_args=lambda r, ins, info: (ins, _outs(info)),
      options={"checked": "1"})
 
+
+
+def _two_bad_in_one_vector(r):
+    idx = ri(r, 4, 40, lo=0, hi=5)
+    idx[1, 5] = 7
+    idx[1, 9] = -3
+    return [rf(r, 5), idx]
+
+
+case("gather_first_bad_lane_of_a_vector", _GATHER, "run", RUNTIME,
+     fragments=["'X'", "index 7", "i=1, j=5"], inputs=_two_bad_in_one_vector,
+     run_args=lambda r, ins, info: (ins, _outs(info)), options={"checked": "1"},
+     note="I(1,5) = 7 and I(1,9) = -3 fall in one vector of the cpu backend's check (16 lanes "
+          "of j): the one branch on all lanes fails, and the per-lane path reports the first")
+
 _ADD = "def add(float(N) A, float(N) B) -> (O) { O(i) = A(i) + B(i) }"
 
 

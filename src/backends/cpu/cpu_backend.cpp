@@ -27,7 +27,7 @@ namespace {
 struct Variant {
   std::unique_ptr<JitFunction> fn;
   std::vector<std::pair<int64_t, std::string>> buffers;  // bytes of each internal buffer, and its tensor
-  bool has_sink = false;  // the pipeline's last output is the checks sink (lower.h), a 0-d uint32
+  bool has_sink = false;  // the pipeline's first output is the checks sink (lower.h), a 0-d uint32
   std::vector<int> caller_outputs;  // outputs whose entry values are passed as inputs, in order
   // The entry values are read from a copy taken before the call: with several pipeline
   // outputs Halide may write one output before another's stages read its entry values
@@ -89,7 +89,8 @@ int view_of(const TensorView& v, HalideView& out) {
 // was compiled from (def, target, the schedule as described), then the object of the variant
 // for dense tensors. Loading rebuilds the pipeline (milliseconds; the variants' metadata comes
 // from it) and takes the object only if the fingerprints agree.
-const std::string kArtefactMagic = "tc-cpu-object 1\n";
+// Format 2: the checks sink is the first output, not the last (the object's argument order).
+const std::string kArtefactMagic = "tc-cpu-object 2\n";
 
 // The schedule's text names Funcs as Halide uniquifies them per process ("s0_C$3"): the
 // counters are dropped, the structure is kept.
@@ -165,12 +166,12 @@ class CpuKernel : public Kernel {
       snapshot_of(outputs[o], views[ni + o], tensor_names_[ni + o], snapshots[k], snapshot_views[k]);
       args.push_back(&snapshot_views[k].buffer);
     }
-    for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
     uint32_t sink_value = 0;
     halide_buffer_t sink{};
     sink.host = reinterpret_cast<uint8_t*>(&sink_value);
     sink.type = halide_type_of<uint32_t>();
     if (variant.has_sink) args.push_back(&sink);
+    for (size_t i = 0; i < outputs.size(); ++i) args.push_back(&views[ni + i].buffer);
     CallOutcome outcome = variant.fn->call(args, schedule_.threads);
     if (outcome.status != 0) report(variant, outcome);
   }
@@ -197,8 +198,8 @@ class CpuKernel : public Kernel {
         v.caller_outputs.push_back(static_cast<int>(o));
       }
     std::vector<Halide::Func> outs;
+    if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);  // first: the checks run first
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
-    if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
     v.has_sink = p.sink_stage >= 0;
     v.snapshot_caller_outputs = !v.caller_outputs.empty() && outs.size() > 1;
     v.gather_checks = p.gather_checks;

@@ -75,7 +75,8 @@ struct LoweredPipeline {
   std::vector<Stage> stages;
   std::vector<GatherCheck> gather_checks;
   // With checks: a 0-d uint32 Func reading every forced stage over its whole domain, compiled
-  // as one more pipeline output (its value means nothing); -1 when there is nothing to force.
+  // as the pipeline's first output, so that the checks run before any statement (its value
+  // means nothing); -1 when there is nothing to force.
   int sink_stage = -1;
 };
 
