@@ -37,6 +37,7 @@ def parse_args(argv):
     p.add_argument("--tolerance", type=float, default=0.0,
                    help="largest relative difference from the first variant's outputs (default 0: bits)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="the kernel's --quick sizes (a smoke test)")
     return p.parse_args(argv)
 
 
@@ -63,7 +64,8 @@ def main(argv):
     if kernel is None:
         sys.exit("ab.py: no bench kernel %r (have: %s)" % (args.kernel, ", ".join(k.name for k in KERNELS)))
     program = harness.tclib.Program(kernel.source.read_text(), str(kernel.source))
-    inputs = harness.make_inputs(program, kernel, kernel.sizes, np.random.default_rng(args.seed))
+    sizes = kernel.quick if args.quick else kernel.sizes
+    inputs = harness.make_inputs(program, kernel, sizes, np.random.default_rng(args.seed))
     tensors = [harness.tclib.Tensor(a) for a in inputs]
     calls, outputs, compile_ms = [], [], []
     for text in args.variants:

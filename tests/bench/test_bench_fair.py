@@ -1,7 +1,8 @@
 """The fairness checks of bench/ (issue 12), without timing anything: which BLAS a process's
 /proc/self/maps names, the load-average warning, the agreement of consecutive runs, bench.py's
---runs option, and one smoke run of bench.py's default mode (each framework in a process of
-its own) on the reference backend at --quick sizes (skipped without NumPy and PyTorch).
+--runs option, one smoke run of bench.py's default mode (each framework in a process of its
+own) on the reference backend at --quick sizes (skipped without NumPy and PyTorch), and one of
+bench/ab.py (two schedules of a kernel in one process).
 
 ctest: bench.fair (tests/bench/CMakeLists.txt), with TC_LIBRARY set to the libtc.so built.
 By hand: TC_LIBRARY=build/src/libtc.so /usr/bin/python3 -m unittest -v test_bench_fair (here).
@@ -155,6 +156,28 @@ class Smoke(unittest.TestCase):
         self.assertIn("load average before it", out)
         self.assertIn("NumPy's BLAS: ", out)
         self.assertIn("PyTorch's BLAS: ", out)
+
+    def test_ab_alternates_variants_in_one_process(self):
+        """bench/ab.py: two variants of one kernel, their outputs compared bit for bit, each
+        variant's median and its ratio to the first's; a variant that is not KEY=VALUE is
+        refused by name. On the reference backend, like the smoke run above (the sanitizer
+        builds run this test too, and TSan's build keeps the cpu backend's JIT out of Python)."""
+        library = os.environ.get("TC_LIBRARY", str(REPO / "build" / "src" / "libtc.so"))
+        if not Path(library).is_file():
+            self.skipTest("no libtc at %s (set TC_LIBRARY)" % library)
+        ab = [sys.executable, str(REPO / "bench" / "ab.py"), "sgemm", "--quick", "--threads", "1",
+              "--calls", "4", "--block", "2"]
+        env = dict(os.environ, TC_LIBRARY=library)
+        proc = subprocess.run(ab + ["backend=reference", "backend=reference checked=0"], env=env, capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("sgemm, 1 threads, 4 calls per variant in blocks of 2", proc.stdout)
+        self.assertRegex(proc.stdout, r"backend=reference +median +[0-9.]+ ms +min +[0-9.]+ ms +x1\.000")
+        self.assertRegex(proc.stdout, r"backend=reference checked=0 +median +[0-9.]+ ms .* x[0-9.]+")
+        bad = subprocess.run(ab + ["backend=reference", "tile16"], env=env, capture_output=True, text=True,
+                             timeout=120)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("option 'tile16' is not KEY=VALUE", bad.stderr)
 
 
 if __name__ == "__main__":
