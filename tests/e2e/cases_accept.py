@@ -475,6 +475,32 @@ def axpb(float a, float b) -> (y, z) {
 }""", lambda r: [np.asarray(3.0, F32), np.asarray(0.25, F32)],
      lambda a, b: [np.asarray(a * b + 1, F32), np.asarray(a - b, F32)])
 
+def _limits_case(tname, t):
+    signed = np.dtype(t).kind == "i"
+    lo, hi = ("-1", "7") if signed else ("0", "5")
+
+    def inputs(r):
+        a = full_range(r, t, 9)
+        a[0], a[1] = np.iinfo(t).min, np.iinfo(t).max
+        return [a]
+
+    case("min_max_identity_" + tname, """
+def lim(%s(N) A) -> (mx1, mn1, mx, mn) {
+  mx1 max=! %s(%s)
+  mn1 min=! %s(%s)
+  mx max=! A(i)
+  mn min=! A(i)
+}""" % (tname, tname, lo, tname, hi), inputs,
+         lambda A: [np.asarray(int(lo), t), np.asarray(int(hi), t), np.asarray(A.max(), t),
+                    np.asarray(A.min(), t)],
+         note="the identity of min=!/max=! (the type's limit) combined with a constant: "
+              "Halide 14 once folded max(INT32_MIN * c, -1 * c) to INT32_MIN (differential "
+              "fuzzer, seed 180004621)")
+
+
+for _t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+    _limits_case(_t, np.dtype(_t).type)
+
 case("sum_all_int64", """
 def total(int64(M,N) A) -> (s) {
   s +=! A(i,j)

@@ -36,10 +36,10 @@ Expr identity(ReduceOp op, const Halide::Type& t) {
     // simplifier decided 0 > max(INT64_MIN, x) was false for every x.
     case ReduceOp::Min:
       if (b) return Halide::Internal::make_bool(true);
-      return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : opaque(t.max());
+      return t.is_float() ? Halide::Internal::make_const(t, INFINITY) : opaque_limit(t, false);
     case ReduceOp::Max:
       if (b) return Halide::Internal::make_bool(false);
-      return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : opaque(t.min());
+      return t.is_float() ? Halide::Internal::make_const(t, -INFINITY) : opaque_limit(t, true);
     default: return Halide::Internal::make_zero(t);
   }
 }

@@ -234,6 +234,27 @@ Expr opaque(const Expr& v) {
   return Halide::reinterpret(t, Halide::reinterpret(bits, v) ^ Halide::cast(bits, constants(Expr(0))));
 }
 
+Expr opaque_limit(const Halide::Type& t, bool lowest) {
+  // Per integer width (8, 16, 32, 64 bits): the signed lowest and highest, then the unsigned
+  // highest (all ones); the unsigned lowest is 0. Stored as int64, narrowed exactly by the cast.
+  static Halide::Buffer<int64_t> limits = [] {
+    Halide::Buffer<int64_t> b(12, "tc_limits");
+    int k = 0;
+    for (int bits : {8, 16, 32, 64}) {
+      int64_t hi = bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+      b(k++) = -hi - 1;
+      b(k++) = hi;
+      b(k++) = bits == 64 ? -1 : (int64_t{1} << bits) - 1;
+    }
+    return b;
+  }();
+  int width = t.bits() == 8 ? 0 : t.bits() == 16 ? 1 : t.bits() == 32 ? 2 : 3;
+  if (t.is_uint() && lowest) return opaque(Halide::Internal::make_zero(t));
+  int index = 3 * width + (t.is_uint() ? 2 : lowest ? 0 : 1);
+  Expr v = limits(Expr(index));
+  return t.is_uint() && t.bits() == 64 ? Halide::reinterpret(t, v) : Halide::cast(t, v);
+}
+
 Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   bool dbl = t == ScalarType::Float64;
   Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);

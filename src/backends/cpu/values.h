@@ -44,6 +44,12 @@ Halide::Expr literal(int64_t value, ScalarType t);
 // or an operand that must not be solved for; one instruction.
 Halide::Expr opaque(const Halide::Expr& v);
 
+// The lowest (or highest) value of integer type t, loaded from a constant table: no
+// simplifier knows it. opaque(INT32_MIN) is INT32_MIN times a loaded 1, and Halide 14 rewrote
+// max(INT32_MIN * c, -1 * c) as min(c * (INT32_MIN / -1), c) * -1, whose constant wraps: a
+// max=! of -1 gave INT32_MIN (differential fuzzer, seed 180004621, program 79).
+Halide::Expr opaque_limit(const Halide::Type& t, bool lowest);
+
 // name(args) of libm ("exp", "fmod", ...) in t's precision: float32 and float16 call the float
 // version (float16 rounds the result), float64 the double one. Not vectorised by Halide.
 Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, ScalarType t);
