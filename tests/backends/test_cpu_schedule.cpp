@@ -328,6 +328,22 @@ TEST(Panels, AStageComputedOnItsOwnIsCopiedAnInlinedOneIsNot) {
   EXPECT_TRUE(has(r.description, "A in panels")) << r.description;
 }
 
+TEST(Panels, AReductionOperandIsReadInItsHostNotCopied) {
+  const char* src =
+      "def f(float(M,K) A, float(K,N,R) B) -> (C) {\n  T(k,n) +=! B(k,n,r)\n  C(m,n) +=! A(m,k) * T(k,n)\n}";
+  Arg a({9, 40}, false), b({40, 33, 3}, false);
+  fill_integers(a, 5);
+  fill_integers(b, 6);
+  Outcome ref = run(src, {&a, &b}, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  for (const char* panel : {"streamed", "broadcast", "both"}) {
+    Outcome r = run(src, {&a, &b}, {{"cpu.panel", panel}});
+    ASSERT_EQ(r.status, TC_OK) << panel << ": " << r.message;
+    EXPECT_EQ(r.outputs[0], ref.outputs[0]) << panel << "\n" << r.description;
+    EXPECT_FALSE(has(r.description, "T in panels")) << r.description;
+  }
+}
+
 TEST(Panels, AGatheredOperandIsNotCopied) {
   const char* lut = "def lut(float(E,D) LUT, int32(B,L) I) -> (O) {\n  O(b,d) +=! LUT(I(b,l), d)\n}";
   Arg table({50, 40}, false), idx({12, 7}, true);

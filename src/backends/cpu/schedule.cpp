@@ -747,6 +747,11 @@ class Scheduler {
       }
     for (size_t i = 0; i < p_.stages.size(); ++i)
       if (p_.stages[i].func.name() == name) {
+        // A reduction is computed inside its host (its consumer, or a wrapper of its own), where
+        // its readers find it: a copy of the reduction itself would read it outside that host,
+        // which Halide refuses (differential fuzzer, seed 255611873: T(k,n) +=! ... read by
+        // C(m,n) +=! A(m,k) * T(k,n) with cpu.panel=streamed did not compile).
+        if (p_.stages[i].kind == Stage::Kind::Reduction) return false;
         if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return false;
         copy = p_.stages[i].func.in(consumer);
         tensor = p_.stages[i].tensor;
