@@ -41,14 +41,15 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def options_of(text, threads):
-    opts = {"backend": "cpu", "threads": str(threads), "cache": "off"}
-    for item in text.split():
-        key, sep, value = item.partition("=")
-        if not sep:
+def options_of(text, threads, harness):
+    """A variant's options: harness.libtc_options (the bench's own reading of KEY=VALUE over
+    backend=cpu and threads) with the cache off; an item that is not KEY=VALUE is refused."""
+    items = text.split()
+    for item in items:
+        if "=" not in item:
             sys.exit("ab.py: option %r is not KEY=VALUE" % item)
-        opts[key] = value
-    return opts
+    args = argparse.Namespace(backend="cpu", threads=threads, option=["cache=off"] + items)
+    return harness.libtc_options(args)
 
 
 def main(argv):
@@ -70,7 +71,7 @@ def main(argv):
     calls, outputs, compile_ms = [], [], []
     for text in args.variants:
         t0 = time.perf_counter()
-        kernel_ = program.compile(kernel.name, tensors, harness.tclib.Options(options_of(text, args.threads)))
+        kernel_ = program.compile(kernel.name, tensors, harness.tclib.Options(options_of(text, args.threads, harness)))
         compile_ms.append((time.perf_counter() - t0) * 1e3)
         outs = [np.empty(shape, dtype) for dtype, shape in kernel_.output_info()]
         calls.append(kernel_.bind(inputs, outs))
