@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <memory>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -396,4 +397,58 @@ TEST(Checks, ABadIndexLeavesEveryOutputUntouched) {
     tc_options_destroy(o);
   }
   tc_program_destroy(p);
+}
+
+// Fusion (schedule.cpp, last_of_inlined_chain): a reduction whose pointwise consumer is itself
+// inlined into the output's copy is computed tile by tile inside that copy, so the bias and
+// ReLU run in the tile's loop, not in a second pass over the whole output.
+TEST(Fusion, AnInlinedPointwiseConsumerHandsTheTileLoopsToItsConsumer) {
+  const char* fcrelu =
+      "def fcrelu(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n"
+      "  O(b,n) +=! I(b,k) * W(n,k)\n  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}";
+  // Three pointwise statements after the reduction: the chain goes on to the output.
+  const char* chain =
+      "def f(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n"
+      "  O(b,n) +=! I(b,k) * W(n,k)\n  O(b,n) = O(b,n) + bias(n)\n  O(b,n) = fmax(O(b,n), 0)\n"
+      "  O(b,n) = O(b,n) * 3\n}";
+  Arg i({19, 23}, false), w({37, 23}, false), bias({37}, false);
+  fill_integers(i, 1);
+  fill_integers(w, 2);
+  fill_integers(bias, 3);
+  for (const char* src : {fcrelu, chain}) {
+    Outcome ref = run(src, {&i, &w, &bias}, {{"backend", "reference"}});
+    ASSERT_EQ(ref.status, TC_OK) << ref.message;
+    for (const char* threads : {"1", "2"}) {
+      Outcome r = run(src, {&i, &w, &bias}, {{"threads", threads}});
+      ASSERT_EQ(r.status, TC_OK) << r.message;
+      EXPECT_EQ(r.outputs[0], ref.outputs[0]) << r.description;
+      EXPECT_TRUE(std::regex_search(r.description, std::regex(R"(s0_O(\$\d+)?: register-blocked .* inside out_O)")))
+          << r.description;
+      // Halide names a Func again in one process with a suffix ($4): s1_O$4.
+      EXPECT_TRUE(std::regex_search(r.description, std::regex(R"(s1_O(\$\d+)?: inlined into its consumer)")))
+          << r.description;
+      EXPECT_FALSE(has(r.description, "computed at root")) << r.description;
+    }
+    // Nothing inlined: the reduction's own consumer hosts it, as before.
+    Outcome kept = run(src, {&i, &w, &bias}, {{"cpu.inline", "0"}});
+    ASSERT_EQ(kept.status, TC_OK) << kept.message;
+    EXPECT_EQ(kept.outputs[0], ref.outputs[0]) << kept.description;
+    EXPECT_TRUE(has(kept.description, "inside s1_O")) << kept.description;
+  }
+}
+
+TEST(Fusion, AConsumerReadTwiceKeepsTheTileLoops) {
+  // P is read by two statements, so it is computed on its own, hosting the reduction.
+  const char* src =
+      "def f(float(B,K) I, float(N,K) W) -> (O, Q) {\n"
+      "  T(b,n) +=! I(b,k) * W(n,k)\n  P(b,n) = fmax(T(b,n), 0)\n  O(b,n) = P(b,n) + 1\n  Q(b,n) = P(b,n) * 2\n}";
+  Arg i({19, 23}, false), w({37, 23}, false);
+  fill_integers(i, 4);
+  fill_integers(w, 5);
+  Outcome ref = run(src, {&i, &w}, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  Outcome r = run(src, {&i, &w}, {});
+  ASSERT_EQ(r.status, TC_OK) << r.message;
+  EXPECT_EQ(r.outputs, ref.outputs) << r.description;
+  EXPECT_TRUE(has(r.description, "inside s1_P")) << r.description;
 }

@@ -337,9 +337,10 @@ class Scheduler {
           // consumer reading t1(i) over fewer i would get tiles shifted below 0).
           bool same_domain = c.extents == s.extents && c.mins == s.mins;
           if (k_.fuse && u.pointwise && !u.in_loop && pure_consumer && same_domain && hosts_[u.consumer] < 0) {
-            host_[i] = u.consumer;
-            hosts_[u.consumer] = i;
-            root_[u.consumer] = true;
+            int host = last_of_inlined_chain(u.consumer);
+            host_[i] = host;
+            hosts_[host] = i;
+            root_[host] = true;
           }
         }
         return;
@@ -354,6 +355,30 @@ class Scheduler {
         return;
       }
     }
+  }
+
+  // Whether place() will inline pointwise stage `c` into its one consumer (cpu.inline).
+  bool will_inline(const Stage& c) const {
+    if (c.kind != Stage::Kind::Pointwise || c.forced || c.uses.size() != 1) return false;
+    return k_.inline_mode == 1 || (k_.inline_mode < 0 && !c.uses[0].in_loop);
+  }
+
+  // The host of a reduction whose pointwise consumer is `c`: `c` itself, or, where `c` is
+  // inlined into a consumer that reads it element for element over the same domain (fcrelu's
+  // bias + ReLU inlined into the output's copy), that consumer, followed while the chain goes
+  // on. Hosting in `c` while `c` is inlined would leave the tile loops nowhere; hosting in
+  // the stage `c` was inlined into keeps the bias and ReLU in the tile's loop instead of a
+  // separate pass over the whole output (fcrelu 128x1000x1024 on Zen 5: 1.14 -> 0.82 ms).
+  int last_of_inlined_chain(int c) const {
+    while (will_inline(p_.stages[c])) {
+      const Use& u = p_.stages[c].uses[0];
+      const Stage& next = p_.stages[u.consumer];
+      bool pure_next = next.kind == Stage::Kind::Pointwise || next.kind == Stage::Kind::Output;
+      bool same_domain = next.extents == p_.stages[c].extents && next.mins == p_.stages[c].mins;
+      if (!u.pointwise || u.in_loop || !pure_next || !same_domain || hosts_[u.consumer] >= 0) break;
+      c = u.consumer;
+    }
+    return c;
   }
 
   // Fuses `outer` (in loop order, innermost first) into one loop, run in parallel if asked.
