@@ -1,7 +1,7 @@
 // parser.cpp — the TC grammar of tc-semantics.md:
 //   def NAME ( arg, ... ) -> ( ret, ... ) { stmt* }      ('->' may also be followed by bare names)
 //   stmt ::= ID ( id, ... ) OP exp [where clause, ...] | ID OP exp ... | id, id = ID ( id, ... )
-//   clause ::= ID in exp : exp | ID = exp | exists exp
+//   clause ::= ID in exp : exp | ID = [ exp , exp [ | ID = [ exp , exp ) | ID = exp | exists exp
 // Expression precedence, low to high: ?: || && == != < <= > >= + - * / % unary postfix.
 // Nesting deeper than kMaxDepth is reported, not recursed into, so hostile input cannot
 // overflow the stack.
@@ -208,8 +208,10 @@ class Parser {
     }
     if (at(Tok::Assign)) {
       next();
-      if (at(Tok::LBracket))
-        error(peek().loc, "ranges are written '" + var.text + " in lo:hi' (half-open), not with brackets");
+      if (at(Tok::LBracket)) {
+        s.ranges.push_back(parse_bracket_range(var));
+        return;
+      }
       Let l;
       l.name = var.text;
       l.loc = var.loc;
@@ -218,6 +220,25 @@ class Parser {
       return;
     }
     error(peek().loc, "expected 'in' or '=' after '" + var.text + "' in a where clause, got " + shown(peek()));
+  }
+
+  // The TC docs' spelling of a range, `k = [lo, hi[` (or `[lo, hi)`): exactly `k in lo:hi`,
+  // half-open. A closing ']' would say the bound is included, which TC ranges never are.
+  RangeConstraint parse_bracket_range(const Token& var) {
+    RangeConstraint r;
+    r.var = var.text;
+    r.loc = var.loc;
+    expect(Tok::LBracket, "to open a range");
+    r.lo = parse_expr(0);
+    std::string between = "between the bounds of a range ('" + var.text + " = [lo, hi[', half-open)";
+    expect(Tok::Comma, between.c_str());
+    r.hi = parse_expr(0);
+    if (at(Tok::RBracket))
+      error(peek().loc, "ranges are half-open: write '" + var.text + " = [lo, hi[' or '" + var.text +
+                            " in lo:hi' (hi is not included), not '[lo, hi]'");
+    if (!accept(Tok::LBracket) && !accept(Tok::RParen))
+      error(peek().loc, "expected '[' or ')' to close the range '" + var.text + " = [lo, hi[', got " + shown(peek()));
+    return r;
   }
 
   // ---- expressions ----

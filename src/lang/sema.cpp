@@ -197,6 +197,16 @@ class DefChecker {
     check_self_reads(s, s.rhs);
   }
 
+  static bool ranged(const Stmt& s, const std::string& var) {
+    return std::any_of(s.ranges.begin(), s.ranges.end(), [&](const RangeConstraint& r) { return r.var == var; });
+  }
+
+  static bool all_reduction_vars_ranged(const Stmt& s) {
+    for (size_t i = s.num_lhs_vars(); i < s.vars.size(); ++i)
+      if (!ranged(s, s.vars[i])) return false;
+    return true;
+  }
+
   void classify_reduction(Stmt& s) {
     switch (s.op) {
       case Tok::PlusEq: s.reduce = ReduceOp::Sum; break;
@@ -209,9 +219,17 @@ class DefChecker {
       case Tok::MaxEqBang: s.reduce = ReduceOp::Max; s.init = true; break;
       default: s.reduce = ReduceOp::None; break;
     }
+    if (s.reduce == ReduceOp::None && s.vars.size() > s.num_lhs_vars() && all_reduction_vars_ranged(s)) {
+      // The spec's `A(i) = B(2*i + k) where k = [0, 2[`, "equivalent" to B(2*i) + B(2*i + 1):
+      // '=' over index variables the where clause ranges explicitly sums over them, as '+=!'.
+      // Without explicit ranges such a variable is more likely a misspelled tensor or size.
+      s.reduce = ReduceOp::Sum;
+      s.init = true;
+    }
     if (s.reduce == ReduceOp::None && s.vars.size() > s.num_lhs_vars()) {
-      std::string red;
-      for (size_t i = s.num_lhs_vars(); i < s.vars.size(); ++i) red += (red.empty() ? "'" : ", '") + s.vars[i] + "'";
+      std::string red;  // those without an explicit range: ranged ones alone would be summed
+      for (size_t i = s.num_lhs_vars(); i < s.vars.size(); ++i)
+        if (!ranged(s, s.vars[i])) red += (red.empty() ? "'" : ", '") + s.vars[i] + "'";
       error(s.op_loc, "index variable(s) " + red + " appear only on the right-hand side, so this is a reduction: "
                       "use a reduction operator such as '+=!' instead of '=' (or, if " + red +
                       " is a misspelled tensor or size, fix the name)");

@@ -165,6 +165,31 @@ def maxpool2x2(float(B,C,H,W) I) -> (out) {
 }""", lambda r: [rf(r, 2, 3, 5, 6)],
      lambda I: [I[:, :, :4, :6].reshape(2, 3, 2, 2, 3, 2).max(axis=(3, 5))])
 
+# The docs' range syntax `k = [lo, hi[` (issue 14): the two seed examples as written. The
+# overview's maxpool (its closing brace added) uses 'max=' without '!', so it also reads the
+# caller's output. As written, kw offsets the row index and kh the column.
+case("maxpool2x2_overview", """
+def maxpool2x2(float(B,C,H,W) input) -> (output) {
+output(b,c,i,j) max= input(b,c,2*i + kw, 2*j + kh)
+where kw = [0, 2[, kh = [0, 2[
+}""", lambda r: [rf(r, 2, 3, 5, 6)],
+     lambda I, init: [np.maximum(init[0], I[:, :, :4, :6].reshape(2, 3, 2, 2, 3, 2).max(axis=(3, 5)))],
+     init=lambda r: [rf(r, 2, 3, 2, 3)])
+
+# The semantics' average_pool_2: '=' over k, which the where clause ranges, sums over k (the
+# spec calls it equivalent to B(2*i) + B(2*i + 1); docs/language.md).
+case("average_pool_2_semantics", """
+def average_pool_2(float(I) B) -> A {
+  A(i) = B(2*i + k) where k = [0, 2[
+}""", lambda r: [rf(r, 9)],
+     lambda B: [(f64(B)[0:8:2] + f64(B)[1:8:2]).astype(F32)], red=2)
+
+case("bracket_range_paren_close", """
+def shifted(float(N) A) -> (O) {
+  O(i) = A(i) where i = [1, N - 1)
+}""", lambda r: [rf(r, 7)],
+     lambda A: [np.concatenate([[0], A[1:6]]).astype(F32)])
+
 case("avgpool2x2", """
 def avgpool2x2(float(B,C,H,W) I) -> (out) {
   out(b,c,i,j) +=! I(b,c, 2*i + kh, 2*j + kw) / 4 where kh in 0:2, kw in 0:2

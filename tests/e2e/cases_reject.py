@@ -33,6 +33,17 @@ case("syntax_unclosed_paren", "def bad(float(N) A) -> (O) { O(i) = A(i }", "defi
 case("syntax_stray_character", "def bad(float(N) A) -> (O) { O(i) = A(i) $ 2 }", "define", SYNTAX,
      fragments=["'$'"], regex=[r"^bad:1:42: error: "], location=True, note="'$' is column 42 (1-based)")
 
+case("syntax_closed_bracket_range",
+     "def bad(float(I) B) -> (A) { A(i) +=! B(2*i + k) where k = [0, 1] }", "define", SYNTAX,
+     fragments=["ranges are half-open", "'k = [lo, hi['", "'k in lo:hi'"],
+     regex=[r"^bad:1:65: error: "], location=True,
+     note="`k = [lo, hi]` would include hi; TC ranges never do (the docs write `[lo, hi[`)")
+
+case("semantic_assign_over_unranged_variable",
+     "def bad(float(N) A, float(M) B) -> (C) { C(i) = A(i + k) + B(j) where k in 0:2 }", "define", SEMANTIC,
+     fragments=["'j' appear only on the right-hand side", "'+=!'"], location=True,
+     note="'=' sums over right-hand-side variables only when the where clause ranges every one")
+
 case("syntax_unterminated_def", "def bad(float(N) A) -> (O) {\n  O(i) = A(i)\n", "define", SYNTAX,
      fragments=["'}'"], regex=[r"^bad:\d+:\d+: error: "], location=True,
      note="the error is at the end of the source: the message still needs a (possibly empty) "

@@ -197,11 +197,38 @@ TEST(Parser, WhereClauses) {
   EXPECT_EQ(tree(*s.exists[1]), "a(k)");
 }
 
-TEST(Parser, BracketRangeGivesHelpfulMessage) {
-  std::string m = syntax_error("def f(float(I) B) -> A {\n  A(i) = B(2*i + k) where k = [0, 2[\n}");
-  EXPECT_NE(m.find("'k in lo:hi'"), std::string::npos) << m;
-  EXPECT_NE(m.find("not with brackets"), std::string::npos) << m;
-  EXPECT_NE(m.find("f:2:31: error:"), std::string::npos) << m;
+// The TC docs' range syntax (tc-overview.md's maxpool, the semantics' average_pool_2):
+// `k = [lo, hi[` is exactly `k in lo:hi`; `[lo, hi)` too.
+TEST(Parser, BracketRangesAreHalfOpenRanges) {
+  Program p = parse(
+      "def f(float(B,C,H,W) input) -> (output) {\n"
+      "  output(b,c,i,j) max= input(b,c,2*i + kw, 2*j + kh)\n"
+      "  where kw = [0, 2[, kh = [0, 2[\n"
+      "}");
+  const Stmt& s = p.defs[0].stmts[0];
+  ASSERT_EQ(s.ranges.size(), 2u);
+  EXPECT_TRUE(s.lets.empty());
+  EXPECT_EQ(s.ranges[0].var, "kw");
+  EXPECT_EQ(tree(*s.ranges[0].lo), "0");
+  EXPECT_EQ(tree(*s.ranges[0].hi), "2");
+  EXPECT_EQ(s.ranges[1].var, "kh");
+  Program q = parse("def f(float(N) a) -> o { o(i) = a(i) where i = [1, N - 1), x = i }");
+  const Stmt& t = q.defs[0].stmts[0];
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(tree(*t.ranges[0].lo), "1");
+  EXPECT_EQ(tree(*t.ranges[0].hi), "(N - 1)");
+  ASSERT_EQ(t.lets.size(), 1u);  // `x = i`: still a let
+}
+
+TEST(Parser, BracketRangeErrors) {
+  std::string closed = syntax_error("def f(float(I) B) -> A {\n  A(i) +=! B(2*i + k) where k = [0, 1]\n}");
+  EXPECT_NE(closed.find("ranges are half-open"), std::string::npos) << closed;
+  EXPECT_NE(closed.find("'k = [lo, hi['"), std::string::npos) << closed;
+  EXPECT_NE(closed.find("f:2:38: error:"), std::string::npos) << closed;
+  std::string colon = syntax_error("def f(float(I) B) -> A { A(i) +=! B(k) where k = [0: 2[ }");
+  EXPECT_NE(colon.find("expected ',' between the bounds of a range"), std::string::npos) << colon;
+  std::string open = syntax_error("def f(float(I) B) -> A { A(i) +=! B(k) where k = [0, 2 }");
+  EXPECT_NE(open.find("expected '[' or ')' to close the range"), std::string::npos) << open;
 }
 
 TEST(Parser, WhereClauseErrors) {

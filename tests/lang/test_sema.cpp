@@ -157,6 +157,20 @@ TEST(Sema, ReductionVariablesNeedReductionOperator) {
   EXPECT_NO_THROW(checked("def f(float(M, K) A) -> C { C(m) += A(m, k) }"));
 }
 
+// The spec's average_pool_2 (`A(i) = B(2*i + k) where k = [0, 2[`, "equivalent" to
+// B(2*i) + B(2*i + 1)): '=' over right-hand-side variables that the where clause ranges
+// explicitly is a sum over them, like '+=!'. One unranged such variable keeps the error.
+TEST(Sema, AssignmentOverExplicitlyRangedVariablesSums) {
+  Program p = checked("def average_pool_2(float(I) B) -> A {\n  A(i) = B(2*i + k) where k = [0, 2[\n}");
+  const auto& s = p.defs[0].stmts[0];
+  EXPECT_EQ(s.reduce, ReduceOp::Sum);
+  EXPECT_TRUE(s.init);
+  std::string m = semantic_error("def f(float(N) A, float(M) B) -> C { C(i) = A(i + k) + B(j) where k in 0:2 }");
+  EXPECT_TRUE(has(m, "index variable(s) 'j' appear only on the right-hand side")) << m;
+  m = semantic_error("def f(float(I) B) -> A { A(i) = B(2*i + k) }");
+  EXPECT_TRUE(has(m, "'k' appear only on the right-hand side")) << m;
+}
+
 TEST(Sema, BuiltinArity) {
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> B { B(i) = exp(A(i), 1) }"), "'exp' takes 1 argument, got 2"));
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> B { B(i) = pow(A(i)) }"), "'pow' takes 2 arguments, got 1"));
