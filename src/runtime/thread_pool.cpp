@@ -66,6 +66,17 @@ void cpu_relax() {
 #endif
 }
 
+// Polls `done` for up to kSpin (the clock read every 64 rounds); whether it came true.
+template <typename Predicate>
+bool poll_until(Predicate done) {
+  auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0; !done(); ++i) {
+    cpu_relax();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return done();
+  }
+  return true;
+}
+
 class Pool {
  public:
   static Pool& get() {
@@ -126,33 +137,19 @@ class Pool {
   // costs two futex calls and a wake-up that a VM delivers late (lut1 with 2 threads made
   // about 2 futex calls per tc_run).
   void wait_for_helpers(Job& job) {
-    auto until = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 0; job.active.load(std::memory_order_acquire) != 0; ++i) {
-      cpu_relax();
-      if (i % 64 == 63 && std::chrono::steady_clock::now() > until) {
-        std::unique_lock<std::mutex> lock(mu_);
-        done_.wait(lock, [&] { return job.active.load(std::memory_order_acquire) == 0; });
-        return;
-      }
-    }
-  }
-
-  // Polls for a queued job for up to kSpin, without the lock.
-  void spin() {
-    auto until = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 0; !queued_.load(std::memory_order_acquire); ++i) {
-      cpu_relax();
-      if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return;
-    }
+    auto finished = [&] { return job.active.load(std::memory_order_acquire) == 0; };
+    if (poll_until(finished)) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, finished);
   }
 
   void loop() {
     in_task = true;  // a loop started from a task runs serially
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      if (queue_.empty()) {
+      if (queue_.empty()) {  // poll for a job without the lock before sleeping
         lock.unlock();
-        spin();
+        poll_until([&] { return queued_.load(std::memory_order_acquire); });
         lock.lock();
       }
       cv_.wait(lock, [&] { return !queue_.empty(); });
