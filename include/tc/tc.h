@@ -30,7 +30,9 @@
  * Thread safety:
  *   - tc_program and tc_kernel are immutable once created: any number of threads may use the
  *     same program or kernel at once (tc_infer_outputs, tc_compile, tc_run, the query calls).
- *     tc_run keeps all its scratch state (temporaries) per call.
+ *     tc_run keeps all its scratch state (temporaries) per call. A program with a
+ *     rank-polymorphic def (`...`) builds that def's instance for a rank on first use and keeps
+ *     it (under a lock inside the program): concurrent calls are still safe.
  *   - tc_cache_listing is immutable too; the tc_cache_* calls may run in any thread and
  *     process while others use the same cache (LMDB transactions).
  *   - tc_options is mutable: do not call tc_options_set on an options object while another
@@ -95,7 +97,11 @@ typedef struct tc_tensor_info {
 
 /* A parameter of a def, as written in its signature: dims are size names ("M"), integer
  * literals ("3") or, for outputs and temporaries, the inferred extent expression in terms of
- * size names ("M", "(I + 1)/2"). Strings are owned by the program. */
+ * size names ("M", "(I + 1)/2"). Strings are owned by the program.
+ * Rank-polymorphic defs: a parameter whose rank depends on `...` ("float(N, ...) X", or an
+ * output written as "O(n, ...)") has ndim -1, and dims lists its dimensions as written with
+ * "..." at the place of the ellipsis ("N", "..."), followed by NULL. A call binds `...` to
+ * the inputs' extra dimensions (docs/language.md). */
 typedef struct tc_param_info {
   const char *name;
   DLDataType dtype;

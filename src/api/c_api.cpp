@@ -1,5 +1,6 @@
 // c_api.cpp — the C facade: argument checks, then one call into the core per function,
 // wrapped by guarded() so that no exception crosses the boundary. No pipeline logic here.
+#include <algorithm>
 #include <cstring>
 
 #include "api/handles.h"
@@ -27,16 +28,24 @@ void require_program(const tc_program* p) {
   require(p->program.get(), "program");
 }
 
-tc_program::ParamStrings param_strings(const tc::lang::Def& def, const tc::infer::DefRanges& ranges) {
+// A polymorphic def's inputs as written ("N", "..."); its outputs' extents from its rank-1
+// instance, with that instance's names shown as "...".
+tc_program::ParamStrings param_strings(const tc::ir::Program& p, size_t d) {
+  const tc::lang::Def& def = p.def(d);
+  bool poly = p.polymorphic[d];
   tc_program::ParamStrings s;
   for (const auto& t : def.tensors) {
     if (t.role == tc::lang::TensorRole::Input) {
       std::vector<std::string> dims;
-      for (const auto& d : t.dims) dims.push_back(d.text());
+      const auto& declared = poly ? p.written_inputs[d][static_cast<size_t>(t.param_index)].dims : t.dims;
+      for (const auto& x : declared) dims.push_back(x.text());
       s.input_dims.push_back(dims);
     } else if (t.role == tc::lang::TensorRole::Output) {
       std::vector<std::string> dims;
-      for (const auto& e : ranges.extents[&t - def.tensors.data()]) dims.push_back(tc::ir::extent_text(e));
+      for (const auto& e : p.ranges[d].extents[&t - def.tensors.data()]) {
+        std::string text = tc::ir::extent_text(e);
+        dims.push_back(poly ? tc::lang::show_ellipsis(text, p.ellipsis, 1) : text);
+      }
       s.output_dims.push_back(dims);
     }
   }
@@ -50,7 +59,7 @@ int define(tc_program** out, const char* source, const char* source_name) {
     auto prog = std::make_unique<tc_program>();
     prog->program = tc::ir::build_program(source, source_name ? source_name : "");
     for (size_t i = 0; i < prog->program->num_defs(); ++i)
-      prog->strings.push_back(param_strings(prog->program->def(i), prog->program->ranges[i]));
+      prog->strings.push_back(param_strings(*prog->program, i));
     *out = prog.release();
   });
 }
@@ -75,7 +84,10 @@ int param_info(const tc_program* program, const char* entry, size_t index, tc_pa
     tc_param_info r{};
     r.name = decl.name.c_str();
     r.dtype = tc::to_dlpack(decl.type);
-    r.ndim = decl.ndim;
+    // A rank that depends on `...` is -1; dims then lists the dimensions as written, "..."
+    // among them (NULL after the last).
+    bool any_rank = std::find(dims.begin(), dims.end(), "...") != dims.end();
+    r.ndim = any_rank ? -1 : decl.ndim;
     for (size_t i = 0; i < dims.size() && i < TC_MAX_NDIM; ++i) r.dims[i] = dims[i].c_str();
     *info = r;
   });

@@ -1,6 +1,8 @@
 // bind.cpp — see bind.h.
 #include "ir/bind.h"
 
+#include <algorithm>
+
 #include <climits>
 #include <map>
 #include <optional>
@@ -225,7 +227,53 @@ class Binder {
 
 }  // namespace
 
+namespace {
+
+// How many dimensions `...` stands for in a call of polymorphic def `d` with these inputs:
+// the same in every input whose type has one. With the wrong number of inputs, or NULL,
+// rank 1 (whose binding then reports that).
+int ellipsis_rank(const Program& program, size_t d, const DLTensor* inputs, size_t num_inputs) {
+  const auto& params = program.written_inputs[d];
+  if (inputs == nullptr || num_inputs != params.size()) return 1;
+  int rank = -1;
+  std::string first;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& dims = params[i].dims;
+    bool poly = std::any_of(dims.begin(), dims.end(), [](const lang::DimSpec& x) { return x.ellipsis; });
+    if (!poly) continue;
+    std::string type;
+    for (const auto& x : dims) type += (type.empty() ? "" : ", ") + x.text();
+    std::string what = "input '" + params[i].name + "' (argument " + std::to_string(i + 1) + " of '" +
+                       program.def(d).name + "', type (" + type + "))";
+    int fixed = static_cast<int>(dims.size()) - 1;
+    int got = inputs[i].ndim;
+    if (got < fixed || got > TC_MAX_NDIM)
+      fail(TC_ERROR_SHAPE, what + ": has rank " + std::to_string(got) + "; its type needs " +
+                               (got < fixed ? "at least " + std::to_string(fixed)
+                                            : "at most " + std::to_string(TC_MAX_NDIM) + " (TC_MAX_NDIM)") +
+                               " dimensions");
+    int r = got - fixed;
+    if (rank >= 0 && r != rank)
+      fail(TC_ERROR_SHAPE, "'...' stands for " + std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s") +
+                               " in " + first + " but for " + std::to_string(r) + " in " + what +
+                               ": every '...' of a def denotes the same dimensions");
+    if (rank < 0) rank = r, first = what;
+  }
+  return rank < 0 ? 1 : rank;
+}
+
+}  // namespace
+
 BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DLTensor* inputs, size_t num_inputs) {
+  if (def_index < program->polymorphic.size() && program->polymorphic[def_index]) {
+    int rank = ellipsis_rank(*program, def_index, inputs, num_inputs);
+    std::shared_ptr<const Program> instance = program->instance(def_index, rank);
+    try {
+      return Binder(std::move(instance), def_index).run(inputs, num_inputs);
+    } catch (const Error& e) {
+      throw Error(e.status(), lang::show_ellipsis(e.what(), program->ellipsis, rank));
+    }
+  }
   return Binder(std::move(program), def_index).run(inputs, num_inputs);
 }
 

@@ -20,7 +20,9 @@ namespace tc::lang {
 struct Expr;
 using ExprPtr = std::shared_ptr<Expr>;
 
-enum class ExprKind { IntLit, FloatLit, Ident, Unary, Binary, Ternary, Call, Dim };
+// Ellipsis: `...` as a whole subscript of a tensor access (`X(n, ...)`); only in a
+// rank-polymorphic def before instantiation (lang/instantiate.h), never after.
+enum class ExprKind { IntLit, FloatLit, Ident, Unary, Binary, Ternary, Call, Dim, Ellipsis };
 
 // What a name or call refers to, decided by sema.
 enum class Ref { Unresolved, Size, Index, Tensor, Builtin, Cast };
@@ -49,9 +51,10 @@ struct Expr {
 
 // A dimension of a declared tensor type: a size name or an integer literal.
 struct DimSpec {
-  std::string name;  // empty for literals
+  std::string name;  // empty for literals; "..." for an ellipsis
   int64_t value = 0;
   SourceLoc loc;
+  bool ellipsis = false;  // `...`: zero or more dimensions (a rank-polymorphic def)
   bool is_literal() const { return name.empty(); }
   std::string text() const { return is_literal() ? std::to_string(value) : name; }
 };
@@ -81,7 +84,7 @@ enum class ReduceOp { None, Sum, Product, Min, Max };
 struct Stmt {
   SourceLoc loc;
   std::string lhs;
-  std::vector<std::string> indices;
+  std::vector<std::string> indices;  // "..." for an ellipsis (before instantiation only)
   std::vector<SourceLoc> index_locs;
   bool bare_lhs = false;  // "s = ..." for a 0-d tensor
   Tok op = Tok::Assign;
@@ -136,6 +139,9 @@ struct Def {
   std::vector<Param> outputs;
   std::vector<Stmt> stmts;
   std::vector<CallRequirement> call_requirements;  // filled by inline_calls
+  // Has `...` in a parameter type or an index list (parsed): checked and compiled through its
+  // instances (lang/instantiate.h), one per number of dimensions `...` stands for.
+  bool polymorphic = false;
 
   // ---- sema annotations ----
   std::vector<TensorDecl> tensors;  // inputs, then outputs, then temporaries in order of first write

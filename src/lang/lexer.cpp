@@ -26,6 +26,7 @@ const char* describe(Tok kind) {
     case Tok::LBrace: return "'{'";
     case Tok::RBrace: return "'}'";
     case Tok::LBracket: return "'['";
+    case Tok::Ellipsis: return "'...'";
     case Tok::RBracket: return "']'";
     case Tok::Comma: return "','";
     case Tok::Dot: return "'.'";
@@ -161,7 +162,7 @@ class Lexer {
     struct Op { const char* text; Tok kind; };
     // Longest first.
     static const Op kOps[] = {
-        {"+=!", Tok::PlusEqBang}, {"*=!", Tok::StarEqBang}, {"->", Tok::Arrow}, {"+=", Tok::PlusEq},
+        {"...", Tok::Ellipsis},   {"+=!", Tok::PlusEqBang}, {"*=!", Tok::StarEqBang}, {"->", Tok::Arrow}, {"+=", Tok::PlusEq},
         {"*=", Tok::StarEq},      {"==", Tok::Eq},          {"!=", Tok::Ne},    {"<=", Tok::Le},
         {">=", Tok::Ge},          {"&&", Tok::AndAnd},      {"||", Tok::OrOr},  {"(", Tok::LParen},
         {")", Tok::RParen},       {"{", Tok::LBrace},       {"}", Tok::RBrace}, {"[", Tok::LBracket},

@@ -1,6 +1,8 @@
 // parser.cpp — the TC grammar of tc-semantics.md:
 //   def NAME ( arg, ... ) -> ( ret, ... ) { stmt* }      ('->' may also be followed by bare names)
 //   stmt ::= ID ( id, ... ) OP exp [where clause, ...] | ID OP exp ... | id, id = ID ( id, ... )
+//   A literal `...` (rank polymorphism, lang/instantiate.h) may stand once in a type's
+//   dimension list, a left-hand side's index list and an access's subscript list.
 //   clause ::= ID in exp : exp | ID = [ exp , exp [ | ID = [ exp , exp ) | ID = exp | exists exp
 // Expression precedence, low to high: ?: || && == != < <= > >= + - * / % unary postfix.
 // Nesting deeper than kMaxDepth is reported, not recursed into, so hostile input cannot
@@ -58,6 +60,7 @@ class Parser {
     Token name = expect(Tok::Ident, "after 'def'");
     d.name = name.text;
     def_name_ = d.name;
+    polymorphic_ = false;
     expect(Tok::LParen, "to open the parameter list");
     if (!at(Tok::RParen)) {
       do d.inputs.push_back(parse_param(/*output=*/false));
@@ -80,6 +83,7 @@ class Parser {
     }
     next();
     def_name_.clear();
+    d.polymorphic = polymorphic_;
     return d;
   }
 
@@ -101,8 +105,16 @@ class Parser {
     if (accept(Tok::LParen)) {
       p.has_dims = true;
       if (!at(Tok::RParen)) {
-        do p.dims.push_back(parse_dim());
-        while (accept(Tok::Comma));
+        do {
+          p.dims.push_back(parse_dim());
+          if (p.dims.back().ellipsis) {
+            polymorphic_ = true;
+            for (size_t i = 0; i + 1 < p.dims.size(); ++i)
+              if (p.dims[i].ellipsis)
+                error(p.dims.back().loc, "a tensor type may have at most one '...' (it stands for all the dimensions "
+                                         "between the ones named)");
+          }
+        } while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "to close the dimension list");
     }
@@ -117,6 +129,10 @@ class Parser {
     d.loc = peek().loc;
     if (at(Tok::Ident)) {
       d.name = next().text;
+    } else if (at(Tok::Ellipsis)) {
+      next();
+      d.name = "...";
+      d.ellipsis = true;
     } else if (at(Tok::IntLit)) {
       d.value = parse_int(next());
     } else {
@@ -153,9 +169,14 @@ class Parser {
     if (accept(Tok::LParen)) {
       if (!at(Tok::RParen)) {
         do {
-          if (!at(Tok::Ident))
+          if (at(Tok::Ellipsis)) {
+            if (std::find(s.indices.begin(), s.indices.end(), "...") != s.indices.end())
+              error(peek().loc, "an index list may have at most one '...'");
+            polymorphic_ = true;
+          } else if (!at(Tok::Ident)) {
             error(peek().loc, "left-hand side indices must be index variable names, got " + shown(peek()) +
                                   " (write the expression on the right-hand side instead)");
+          }
           Token idx = next();
           s.indices.push_back(idx.text);
           s.index_locs.push_back(idx.loc);
@@ -195,6 +216,9 @@ class Parser {
       s.exists.push_back(parse_expr(0));
       return;
     }
+    if (at(Tok::Ellipsis))
+      error(peek().loc, "'...' cannot be given a range or a value in a where clause: its extents are those of "
+                        "the '...' in the parameters' types");
     Token var = expect(Tok::Ident, "in a where clause ('i in lo:hi', 'x = exp' or 'exists exp')");
     if (accept(Tok::In)) {
       RangeConstraint r;
@@ -348,9 +372,23 @@ class Parser {
       }
       case Tok::Ident:
         return parse_name();
+      case Tok::Ellipsis:
+        error(t.loc, "'...' stands for index variables: it may only be a whole subscript of a tensor access, as in "
+                     "X(n, ...)");
       default:
         error(t.loc, "expected an expression, got " + shown(t));
     }
+  }
+
+  // `...` as a whole subscript: the index variables of the dimensions `...` stands for.
+  ExprPtr parse_ellipsis_subscript(const Expr& access) {
+    Token dots = next();
+    if (!at(Tok::Comma) && !at(Tok::RParen))
+      error(dots.loc, "'...' stands for index variables: it must be a whole subscript, as in " + access.name + "(n, ...)");
+    for (const ExprPtr& a : access.args)
+      if (a->kind == ExprKind::Ellipsis) error(dots.loc, "an index list may have at most one '...'");
+    polymorphic_ = true;
+    return make(ExprKind::Ellipsis, dots.loc);
   }
 
   ExprPtr parse_name() {
@@ -366,7 +404,7 @@ class Parser {
       auto e = make(ExprKind::Call, id.loc);
       e->name = id.text;
       if (!at(Tok::RParen)) {
-        do e->args.push_back(parse_expr(0));
+        do e->args.push_back(at(Tok::Ellipsis) ? parse_ellipsis_subscript(*e) : parse_expr(0));
         while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "to close the argument list");
@@ -382,6 +420,7 @@ class Parser {
   size_t pos_ = 0;
   int depth_ = 0;
   std::string def_name_;
+  bool polymorphic_ = false;  // the def being parsed has a `...`
 };
 
 }  // namespace

@@ -13,6 +13,7 @@ enum class Tok {
   Def, Where, In, Exists,
   // punctuation
   LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Dot, Colon, Question, Arrow,
+  Ellipsis,  // ... (rank-polymorphic dimensions and index lists)
   // operators
   Plus, Minus, Star, Slash, Percent, Not, AndAnd, OrOr,
   Eq, Ne, Lt, Le, Gt, Ge,

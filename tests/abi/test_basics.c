@@ -155,6 +155,62 @@ static void test_program_param_info(void **state) {
   tc_program_destroy(p);
 }
 
+/* Rank polymorphism: a parameter whose rank depends on '...' has ndim -1 and its dims as
+ * written, "..." among them, then NULL; binding picks the rank from the inputs, and each rank
+ * gives its own output shapes. */
+static void test_program_param_info_ellipsis(void **state) {
+  (void)state;
+  tc_program *p = define_ok("def bmm(float(..., M, K) A, float(..., K, N) B) -> (C, S) {\n"
+                            "  C(..., m, n) +=! A(..., m, k) * B(..., k, n)\n"
+                            "  S(m) +=! A(..., m, k)\n}");
+  tc_param_info info;
+  memset(&info, 0, sizeof info);
+  assert_tc_ok(tc_program_input_info(p, NULL, 0, &info));
+  assert_string_equal(info.name, "A");
+  assert_int_equal(info.ndim, -1);
+  assert_string_equal(info.dims[0], "...");
+  assert_string_equal(info.dims[1], "M");
+  assert_string_equal(info.dims[2], "K");
+  assert_null(info.dims[3]);
+  assert_tc_ok(tc_program_output_info(p, NULL, 0, &info));
+  assert_string_equal(info.name, "C");
+  assert_int_equal(info.ndim, -1);
+  assert_string_equal(info.dims[0], "...");
+  assert_string_equal(info.dims[1], "M");
+  assert_string_equal(info.dims[2], "N");
+  assert_null(info.dims[3]);
+  assert_tc_ok(tc_program_output_info(p, NULL, 1, &info)); /* S's rank does not depend on '...' */
+  assert_int_equal(info.ndim, 1);
+  assert_string_equal(info.dims[0], "M");
+
+  int64_t a3[] = {2, 3, 4, 5}, b3[] = {2, 3, 5, 6}, a1[] = {4, 5}, b1[] = {5, 6};
+  DLTensor in3[2] = {{NULL, {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, a3, NULL, 0},
+                     {NULL, {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, b3, NULL, 0}};
+  DLTensor in1[2] = {{NULL, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, a1, NULL, 0},
+                     {NULL, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, b1, NULL, 0}};
+  tc_tensor_info outs[2];
+  size_t n = 2;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in3, 2, outs, &n));
+  assert_int_equal(outs[0].ndim, 4);
+  assert_int_equal(outs[0].shape[0], 2);
+  assert_int_equal(outs[0].shape[1], 3);
+  assert_int_equal(outs[0].shape[2], 4);
+  assert_int_equal(outs[0].shape[3], 6);
+  assert_int_equal(outs[1].ndim, 1);
+  assert_int_equal(outs[1].shape[0], 4);
+  n = 2;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in1, 2, outs, &n));
+  assert_int_equal(outs[0].ndim, 2);
+  assert_int_equal(outs[0].shape[0], 4);
+  assert_int_equal(outs[0].shape[1], 6);
+  /* the two inputs disagree on what '...' stands for */
+  DLTensor mixed[2] = {in3[0], in1[1]};
+  n = 2;
+  assert_fails_with(tc_infer_outputs(p, NULL, mixed, 2, outs, &n), TC_ERROR_SHAPE);
+  assert_non_null(strstr(tc_last_error_message(), "every '...' of a def denotes the same dimensions"));
+  tc_program_destroy(p);
+}
+
 static void test_program_describe(void **state) {
   (void)state;
   tc_program *p = define_ok(TWO_SRC);
@@ -463,6 +519,7 @@ int main(void) {
       cmocka_unit_test(test_destroy_null),
       cmocka_unit_test(test_program_defs),
       cmocka_unit_test(test_program_param_info),
+      cmocka_unit_test(test_program_param_info_ellipsis),
       cmocka_unit_test(test_program_describe),
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),

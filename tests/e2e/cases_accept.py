@@ -1149,3 +1149,63 @@ def user(float(N) X) -> (o) {
   o = cnt(X)
 }""", lambda r: [rf(r, 9)], lambda X: [np.array((X > 0).sum(), dtype=np.int32)], entry="user",
      defs=["cnt", "user"])
+
+# ============================================================================================
+# Rank polymorphism (issue 14): '...' in parameter types and index lists, like NumPy's einsum
+# ellipsis; one def, instantiated per rank at binding. Output dims report '...' in place.
+# ============================================================================================
+
+RELU_ANY = """
+def relu(float(...) X) -> (O) {
+  O(...) = fmax(X(...), 0)
+}"""
+for _name, _shape in (("0d", ()), ("1d", (7,)), ("3d", (2, 3, 4)), ("5d", (2, 1, 3, 2, 2))):
+    case("ellipsis_relu_" + _name, RELU_ANY, lambda r, s=_shape: [rf(r, *s)],
+         lambda X: [np.maximum(X, 0).astype(F32)], dims=[["..."]])
+
+ROWSUM_ANY = """
+def rowsum(float(N, ...) X) -> (S) {
+  S(n) +=! X(n, ...)
+}"""
+for _name, _shape in (("1d", (5,)), ("2d", (5, 6)), ("4d", (3, 2, 4, 5))):
+    case("ellipsis_sum_trailing_" + _name, ROWSUM_ANY, lambda r, s=_shape: [rf(r, *s)],
+         lambda X: [f64(X).reshape(X.shape[0], -1).sum(axis=1).astype(F32)],
+         red=max(1, int(np.prod(_shape[1:]))), dims=[["N"]])
+
+case("ellipsis_max_trailing", """
+def rowmax(int32(N, ...) X) -> (M) {
+  M(n) max=! X(n, ...)
+}""", lambda r: [ri(r, 4, 3, 5)], lambda X: [X.reshape(4, -1).max(axis=1)])
+
+BMM_ANY = """
+def bmm(float(..., M, K) A, float(..., K, N) B) -> (C) {
+  C(..., m, n) +=! A(..., m, k) * B(..., k, n)
+}"""
+for _name, _batch in (("none", ()), ("one", (3,)), ("two", (2, 3))):
+    case("ellipsis_bmm_" + _name + "_batch_axes", BMM_ANY,
+         lambda r, b=_batch: [rf(r, *b, 4, 5), rf(r, *b, 5, 3)],
+         lambda A, B: [np.matmul(f64(A), f64(B)).astype(F32)], red=5, dims=[["...", "M", "N"]])
+
+SOFTMAX_ANY = """
+def softmax(float(..., D) X) -> (O) {
+  mx(...) max=! X(..., d)
+  e(..., d) = exp(X(..., d) - mx(...))
+  s(...) +=! e(..., d)
+  O(..., d) = e(..., d) / s(...)
+}"""
+
+
+def _softmax_last(X):
+    x = f64(X)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(F32)
+
+
+for _name, _shape in (("1d", (9,)), ("2d", (4, 9)), ("3d", (2, 3, 9))):
+    case("ellipsis_softmax_last_axis_" + _name, SOFTMAX_ANY, lambda r, s=_shape: [rf(r, *s)],
+         lambda X: [_softmax_last(X)], red=9, dims=[["...", "D"]])
+
+case("ellipsis_broadcast_bias", """
+def add_bias(float(..., C) X, float(C) b) -> (O) {
+  O(..., c) = X(..., c) + b(c)
+}""", lambda r: [rf(r, 2, 3, 4), rf(r, 4)], lambda X, b: [(X + b).astype(F32)])

@@ -14,6 +14,7 @@ SEMANTIC = tclib.TC_ERROR_SEMANTIC
 SHAPE = tclib.TC_ERROR_SHAPE
 INVALID = tclib.TC_ERROR_INVALID_ARGUMENT
 RUNTIME = tclib.TC_ERROR_RUNTIME
+UNSUPPORTED = tclib.TC_ERROR_UNSUPPORTED
 
 CASES = []
 
@@ -362,3 +363,48 @@ case("call_recursive", "def f(float(N) X) -> (Y) {\n  Y = f(X)\n}", "define", SE
 case("call_size_mismatch_at_binding", _PAIR + "def user(float(N) X, float(M) Z) -> (Y) {\n  Y = pair(X, Z)\n}",
      "shape", SHAPE, fragments=["call to 'pair'", "size 'N' is 4", "'Z' dimension 0 is 5"], location=True,
      inputs=lambda r: [rf(r, 4), rf(r, 5)], entry="user")
+
+# ============================================================================================
+# Rank polymorphism (issue 14): '...' misuse and inputs that disagree on what it stands for
+# ============================================================================================
+
+case("ellipsis_two_in_one_index_list",
+     "def bad(float(N, ...) X) -> (O) { O(n, ...) = X(n, ..., ...) }", "define", SYNTAX,
+     fragments=["at most one '...'"], regex=[r"^bad:1:57: error: "], location=True)
+
+case("ellipsis_two_in_one_type",
+     "def bad(float(..., N, ...) X) -> (O) { O(n) +=! X(n) }", "define", SYNTAX,
+     fragments=["at most one '...'"], location=True)
+
+case("ellipsis_in_where_clause",
+     "def bad(float(N, ...) X) -> (O) { O(n, ...) = X(n, ...) where ... in 0:N }", "define", SYNTAX,
+     fragments=["'...' cannot be given a range"], location=True)
+
+case("ellipsis_inside_an_expression",
+     "def bad(float(N, ...) X) -> (O) { O(n) +=! X(n + ...) }", "define", SYNTAX,
+     fragments=["'...' stands for index variables"], location=True)
+
+case("ellipsis_without_typed_input",
+     "def bad(float(N) X) -> (O) { O(n, ...) = X(n) }", "define", SEMANTIC,
+     fragments=["no input of 'bad' has one"], location=True)
+
+case("ellipsis_mismatched_ranks",
+     "def bad(float(..., N) A, float(..., N) B) -> (O) { O(..., n) = A(..., n) + B(..., n) }", "shape", SHAPE,
+     inputs=lambda r: [rf(r, 2, 3, 4), rf(r, 3, 4)],
+     fragments=["'...' stands for 2 dimensions in input 'A'", "but for 1 in input 'B'",
+                "every '...' of a def denotes the same dimensions"])
+
+case("ellipsis_mismatched_extents",
+     "def bad(float(..., N) A, float(..., N) B) -> (O) { O(..., n) = A(..., n) + B(..., n) }", "shape", SHAPE,
+     inputs=lambda r: [rf(r, 2, 3, 4), rf(r, 2, 5, 4)],
+     fragments=["input 'B'", "dimension 1", "size '...[1]' is 3", "got 5"])
+
+case("ellipsis_rank_too_small",
+     "def bad(float(..., M, K) A) -> (O) { O(..., m) +=! A(..., m, k) }", "shape", SHAPE,
+     inputs=lambda r: [rf(r, 4)],
+     fragments=["input 'A'", "has rank 1", "at least 2 dimensions"])
+
+case("ellipsis_called_from_another_def",
+     "def relu(float(...) X) -> (O) { O(...) = fmax(X(...), 0) }\n"
+     "def bad(float(N) X) -> (O) { O = relu(X) }", "define", UNSUPPORTED,
+     entry="bad", fragments=["rank-polymorphic def", "not supported"], location=True)

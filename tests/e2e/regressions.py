@@ -19,6 +19,7 @@ process so that a crash fails the test instead of killing it:
                            key and history; verify exits 0 on the clean cache, and 1 naming
                            the record after a byte of it is changed in data.mdb; clear empties
                            it (data.mdb stays, 0600); a missing cache is an error naming it
+  cli_ellipsis             tc check prints '...' signatures; tc run takes --size ...=2x3
   cli_tune_together_killed two tc tune processes tuning one key into one cache at once both
                            succeed, leaving one sound record that tc run uses; a third, killed
                            with SIGKILL right after its first record landed, leaves a cache
@@ -398,12 +399,34 @@ def cli_tune_together_killed():
            "tc run from the cache of the killed process", out=["output C: shape (80, 48) checksum"])
 
 
+def cli_ellipsis():
+    """tc check prints a rank-polymorphic def's signature with '...'; tc run takes what '...'
+    stands for as --size ...=AxB (none: ...=) and says so when it is missing."""
+    tmp = tempfile.mkdtemp(prefix="tc-ellipsis-")
+    try:
+        src = os.path.join(tmp, "bmm.tc")
+        with open(src, "w") as f:
+            f.write("def bmm(float(..., M, K) A, float(..., K, N) B) -> (C) {\n"
+                    "  C(..., m, n) +=! A(..., m, k) * B(..., k, n)\n}\n")
+        expect_cli(run_cli("check", src), "tc check of a polymorphic def",
+                   out=["input A: float32(..., M, K)", "output C: float32(..., M, N)", "... in 0:..."])
+        expect_cli(run_cli("run", src, "--size", "M=3,K=4,N=5,...=2x3"), "tc run with two batch axes",
+                   out=["output C: shape (2, 3, 3, 5) checksum"])
+        expect_cli(run_cli("run", src, "--size", "M=3,K=4,N=5,...="), "tc run with no batch axis",
+                   out=["output C: shape (3, 5) checksum"])
+        expect_cli(run_cli("run", src, "--size", "M=3,K=4,N=5"), "tc run without ...=", rc=1,
+                   err=["has '...' in its type; pass its extents with --size ...=2x3"])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 class Skip(Exception):
     pass
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune, cli_cache, cli_tune_together_killed]
+          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
+          cli_ellipsis]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}

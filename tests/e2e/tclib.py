@@ -204,6 +204,14 @@ class Options:
             self.h = None
 
 
+def param_dims(p):
+    """A tc_param_info's dims as strings; ndim -1 (a type with '...'): up to the first NULL."""
+    n = p.ndim
+    if n < 0:
+        n = next((d for d in range(len(p.dims)) if not p.dims[d]), len(p.dims))
+    return [p.dims[d].decode() for d in range(n)]
+
+
 class Program:
     def __init__(self, source, source_name=None):
         h = ctypes.c_void_p()
@@ -243,8 +251,7 @@ class Program:
             p = _library().ParamInfo()
             _check(lib().tc_program_input_info(self.h, _enc(entry), i, ctypes.byref(p)),
                    "input_info")
-            res.append((p.name.decode(), np_dtype(p.dtype),
-                        [p.dims[d].decode() for d in range(p.ndim)]))
+            res.append((p.name.decode(), np_dtype(p.dtype), param_dims(p)))
         return res
 
     def output_params(self, entry=None):
@@ -255,7 +262,7 @@ class Program:
             p = _library().ParamInfo()
             _check(lib().tc_program_output_info(self.h, _enc(entry), i, ctypes.byref(p)),
                    "output_info")
-            res.append((p.name.decode(), [p.dims[d].decode() for d in range(p.ndim)]))
+            res.append((p.name.decode(), param_dims(p)))
         return res
 
     def describe(self, entry=None):

@@ -2,6 +2,7 @@
 // its syntax errors.
 #include <gtest/gtest.h>
 
+#include "lang/instantiate.h"
 #include "lang/printer.h"
 #include "lang_test_util.h"
 
@@ -451,4 +452,56 @@ TEST(Parser, PrinterRoundTrip) {
     std::string printed = tc::lang::to_source(*e);
     EXPECT_EQ(parsed(printed), tree(*e)) << src << " printed as " << printed;
   }
+}
+
+// Rank polymorphism: `...` in a type, a left-hand side and an access, and the instance of a
+// def for a given rank (lang/instantiate.cpp).
+TEST(Parser, EllipsisInTypesAndIndexLists) {
+  Program p = parse("def f(float(N, ...) X, float(N) b) -> (O) {\n  O(n, ...) = X(n, ...) + b(n)\n}");
+  const Def& d = p.defs[0];
+  EXPECT_TRUE(d.polymorphic);
+  ASSERT_EQ(d.inputs[0].dims.size(), 2u);
+  EXPECT_TRUE(d.inputs[0].dims[1].ellipsis);
+  EXPECT_EQ(d.inputs[0].dims[1].text(), "...");
+  EXPECT_FALSE(d.inputs[1].dims[0].ellipsis);
+  const Stmt& s = d.stmts[0];
+  EXPECT_EQ(s.indices, (std::vector<std::string>{"n", "..."}));
+  const Expr& x = *s.rhs->args[0];
+  ASSERT_EQ(x.args.size(), 2u);
+  EXPECT_EQ(x.args[1]->kind, ExprKind::Ellipsis);
+  EXPECT_FALSE(parse("def f(float(N) X) -> (O) { O(n) = X(n) }").defs[0].polymorphic);
+}
+
+TEST(Parser, EllipsisInstantiatedPerRank) {
+  Program p = parse("def f(float(N, ...) X) -> (O, S) {\n  O(n, ...) = X(n, ...)\n  S(n) +=! X(n, ...)\n}");
+  tc::lang::EllipsisNames names = tc::lang::ellipsis_names(p.source);
+  Def d = p.defs[0];
+  tc::lang::instantiate(d, 2, names);
+  ASSERT_EQ(d.inputs[0].dims.size(), 3u);
+  EXPECT_EQ(d.inputs[0].dims[1].name, names.size(0));
+  EXPECT_EQ(d.inputs[0].dims[2].name, names.size(1));
+  EXPECT_EQ(d.stmts[0].indices, (std::vector<std::string>{"n", names.index(0), names.index(1)}));
+  EXPECT_EQ(d.stmts[1].indices, (std::vector<std::string>{"n"}));
+  EXPECT_EQ(d.stmts[1].rhs->args.size(), 3u);
+  EXPECT_EQ(tc::lang::show_ellipsis(names.size(1) + " in 0:" + names.size(1) + "x", names, 2), "...[1] in 0:" + names.size(1) + "x");
+  EXPECT_EQ(tc::lang::show_ellipsis("(N, " + names.size(0) + ")", names, 1), "(N, ...)");
+  Program q = parse("def g(float(...) X) -> (O) { O(...) = X(...) }");
+  Def zero = q.defs[0];
+  tc::lang::instantiate(zero, 0, tc::lang::ellipsis_names(q.source));
+  EXPECT_TRUE(zero.inputs[0].dims.empty());
+  EXPECT_TRUE(zero.stmts[0].indices.empty());
+  EXPECT_TRUE(zero.stmts[0].rhs->args.empty());
+  // The instance names avoid every identifier of the source.
+  Program r = parse("def h(float(_E0, ...) X) -> (O) { O(i, ...) = X(i, ...) }");
+  EXPECT_NE(tc::lang::ellipsis_names(r.source).size(0), "_E0");
+}
+
+TEST(Parser, EllipsisErrors) {
+  EXPECT_NE(syntax_error("def f(float(..., ...) X) -> O { O(i) +=! X(i) }").find("at most one '...'"), std::string::npos);
+  EXPECT_NE(syntax_error("def f(float(...) X) -> O { O(..., ...) = X(...) }").find("at most one '...'"), std::string::npos);
+  EXPECT_NE(syntax_error("def f(float(...) X) -> O { O(...) = X(..., ...) }").find("at most one '...'"), std::string::npos);
+  EXPECT_NE(syntax_error("def f(float(...) X) -> O { O(...) = X(...) + ... }").find("whole subscript"), std::string::npos);
+  EXPECT_NE(syntax_error("def f(float(N,...) X) -> O { O(i) +=! X(i, ... + 1) }").find("whole subscript"), std::string::npos);
+  EXPECT_NE(syntax_error("def f(float(...) X) -> O { O(...) = X(...) where ... in 0:3 }").find("where clause"),
+            std::string::npos);
 }

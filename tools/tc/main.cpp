@@ -31,6 +31,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -45,7 +46,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tc check FILE.tc\n"
-               "       tc run FILE.tc [--entry NAME] [--size M=64,K=32] [--backend NAME]\n"
+               "       tc run FILE.tc [--entry NAME] [--size M=64,K=32,...=2x3] [--backend NAME]\n"
                "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
                "       tc tune FILE.tc [--entry NAME] [--size M=64,K=32] [--budget SECONDS]\n"
                "                       [--cache DIR] [--backend NAME] [--option KEY=VALUE]...\n"
@@ -170,6 +171,8 @@ struct RunArgs {
   std::vector<std::pair<std::string, std::string>> options;  // --backend and --option, in order
   int repeat = 1;
   int64_t int_lo = 0, int_hi = 2;
+  // --size ...=2x3: the extents '...' stands for in a rank-polymorphic def ("...=" for none).
+  std::optional<std::vector<int64_t>> ellipsis;
 };
 
 // "KEY=VALUE" (the value may be empty or contain '='; libtc checks both).
@@ -185,25 +188,51 @@ bool parse_option(const std::string& spec, RunArgs& a) {
 }
 
 // "M=64,K=32": each value an integer in 0..2^31-1 (the largest extent libtc supports).
-bool parse_sizes(const std::string& spec, std::map<std::string, int64_t>& sizes) {
+bool parse_size_value(const std::string& item, const char* text, int64_t& out);
+
+// "...=2x3" (or "...=" for no dimensions): the extents of a rank-polymorphic def's '...'.
+bool parse_ellipsis(const std::string& item, RunArgs& a) {
+  std::vector<int64_t> extents;
+  std::stringstream ss(item.substr(4));
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    int64_t v;
+    if (!parse_size_value(item, part.c_str(), v)) return false;
+    extents.push_back(v);
+  }
+  a.ellipsis = extents;
+  return true;
+}
+
+bool parse_sizes(const std::string& spec, RunArgs& a) {
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::fprintf(stderr, "tc: --size expects NAME=N[,NAME=N...], got '%s'\n", item.c_str());
+      std::fprintf(stderr, "tc: --size expects NAME=N[,NAME=N...] (and ...=AxB for '...'), got '%s'\n", item.c_str());
       return false;
     }
-    const char* text = item.c_str() + eq + 1;
+    if (item.compare(0, 4, "...=") == 0) {
+      if (!parse_ellipsis(item, a)) return false;
+      continue;
+    }
+    int64_t v;
+    if (!parse_size_value(item, item.c_str() + eq + 1, v)) return false;
+    a.sizes[item.substr(0, eq)] = v;
+  }
+  return true;
+}
+
+bool parse_size_value(const std::string& item, const char* text, int64_t& out) {
     char* end = nullptr;
     errno = 0;
     long long v = std::strtoll(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || errno == ERANGE || v < 0 || v > INT32_MAX) {
-      std::fprintf(stderr, "tc: --size %s: a size must be an integer in 0..2147483647\n", item.c_str());
-      return false;
-    }
-    sizes[item.substr(0, eq)] = v;
+  if (*text == '\0' || *end != '\0' || errno == ERANGE || v < 0 || v > INT32_MAX) {
+    std::fprintf(stderr, "tc: --size %s: a size must be an integer in 0..2147483647\n", item.c_str());
+    return false;
   }
+  out = v;
   return true;
 }
 
@@ -381,9 +410,26 @@ bool make_inputs(const tc_program* prog, const RunArgs& a, HalfConverter& half, 
     tc_param_info info;
     tc_program_input_info(prog, a.entry, i, &info);
     int64_t n = 1;
-    for (int d = 0; d < info.ndim; ++d) {
+    // ndim -1: a type with '...' (its dims end at the first NULL)
+    int written = info.ndim;
+    if (written < 0)
+      for (written = 0; written < TC_MAX_NDIM && info.dims[written] != nullptr;) ++written;
+    for (int d = 0; d < written; ++d) {
       const char* dim = info.dims[d];
       int64_t v;
+      if (std::strcmp(dim, "...") == 0) {
+        if (!a.ellipsis) {
+          std::fprintf(stderr, "tc: input '%s' has '...' in its type; pass its extents with --size ...=2x3 "
+                               "(or ...= for none)\n", info.name);
+          return false;
+        }
+        for (int64_t e : *a.ellipsis) {
+          in.shapes[i].push_back(e);
+          if (e != 0 && n > INT64_MAX / 8 / e) n = INT64_MAX / 8;
+          else n *= e;
+        }
+        continue;
+      }
       if (dim[0] >= '0' && dim[0] <= '9') {
         v = std::strtoll(dim, nullptr, 10);
       } else if (a.sizes.count(dim)) {
@@ -398,7 +444,7 @@ bool make_inputs(const tc_program* prog, const RunArgs& a, HalfConverter& half, 
     }
     if (!allocate(in.bufs[i], static_cast<size_t>(n) * info.dtype.bits / 8 + 1, info.name)) return false;
     if (!fill(in.bufs[i], info.dtype, n, rng, a, half, info.name)) return false;
-    in.tensors[i] = make_tensor(in.bufs[i], info.dtype, info.ndim, in.shapes[i].data());
+    in.tensors[i] = make_tensor(in.bufs[i], info.dtype, static_cast<int>(in.shapes[i].size()), in.shapes[i].data());
   }
   return true;
 }
@@ -728,7 +774,7 @@ int main(int argc, char** argv) {
     const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!val) return usage();
     if (arg == "--entry") a.entry = val;
-    else if (arg == "--size") { if (!parse_sizes(val, a.sizes)) return 2; }
+    else if (arg == "--size") { if (!parse_sizes(val, a)) return 2; }
     else if (arg == "--backend") a.options.emplace_back("backend", val);
     else if (arg == "--option") { if (!parse_option(val, a)) return 2; }
     else if (arg == "--int-range") { if (std::sscanf(val, "%lld:%lld", (long long*)&a.int_lo, (long long*)&a.int_hi) != 2) return usage(); }

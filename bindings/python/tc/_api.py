@@ -313,8 +313,11 @@ class Program(_Handle):
         for i in range((num_outputs if outputs else num_inputs).value):
             p = _library.ParamInfo()
             check(query(self._handle, _enc(entry), i, ctypes.byref(p)))
+            # ndim -1: a type with '...' (rank-polymorphic); its dims end at the first NULL
+            ndim = p.ndim if p.ndim >= 0 else next(
+                (d for d in range(len(p.dims)) if not p.dims[d]), len(p.dims))
             params.append(Param(_dec(p.name), _dlpack.dtype_name(p.dtype),
-                                tuple(_dec(p.dims[d]) for d in range(p.ndim))))
+                                tuple(_dec(p.dims[d]) for d in range(ndim))))
         return params
 
     def inputs(self, entry=None):

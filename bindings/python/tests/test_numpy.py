@@ -237,3 +237,35 @@ class Threads(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RankPolymorphism(unittest.TestCase):
+    """A def with '...' is one operator for every rank: prog.NAME compiles one kernel per rank."""
+
+    SRC = """
+def relu(float(...) X) -> (O) { O(...) = fmax(X(...), 0) }
+def bmm(float(..., M, K) A, float(..., K, N) B) -> (C) {
+  C(..., m, n) +=! A(..., m, k) * B(..., k, n)
+}
+"""
+
+    def test_every_rank(self):
+        prog = tc.define(self.SRC)
+        for shape in [(), (5,), (2, 3), (2, 1, 3, 2)]:
+            X = small_ints(shape, seed=len(shape))
+            np.testing.assert_array_equal(prog.relu(X), np.maximum(X, 0))
+        for batch in [(), (3,), (2, 2)]:
+            A, B = small_ints(batch + (2, 4), seed=3), small_ints(batch + (4, 3), seed=4)
+            np.testing.assert_array_equal(prog.bmm(A, B), np.matmul(A, B))
+        self.assertEqual(len([k for k in prog.kernels if k[0] == "relu"]), 4)
+
+    def test_introspection_shows_the_ellipsis(self):
+        prog = tc.define(self.SRC)
+        self.assertEqual([p.dims for p in prog.inputs("bmm")], [("...", "M", "K"), ("...", "K", "N")])
+        self.assertEqual([p.dims for p in prog.outputs("bmm")], [("...", "M", "N")])
+
+    def test_disagreeing_inputs(self):
+        prog = tc.define(self.SRC)
+        with self.assertRaises(tc.TcShapeError) as err:
+            prog.bmm(small_ints((2, 2, 4)), small_ints((4, 3)))
+        self.assertIn("every '...' of a def denotes the same dimensions", str(err.exception))

@@ -226,7 +226,12 @@ impl Program {
                         sys::tc_program_input_info(self.raw.as_ptr(), entry.as_ptr(), i, &mut info)
                     }
                 })?;
-                let ndim = (info.ndim.max(0) as usize).min(sys::TC_MAX_NDIM);
+                // ndim -1: a type with `...` (rank-polymorphic); its dims end at the first NULL
+                let ndim = if info.ndim >= 0 {
+                    (info.ndim as usize).min(sys::TC_MAX_NDIM)
+                } else {
+                    info.dims.iter().position(|d| d.is_null()).unwrap_or(sys::TC_MAX_NDIM)
+                };
                 Ok(ParamInfo {
                     name: owned(info.name),
                     dtype: DataType(info.dtype),
