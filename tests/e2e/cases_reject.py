@@ -388,16 +388,13 @@ case("ellipsis_without_typed_input",
      "def bad(float(N) X) -> (O) { O(n, ...) = X(n) }", "define", SEMANTIC,
      fragments=["no input of 'bad' has one"], location=True)
 
-case("ellipsis_mismatched_ranks",
-     "def bad(float(..., N) A, float(..., N) B) -> (O) { O(..., n) = A(..., n) + B(..., n) }", "shape", SHAPE,
-     inputs=lambda r: [rf(r, 2, 3, 4), rf(r, 3, 4)],
-     fragments=["'...' stands for 2 dimensions in input 'A'", "but for 1 in input 'B'",
-                "every '...' of a def denotes the same dimensions"])
-
-case("ellipsis_mismatched_extents",
-     "def bad(float(..., N) A, float(..., N) B) -> (O) { O(..., n) = A(..., n) + B(..., n) }", "shape", SHAPE,
-     inputs=lambda r: [rf(r, 2, 3, 4), rf(r, 2, 5, 4)],
-     fragments=["input 'B'", "dimension 1", "size '...[1]' is 3", "got 5"])
+ELLIPSIS_SUM = "def bad(float(..., N) A, float(..., N) B) -> (O) { O(..., n) = A(..., n) + B(..., n) }"
+for _name, _b, _fragments in (
+        ("ranks", (3, 4), ["'...' stands for 2 dimensions in input 'A'", "but for 1 in input 'B'",
+                           "every '...' of a def denotes the same dimensions"]),
+        ("extents", (2, 5, 4), ["input 'B'", "dimension 1", "size '...[1]' is 3", "got 5"])):
+    case("ellipsis_mismatched_" + _name, ELLIPSIS_SUM, "shape", SHAPE,
+         inputs=lambda r, b=_b: [rf(r, 2, 3, 4), rf(r, *b)], fragments=_fragments)
 
 case("ellipsis_rank_too_small",
      "def bad(float(..., M, K) A) -> (O) { O(..., m) +=! A(..., m, k) }", "shape", SHAPE,
