@@ -15,6 +15,7 @@
 
 #include "cache/location.h"
 #include "cache/store.h"
+#include "lang/instantiate.h"
 #include "support/error.h"
 
 namespace tc::tune {
@@ -127,13 +128,14 @@ std::optional<std::string> nearest(const std::string& value, const std::vector<s
   return best;
 }
 
-// "M=64 K=32 N=48": the sizes of a bound def, in the def's order, for people reading the cache.
+// "M=64 K=32 N=48": the sizes of a bound def, in the def's order, for people reading the cache;
+// the dimensions of a rank-polymorphic def's `...` as "...[0]=8".
 std::string sizes_text(const ir::BoundDef& bound) {
   std::string out;
   const auto& names = bound.def().size_names;
   for (size_t i = 0; i < names.size() && i < bound.size_values.size(); ++i)
     out += (out.empty() ? "" : " ") + names[i] + "=" + std::to_string(bound.size_values[i]);
-  return out;
+  return lang::show_ellipsis(out, bound.program->ellipsis, TC_MAX_NDIM);
 }
 
 class Tuner {

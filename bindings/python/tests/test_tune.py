@@ -170,6 +170,19 @@ class CacheFiles(unittest.TestCase):
         self.assertEqual(tc.cache_list(cache), [])
         self.assertTrue(os.path.isfile(os.path.join(cache, "data.mdb")))
 
+    def test_a_polymorphic_def_is_stored_per_rank_with_its_ellipsis_sizes(self):
+        cache = os.path.join(self.dir, "cache")
+        prog = tc.define("def bmm(float(..., M, K) A, float(..., K, N) B) -> (C) {\n"
+                         "  C(..., m, n) +=! A(..., m, k) * B(..., k, n)\n}")
+        A, B = self.A.reshape(2, 24, 32), np.stack([self.B, self.B])
+        prog.tune("bmm", A, B, budget=30, progress=False, cache=cache, **BAD_START)
+        prog.tune("bmm", self.A, self.B, budget=30, progress=False, cache=cache, **BAD_START)
+        sizes = sorted(r.sizes for r in tc.cache_list(cache) if r.def_ == "bmm")
+        self.assertEqual(sizes, ["...[0]=2 M=24 K=32 N=40", "M=48 K=32 N=40"])
+        k = prog.compile("bmm", A, B, cache=cache, threads=1)
+        self.assertTrue(k.cache_hit)
+        np.testing.assert_array_equal(k(A, B), np.matmul(A, B))
+
     def test_importing_junk_raises_the_cache_error(self):
         junk = os.path.join(self.dir, "junk.tccache")
         with open(junk, "wb") as f:
