@@ -1,0 +1,236 @@
+// poly_model.cpp — see poly_model.h. The sets and maps are written as isl's text syntax and
+// read by isl (the IR's subscripts are small trees: printing them is simpler, and leaks less
+// readily, than building each through the isl_aff API).
+#include "backends/cuda/poly_model.h"
+
+#include <cstdlib>
+#include <optional>
+#include <set>
+
+#include <isl/ctx.h>
+#include <isl/flow.h>
+#include <isl/options.h>
+#include <isl/schedule.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include "support/error.h"
+
+namespace tc::backends::cuda {
+namespace {
+
+// isl keywords a tensor may be named after: such a name gets a trailing '_' in the model.
+const std::set<std::string> kIslWords = {"and", "or", "xor", "not", "implies", "mod", "floor", "ceil", "min", "max",
+                                         "exists", "true", "false", "infty", "NaN", "rat", "cdiv_q", "fdiv_q",
+                                         "tdiv_q", "tdiv_r"};
+
+std::string tuple_name(const std::string& tensor) { return kIslWords.count(tensor) ? tensor + "_" : tensor; }
+
+std::string var(int k) { return "i" + std::to_string(k); }
+
+std::string var_list(size_t n) {
+  std::string out;
+  for (size_t k = 0; k < n; ++k) out += (k ? ", " : "") + var(static_cast<int>(k));
+  return out;
+}
+
+// The value of an integer expression of constants and sizes only, at the bound sizes.
+std::optional<int64_t> constant(const ir::Node& e, const ir::BoundDef& b) {
+  switch (e.op) {
+    case ir::ExprOp::Const:
+      if (e.is_float) return std::nullopt;
+      return e.int_value;
+    case ir::ExprOp::Size: return b.size_values[static_cast<size_t>(e.index)];
+    case ir::ExprOp::Dim: return b.tensors[static_cast<size_t>(e.index)].shape[static_cast<size_t>(e.dim)];
+    default: return std::nullopt;
+  }
+}
+
+// The subscript in isl syntax over the statement's variables i0, i1, ..., or nullopt where it
+// is not (quasi-)affine at the bound sizes.
+std::optional<std::string> affine(const ir::Node& e, const ir::BoundDef& b) {
+  if (!is_integer(e.type)) return std::nullopt;
+  if (auto c = constant(e, b)) return std::to_string(*c);
+  if (e.op == ir::ExprOp::Var) return var(e.index);
+  if (e.op == ir::ExprOp::Neg) {
+    auto a = affine(*e.args[0], b);
+    return a ? std::optional<std::string>("(-" + *a + ")") : std::nullopt;
+  }
+  if (e.op != ir::ExprOp::Binary || !is_integer(e.operand_type)) return std::nullopt;
+  auto l = affine(*e.args[0], b), r = affine(*e.args[1], b);
+  if (!l || !r) return std::nullopt;
+  auto lc = constant(*e.args[0], b), rc = constant(*e.args[1], b);
+  switch (e.binop) {
+    case ir::BinOp::Add: return "(" + *l + " + " + *r + ")";
+    case ir::BinOp::Sub: return "(" + *l + " - " + *r + ")";
+    case ir::BinOp::Mul:
+      if (!lc && !rc) return std::nullopt;  // a product of variables
+      return "(" + *l + " * " + *r + ")";
+    case ir::BinOp::Div:  // floor division equals TC's Euclidean one for a positive divisor
+      if (!rc || *rc <= 0) return std::nullopt;
+      return "floor(" + *l + " / " + *r + ")";
+    case ir::BinOp::Mod:
+      if (!rc || *rc <= 0) return std::nullopt;
+      return "(" + *l + " mod " + *r + ")";
+    default: return std::nullopt;
+  }
+}
+
+// "lo0 <= i0 < hi0 and ..." over the first n variables of statement s.
+std::string box(const ir::BoundDef& b, size_t s, size_t n) {
+  std::string out;
+  for (size_t v = 0; v < n; ++v) {
+    const auto& [lo, hi] = b.ranges[s][v];
+    out += (v ? " and " : "") + std::to_string(lo) + " <= " + var(static_cast<int>(v)) + " < " + std::to_string(hi);
+  }
+  return out.empty() ? "" : " : " + out;
+}
+
+// A read of `tensor` by `instance` (say "S0[i0, i1]"): each subscript exactly where affine,
+// else anywhere in that dimension.
+std::string read_text(const ir::BoundDef& b, const std::string& instance, const ir::Read& r) {
+  const auto& shape = b.tensors[static_cast<size_t>(r.tensor)].shape;
+  std::string outs, constraints;
+  for (size_t d = 0; d < r.subscripts.size(); ++d) {
+    std::string o = "o" + std::to_string(d);
+    outs += (d ? ", " : "") + o;
+    auto a = affine(*r.subscripts[d].index, b);
+    std::string c = a ? o + " = " + *a : "0 <= " + o + " < " + std::to_string(shape[d]);
+    constraints += (constraints.empty() ? "" : " and ") + c;
+  }
+  return instance + " -> " + tuple_name(b.def().tensors[static_cast<size_t>(r.tensor)].name) + "[" + outs + "]" +
+         (constraints.empty() ? "" : " : " + constraints);
+}
+
+struct Texts {
+  std::string domains, writes, reads, order;
+  void add(std::string& to, const std::string& part) { to += (to.empty() ? "" : "; ") + part; }
+};
+
+// The statement texts: `I<s>` (a '!' reduction's identity) and `S<s>`, in the def's order.
+Texts model_texts(const ir::BoundDef& b) {
+  const ir::Def& def = b.def();
+  size_t depth = 0;
+  for (const auto& st : def.stmts) depth = std::max(depth, st.vars.size());
+  Texts t;
+  int position = 0;
+  auto schedule = [&](const std::string& instance, size_t n) {
+    std::string dims = std::to_string(position++);
+    for (size_t k = 0; k < depth; ++k) dims += ", " + (k < n ? var(static_cast<int>(k)) : std::string("0"));
+    t.add(t.order, instance + " -> [" + dims + "]");
+  };
+  for (size_t s = 0; s < def.stmts.size(); ++s) {
+    const ir::Stmt& st = def.stmts[s];
+    std::string tensor = tuple_name(def.tensors[static_cast<size_t>(st.lhs_tensor)].name);
+    std::string written = tensor + "[" + var_list(st.num_lhs) + "]";
+    if (st.init && st.reduce != ir::ReduceOp::None) {
+      std::string init = "I" + std::to_string(s) + "[" + var_list(st.num_lhs) + "]";
+      t.add(t.domains, init + box(b, s, st.num_lhs));
+      t.add(t.writes, init + " -> " + written);
+      schedule(init, st.num_lhs);
+    }
+    std::string instance = "S" + std::to_string(s) + "[" + var_list(st.vars.size()) + "]";
+    t.add(t.domains, instance + box(b, s, st.vars.size()));
+    t.add(t.writes, instance + " -> " + written);
+    if (st.reduce != ir::ReduceOp::None) t.add(t.reads, instance + " -> " + written);  // accumulates
+    for (const ir::Read& r : st.reads) t.add(t.reads, read_text(b, instance, r));
+    schedule(instance, st.vars.size());
+  }
+  return t;
+}
+
+std::string braces(const std::string& body) { return "{ " + body + " }"; }
+
+template <typename T>
+T* checked(T* object, isl_ctx* ctx, const char* what) {
+  if (object == nullptr) {
+    const char* msg = isl_ctx_last_error_msg(ctx);
+    fail(TC_ERROR_INTERNAL, std::string("isl failed to build the polyhedral model's ") + what + (msg ? ": " + std::string(msg) : ""));
+  }
+  return object;
+}
+
+isl_union_map* read_map(isl_ctx* ctx, const std::string& body, const isl_union_set* domains, const char* what) {
+  isl_union_map* m = checked(isl_union_map_read_from_str(ctx, braces(body).c_str()), ctx, what);
+  return checked(isl_union_map_intersect_domain(m, isl_union_set_copy(const_cast<isl_union_set*>(domains))), ctx, what);
+}
+
+// Dependences of `sinks` on earlier `sources` in `order`: must sources (writes) kill older
+// ones, may sources (reads, for anti dependences) do not.
+isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* sources, bool must, const isl_union_map* order) {
+  auto copy = [](const isl_union_map* m) { return isl_union_map_copy(const_cast<isl_union_map*>(m)); };
+  isl_union_access_info* info = isl_union_access_info_from_sink(copy(sinks));
+  info = must ? isl_union_access_info_set_must_source(info, copy(sources))
+              : isl_union_access_info_set_may_source(info, copy(sources));
+  info = isl_union_access_info_set_schedule_map(info, copy(order));
+  isl_union_flow* flow = isl_union_access_info_compute_flow(info);
+  isl_union_map* deps = isl_union_flow_get_may_dependence(flow);
+  isl_union_flow_free(flow);
+  return deps;
+}
+
+std::string owned_text(char* s) {
+  std::string out = s ? s : "(null)";
+  std::free(s);
+  return out;
+}
+
+}  // namespace
+
+PolyModel::PolyModel(const ir::BoundDef& bound) : ctx_(isl_ctx_alloc()) {
+  if (ctx_ == nullptr) fail(TC_ERROR_NO_MEMORY, "isl_ctx_alloc failed");
+  isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);  // no messages on stderr: errors are returned
+  try {
+    Texts t = model_texts(bound);
+    domains_ = checked(isl_union_set_read_from_str(ctx_, braces(t.domains).c_str()), ctx_, "domains");
+    writes_ = read_map(ctx_, t.writes, domains_, "writes");
+    reads_ = read_map(ctx_, t.reads, domains_, "reads");
+    order_ = read_map(ctx_, t.order, domains_, "order");
+    flow_ = checked(depend(reads_, writes_, true, order_), ctx_, "flow dependences");
+    isl_union_map* anti = checked(depend(writes_, reads_, false, order_), ctx_, "anti dependences");
+    isl_union_map* output = depend(writes_, writes_, true, order_);
+    deps_ = checked(isl_union_map_union(isl_union_map_union(isl_union_map_copy(flow_), anti), output), ctx_, "dependences");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+PolyModel::~PolyModel() { release(); }
+
+void PolyModel::release() {
+  isl_union_set_free(domains_);
+  isl_union_map_free(reads_);
+  isl_union_map_free(writes_);
+  isl_union_map_free(order_);
+  isl_union_map_free(flow_);
+  isl_union_map_free(deps_);
+  domains_ = nullptr;
+  reads_ = writes_ = order_ = flow_ = deps_ = nullptr;
+  if (ctx_) isl_ctx_free(ctx_);
+  ctx_ = nullptr;
+}
+
+std::string PolyModel::text() const {
+  auto map = [](const isl_union_map* m) { return owned_text(isl_union_map_to_str(const_cast<isl_union_map*>(m))); };
+  return "domains: " + owned_text(isl_union_set_to_str(domains_)) + "\nwrites: " + map(writes_) + "\nreads: " +
+         map(reads_) + "\nflow: " + map(flow_) + "\ndependences: " + map(deps_) + "\n";
+}
+
+std::string compute_schedule_text(const PolyModel& model, Fusion fusion) {
+  isl_ctx* ctx = model.ctx();
+  isl_options_set_schedule_serialize_sccs(ctx, fusion == Fusion::Min ? 1 : 0);
+  auto deps = [&] { return isl_union_map_copy(const_cast<isl_union_map*>(model.dependences())); };
+  isl_schedule_constraints* sc =
+      isl_schedule_constraints_on_domain(isl_union_set_copy(const_cast<isl_union_set*>(model.domains())));
+  sc = isl_schedule_constraints_set_validity(sc, deps());
+  sc = isl_schedule_constraints_set_proximity(sc, deps());
+  sc = isl_schedule_constraints_set_coincidence(sc, deps());
+  isl_schedule* schedule = checked(isl_schedule_constraints_compute_schedule(sc), ctx, "schedule");
+  std::string text = owned_text(isl_schedule_to_str(schedule));
+  isl_schedule_free(schedule);
+  return text;
+}
+
+}  // namespace tc::backends::cuda

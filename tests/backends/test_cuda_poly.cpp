@@ -1,0 +1,130 @@
+// test_cuda_poly.cpp — the cuda backend's polyhedral model (src/backends/cuda/poly_model.*,
+// issue 13's first step), white-box: the domains, accesses and dependences isl computes for
+// the paper's kernels at small sizes, compared with the expected sets and maps as sets (isl's
+// is_equal, so the order isl prints union members in does not matter); affine subscripts
+// exact (offsets, strides, floor division, modulo, sizes and T.d as numbers), the others
+// (gathers, products of variables) over the tensor's whole extent; and the two fusion
+// strategies of the isl scheduler on softmax.
+#include <gtest/gtest.h>
+
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include <string>
+
+#include "backends/cuda/poly_model.h"
+#include "infer_test_util.h"
+
+using tc::backends::cuda::Fusion;
+using tc::backends::cuda::PolyModel;
+using tc::backends::cuda::compute_schedule_text;
+using tc_test::Inputs;
+
+namespace {
+
+std::unique_ptr<PolyModel> model_of(const std::string& src, Inputs& in) {
+  auto p = tc_test::build(src);
+  return std::make_unique<PolyModel>(tc_test::bind_def(p, in));
+}
+
+// `expected` (isl text, restricted to the model's domains) equals `got` as a relation.
+::testing::AssertionResult same_map(const PolyModel& m, const isl_union_map* got, const std::string& expected) {
+  isl_union_map* want = isl_union_map_read_from_str(m.ctx(), expected.c_str());
+  if (want == nullptr) return ::testing::AssertionFailure() << "bad expected text " << expected;
+  want = isl_union_map_intersect_domain(want, isl_union_set_copy(const_cast<isl_union_set*>(m.domains())));
+  bool equal = isl_union_map_is_equal(want, const_cast<isl_union_map*>(got)) == isl_bool_true;
+  isl_union_map_free(want);
+  if (equal) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected " << expected << "\nmodel:\n" << m.text();
+}
+
+::testing::AssertionResult same_set(const PolyModel& m, const std::string& expected) {
+  isl_union_set* want = isl_union_set_read_from_str(m.ctx(), expected.c_str());
+  if (want == nullptr) return ::testing::AssertionFailure() << "bad expected text " << expected;
+  bool equal = isl_union_set_is_equal(want, const_cast<isl_union_set*>(m.domains())) == isl_bool_true;
+  isl_union_set_free(want);
+  if (equal) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected " << expected << "\nmodel:\n" << m.text();
+}
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// A '!' reduction is an identity statement I0 and an accumulation S0 reading its own element;
+// each k depends on the k before it, k = 0 on the identity.
+TEST(PolyModel, MatmulDomainsAccessesAndDependences) {
+  Inputs in;
+  in.f32({4, 3}).f32({3, 5});
+  auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
+  EXPECT_TRUE(same_set(*m, "{ I0[i, j] : 0 <= i < 4 and 0 <= j < 5; S0[i, j, k] : 0 <= i < 4 and 0 <= j < 5 and 0 <= k < 3 }"));
+  EXPECT_TRUE(same_map(*m, m->writes(), "{ I0[i, j] -> C[i, j]; S0[i, j, k] -> C[i, j] }"));
+  EXPECT_TRUE(same_map(*m, m->reads(), "{ S0[i, j, k] -> A[i, k]; S0[i, j, k] -> B[k, j]; S0[i, j, k] -> C[i, j] }"));
+  EXPECT_TRUE(same_map(*m, m->flow(), "{ I0[i, j] -> S0[i, j, 0]; S0[i, j, k] -> S0[i, j, k + 1] : k < 2 }"));
+  // Anti and output dependences too: every later k of the same element.
+  EXPECT_TRUE(same_map(*m, m->dependences(),
+                       "{ I0[i, j] -> S0[i, j, 0]; S0[i, j, k] -> S0[i, j, k2] : 0 <= k < k2 < 3 }"));
+}
+
+TEST(PolyModel, AffineSubscriptsAreExact) {
+  Inputs in;
+  in.f32({20}).f32({3});
+  auto m = model_of(
+      "def f(float(N) I, float(K) W) -> (O, P, Q) {\n"
+      "  O(i) +=! I(i + k) * W(k)\n"       // a convolution's offset
+      "  P(i) = I(2*i + 1) + I(i / 2) + I(i % 3) where i in 0:9\n"
+      "  Q(i) = I(i + K) + W(W.0 - 1)\n"   // a size and T.d are numbers once bound
+      "}",
+      in);
+  EXPECT_TRUE(same_map(*m, m->reads(),
+                       "{ S0[i, k] -> I[i + k]; S0[i, k] -> W[k]; S0[i, k] -> O[i];"
+                       "  S1[i] -> I[2i + 1]; S1[i] -> I[o] : o = floor(i / 2); S1[i] -> I[o] : o = i mod 3;"
+                       "  S2[i] -> I[i + 3]; S2[i] -> W[2] }"));
+}
+
+// A gather's subscript is data-dependent, a product of variables is not affine: both read
+// anywhere along that dimension; the others stay exact.
+TEST(PolyModel, OtherSubscriptsCoverTheWholeExtent) {
+  Inputs in;
+  in.f32({10, 4}).add(tc::ScalarType::Int32, {3, 2});
+  auto m = model_of("def lut(float(E,D) LUT, int32(B,L) I) -> (O) { O(b,d) +=! LUT(I(b,l), d) }", in);
+  EXPECT_TRUE(same_map(*m, m->reads(),
+                       "{ S0[b, d, l] -> LUT[o, d] : 0 <= o < 10; S0[b, d, l] -> I[b, l]; S0[b, d, l] -> O[b, d] }"));
+  Inputs sq;
+  sq.f32({16});
+  auto p = model_of("def g(float(N) A) -> (O) { O(i) +=! A(i * j) where i in 0:4, j in 0:4 }", sq);
+  EXPECT_TRUE(same_map(*p, p->reads(), "{ S0[i, j] -> A[o] : 0 <= o < 16; S0[i, j] -> O[i] }"));
+}
+
+TEST(PolyModel, ATensorNamedAfterAnIslKeywordIsRenamed) {
+  Inputs in;
+  in.f32({3});
+  auto m = model_of("def f(float(N) mod) -> (floor) { floor(i) = mod(i) }", in);
+  EXPECT_TRUE(same_map(*m, m->reads(), "{ S0[i] -> mod_[i] }"));
+  EXPECT_TRUE(same_map(*m, m->writes(), "{ S0[i] -> floor_[i] }"));
+}
+
+// Softmax: max fusion puts the row reductions and the exponentials in one band over the rows
+// (2 bands in all); min fusion gives each of the 6 statements a band of its own.
+TEST(PolyModel, SoftmaxFusionStrategies) {
+  Inputs in;
+  in.f32({2, 6});
+  auto m = model_of(
+      "def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
+      "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}",
+      in);
+  EXPECT_TRUE(same_map(*m, m->flow(),
+                       "{ I0[n] -> S0[n, 0]; S0[n, d] -> S0[n, d + 1] : d < 5; S0[n, 5] -> S1[n, d] : 0 <= d < 6;"
+                       "  I2[n] -> S2[n, 0]; S1[n, d] -> S2[n, d]; S2[n, d] -> S2[n, d + 1] : d < 5;"
+                       "  S1[n, d] -> S3[n, d]; S2[n, 5] -> S3[n, d] : 0 <= d < 6 }"));
+  std::string max = compute_schedule_text(*m, Fusion::Max);
+  std::string min = compute_schedule_text(*m, Fusion::Min);
+  EXPECT_EQ(count(max, "schedule:"), 2u) << max;
+  EXPECT_EQ(count(min, "schedule:"), 6u) << min;
+  // The rows stay parallel (coincident) in every band.
+  EXPECT_EQ(count(min, "coincident: [ 1"), 6u) << min;
+}
