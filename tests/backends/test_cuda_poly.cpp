@@ -4,20 +4,27 @@
 // is_equal, so the order isl prints union members in does not matter); affine subscripts
 // exact (offsets, strides, floor division, modulo, sizes and T.d as numbers), the others
 // (gathers, products of variables) over the tensor's whole extent; and the two fusion
-// strategies of the isl scheduler on softmax.
+// strategies of the isl scheduler on softmax; tiling and the kernel/thread marks (mapping.h)
+// as the loop nest isl generates.
 #include <gtest/gtest.h>
 
+#include <isl/schedule.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
 #include <string>
 
+#include "backends/cuda/mapping.h"
 #include "backends/cuda/poly_model.h"
+#include "backends/cuda/schedule.h"
 #include "infer_test_util.h"
 
 using tc::backends::cuda::Fusion;
 using tc::backends::cuda::PolyModel;
-using tc::backends::cuda::compute_schedule_text;
+using tc::backends::cuda::compute_schedule;
+using tc::backends::cuda::loop_nest_text;
+using tc::backends::cuda::schedule_text;
+using tc::backends::cuda::tile_and_mark;
 using tc_test::Inputs;
 
 namespace {
@@ -45,6 +52,21 @@ std::unique_ptr<PolyModel> model_of(const std::string& src, Inputs& in) {
   isl_union_set_free(want);
   if (equal) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "expected " << expected << "\nmodel:\n" << m.text();
+}
+
+std::string scheduled(const PolyModel& m, Fusion fusion) {
+  isl_schedule* s = compute_schedule(m, fusion);
+  std::string text = schedule_text(s);
+  isl_schedule_free(s);
+  return text;
+}
+
+// The loop nest after scheduling, tiling and marking.
+std::string mapped_loops(const PolyModel& m, Fusion fusion, const std::vector<int64_t>& tile) {
+  isl_schedule* s = tile_and_mark(compute_schedule(m, fusion), tile);
+  std::string text = loop_nest_text(m, s);
+  isl_schedule_free(s);
+  return text;
 }
 
 size_t count(const std::string& text, const std::string& part) {
@@ -121,10 +143,48 @@ TEST(PolyModel, SoftmaxFusionStrategies) {
                        "{ I0[n] -> S0[n, 0]; S0[n, d] -> S0[n, d + 1] : d < 5; S0[n, 5] -> S1[n, d] : 0 <= d < 6;"
                        "  I2[n] -> S2[n, 0]; S1[n, d] -> S2[n, d]; S2[n, d] -> S2[n, d + 1] : d < 5;"
                        "  S1[n, d] -> S3[n, d]; S2[n, 5] -> S3[n, d] : 0 <= d < 6 }"));
-  std::string max = compute_schedule_text(*m, Fusion::Max);
-  std::string min = compute_schedule_text(*m, Fusion::Min);
+  std::string max = scheduled(*m, Fusion::Max);
+  std::string min = scheduled(*m, Fusion::Min);
   EXPECT_EQ(count(max, "schedule:"), 2u) << max;
   EXPECT_EQ(count(min, "schedule:"), 6u) << min;
   // The rows stay parallel (coincident) in every band.
   EXPECT_EQ(count(min, "coincident: [ 1"), 6u) << min;
+}
+
+// Matmul 64x64x64 in tiles of 32x16 (k: the default 32), golden: the outermost band (i, j, k:
+// permutable, i and j coincident) is tiled, the kernel mark above the tile loops, the thread
+// mark above the point loops; max fusion puts the identity statement I0 into the reduction's
+// tiles (`if (c2 == 0)`), isl's own choice (docs/cuda.md).
+TEST(Mapping, MatmulTiledAndMarked) {
+  Inputs in;
+  in.f32({64, 64}).f32({64, 64});
+  auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
+  EXPECT_EQ(mapped_loops(*m, Fusion::Max, {32, 16}),
+            "// kernel\n"
+            "for (int c0 = 0; c0 <= 63; c0 += 32)\n"
+            "  for (int c1 = 0; c1 <= 63; c1 += 16)\n"
+            "    for (int c2 = 0; c2 <= 63; c2 += 32) {\n"
+            "      // thread\n"
+            "      for (int c3 = 0; c3 <= 31; c3 += 1)\n"
+            "        for (int c4 = 0; c4 <= 15; c4 += 1) {\n"
+            "          if (c2 == 0)\n"
+            "            I0(c0 + c3, c1 + c4);\n"
+            "          for (int c5 = 0; c5 <= 31; c5 += 1)\n"
+            "            S0(c0 + c3, c1 + c4, c2 + c5);\n"
+            "        }\n"
+            "    }\n");
+}
+
+// Min fusion gives softmax one kernel per statement; max fusion fewer.
+TEST(Mapping, OneKernelPerBand) {
+  Inputs in;
+  in.f32({64, 100});
+  auto m = model_of(
+      "def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
+      "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}",
+      in);
+  std::string min = mapped_loops(*m, Fusion::Min, {});
+  std::string max = mapped_loops(*m, Fusion::Max, {});
+  EXPECT_EQ(count(min, "// kernel"), 6u) << min;
+  EXPECT_LT(count(max, "// kernel"), 6u) << max;
 }

@@ -3,18 +3,17 @@
 // readily, than building each through the isl_aff API).
 #include "backends/cuda/poly_model.h"
 
-#include <cstdlib>
 #include <optional>
 #include <set>
 
 #include <isl/ctx.h>
 #include <isl/flow.h>
 #include <isl/options.h>
-#include <isl/schedule.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include "backends/cuda/isl_util.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {
@@ -142,15 +141,6 @@ Texts model_texts(const ir::BoundDef& b) {
 
 std::string braces(const std::string& body) { return "{ " + body + " }"; }
 
-template <typename T>
-T* checked(T* object, isl_ctx* ctx, const char* what) {
-  if (object == nullptr) {
-    const char* msg = isl_ctx_last_error_msg(ctx);
-    fail(TC_ERROR_INTERNAL, std::string("isl failed to build the polyhedral model's ") + what + (msg ? ": " + std::string(msg) : ""));
-  }
-  return object;
-}
-
 isl_union_map* read_map(isl_ctx* ctx, const std::string& body, const isl_union_set* domains, const char* what) {
   isl_union_map* m = checked(isl_union_map_read_from_str(ctx, braces(body).c_str()), ctx, what);
   return checked(isl_union_map_intersect_domain(m, isl_union_set_copy(const_cast<isl_union_set*>(domains))), ctx, what);
@@ -168,12 +158,6 @@ isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* sources, 
   isl_union_map* deps = isl_union_flow_get_may_dependence(flow);
   isl_union_flow_free(flow);
   return deps;
-}
-
-std::string owned_text(char* s) {
-  std::string out = s ? s : "(null)";
-  std::free(s);
-  return out;
 }
 
 }  // namespace
@@ -216,21 +200,6 @@ std::string PolyModel::text() const {
   auto map = [](const isl_union_map* m) { return owned_text(isl_union_map_to_str(const_cast<isl_union_map*>(m))); };
   return "domains: " + owned_text(isl_union_set_to_str(domains_)) + "\nwrites: " + map(writes_) + "\nreads: " +
          map(reads_) + "\nflow: " + map(flow_) + "\ndependences: " + map(deps_) + "\n";
-}
-
-std::string compute_schedule_text(const PolyModel& model, Fusion fusion) {
-  isl_ctx* ctx = model.ctx();
-  isl_options_set_schedule_serialize_sccs(ctx, fusion == Fusion::Min ? 1 : 0);
-  auto deps = [&] { return isl_union_map_copy(const_cast<isl_union_map*>(model.dependences())); };
-  isl_schedule_constraints* sc =
-      isl_schedule_constraints_on_domain(isl_union_set_copy(const_cast<isl_union_set*>(model.domains())));
-  sc = isl_schedule_constraints_set_validity(sc, deps());
-  sc = isl_schedule_constraints_set_proximity(sc, deps());
-  sc = isl_schedule_constraints_set_coincidence(sc, deps());
-  isl_schedule* schedule = checked(isl_schedule_constraints_compute_schedule(sc), ctx, "schedule");
-  std::string text = owned_text(isl_schedule_to_str(schedule));
-  isl_schedule_free(schedule);
-  return text;
 }
 
 }  // namespace tc::backends::cuda

@@ -7,7 +7,7 @@
 // Subscripts are exact where they are affine at the bound sizes (sums of variables times
 // integers, floor division and modulo by a positive integer); others (gathers, products of
 // variables, casts) are over-approximated to the tensor's whole extent along that dimension.
-// It does not schedule, tile, map to blocks and threads or print code: those are later steps.
+// It does not schedule (schedule.h), tile or map (mapping.h), or print code.
 #pragma once
 
 #include <memory>
@@ -47,14 +47,5 @@ class PolyModel {
   isl_union_set* domains_ = nullptr;
   isl_union_map *reads_ = nullptr, *writes_ = nullptr, *order_ = nullptr, *flow_ = nullptr, *deps_ = nullptr;
 };
-
-// How the isl scheduler may fuse statements (the paper's fusion strategies; cuda.fusion):
-// Max lets it fuse every statement it can, Min keeps each strongly connected component of the
-// dependence graph apart (isl's serialize_sccs option).
-enum class Fusion { Max, Min };
-
-// isl_schedule_constraints_compute_schedule over the model: validity and proximity from every
-// dependence, coincidence (parallel loops) from them too. The schedule tree as isl prints it.
-std::string compute_schedule_text(const PolyModel& model, Fusion fusion);
 
 }  // namespace tc::backends::cuda

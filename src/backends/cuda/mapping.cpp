@@ -1,0 +1,70 @@
+// mapping.cpp — see mapping.h.
+#include "backends/cuda/mapping.h"
+
+#include <algorithm>
+
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/id.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/space.h>
+#include <isl/val.h>
+
+#include "backends/cuda/isl_util.h"
+
+namespace tc::backends::cuda {
+namespace {
+
+struct TileRequest {
+  const std::vector<int64_t>* tile;
+};
+
+// Tiles an outermost band and marks it; any other node is returned as it is. Returns a node
+// at the position of the one it was given (now the "kernel" mark), as
+// isl_schedule_node_map_descendant_bottom_up requires.
+isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
+  if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return node;
+  if (isl_schedule_node_get_schedule_depth(node) != 0) return node;  // a band above it
+  const auto& tile = *static_cast<TileRequest*>(user)->tile;
+  isl_ctx* ctx = isl_schedule_node_get_ctx(node);
+  isl_size members = isl_schedule_node_band_n_member(node);
+  bool tileable = members > 0 && (members == 1 || isl_schedule_node_band_get_permutable(node) == isl_bool_true);
+  if (tileable) {
+    isl_multi_val* sizes = isl_multi_val_zero(isl_schedule_node_band_get_space(node));
+    for (int i = 0; i < members; ++i) {
+      int64_t size = static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : kDefaultTile;
+      sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, std::max<int64_t>(1, size)));
+    }
+    node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
+    node = isl_schedule_node_child(node, 0);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "thread", nullptr));
+    node = isl_schedule_node_parent(node);
+  }
+  return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
+}
+
+}  // namespace
+
+isl_schedule* tile_and_mark(isl_schedule* schedule, const std::vector<int64_t>& tile) {
+  isl_ctx* ctx = isl_schedule_get_ctx(schedule);
+  TileRequest request{&tile};
+  isl_schedule_node* root = isl_schedule_get_root(schedule);
+  isl_schedule_free(schedule);
+  root = isl_schedule_node_map_descendant_bottom_up(root, tile_outermost_band, &request);
+  isl_schedule* mapped = isl_schedule_node_get_schedule(root);
+  isl_schedule_node_free(root);
+  return checked(mapped, ctx, "tiling");
+}
+
+std::string loop_nest_text(const PolyModel& model, const isl_schedule* schedule) {
+  isl_ast_build* build = isl_ast_build_alloc(model.ctx());
+  isl_ast_node* tree = isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(schedule)));
+  isl_ast_build_free(build);
+  checked(tree, model.ctx(), "generating the loop nest");
+  std::string text = owned_text(isl_ast_node_to_C_str(tree));
+  isl_ast_node_free(tree);
+  return text;
+}
+
+}  // namespace tc::backends::cuda

@@ -1,0 +1,28 @@
+// mapping.h — the start of mapping a schedule to the GPU (issue 13, step 3): the outermost band
+// of each kernel (each band with no band above it) is tiled (cuda.tile to be) and marked: a
+// "kernel" mark above the tile loops, which become the grid's blocks, and a "thread" mark above
+// the point loops inside a tile, which become a block's threads (innermost to x, for
+// coalescing). And the loop nest isl's AST generator makes of the result, as C text. It does
+// not yet fix grid and block sizes, distribute reductions across threads, promote to shared
+// memory or registers, unroll, or print CUDA C.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/poly_model.h"
+
+struct isl_schedule;
+
+namespace tc::backends::cuda {
+
+// Tile sizes per member of an outermost band, outermost first; members past the list get
+// kDefaultTile. Takes `schedule`, returns the mapped one (the caller frees it).
+constexpr int64_t kDefaultTile = 32;
+isl_schedule* tile_and_mark(isl_schedule* schedule, const std::vector<int64_t>& tile);
+
+// The loop nest of a schedule as isl's AST generator prints it in C (marks as comments).
+std::string loop_nest_text(const PolyModel& model, const isl_schedule* schedule);
+
+}  // namespace tc::backends::cuda

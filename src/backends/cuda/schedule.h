@@ -1,0 +1,28 @@
+// schedule.h — isl's scheduler over a def's polyhedral model (issue 13, step 2): validity and
+// proximity from every dependence, coincidence (loops that may run in parallel) from them too,
+// under one of the paper's fusion strategies. It does not tile or map (mapping.h).
+#pragma once
+
+#include <string>
+
+#include "backends/cuda/poly_model.h"
+
+struct isl_schedule;
+
+namespace tc::backends::cuda {
+
+// How the scheduler may fuse statements (the cuda.fusion knob to be): Max is isl's own
+// algorithm, which fuses wherever the dependences allow (softmax's row reductions and
+// exponentials share one band over the rows); Min keeps each strongly connected component of
+// the dependence graph in a band of its own (isl's serialize_sccs). The paper's third
+// strategy, fusion that keeps three parallel loops, needs control over isl's merge decisions
+// that Debian's isl 0.25 does not offer (the original TC patched its own isl).
+enum class Fusion { Max, Min };
+
+// A new schedule of the model's statements; the caller frees it (isl_schedule_free).
+isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion);
+
+// A schedule tree as isl prints it (golden tests, debugging).
+std::string schedule_text(const isl_schedule* schedule);
+
+}  // namespace tc::backends::cuda
