@@ -152,27 +152,46 @@ TEST(PolyModel, SoftmaxFusionStrategies) {
 }
 
 // Matmul 64x64x64 in tiles of 32x16 (k: the default 32), golden: the outermost band (i, j, k:
-// permutable, i and j coincident) is tiled, the kernel mark above the tile loops, the thread
-// mark above the point loops; max fusion puts the identity statement I0 into the reduction's
-// tiles (`if (c2 == 0)`), isl's own choice (docs/cuda.md).
+// permutable, i and j coincident) is tiled; the kernel mark above it; the i and j tile loops
+// on the grid's y and x, the i and j point loops on the block's threads, j on x; the k loops
+// carry the accumulation and stay unmarked, run by each thread. Max fusion puts the identity
+// statement I0 into the reduction's tiles (`if (c2 == 0)`), isl's own choice (docs/cuda.md).
 TEST(Mapping, MatmulTiledAndMarked) {
   Inputs in;
   in.f32({64, 64}).f32({64, 64});
   auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
   EXPECT_EQ(mapped_loops(*m, Fusion::Max, {32, 16}),
             "// kernel\n"
-            "for (int c0 = 0; c0 <= 63; c0 += 32)\n"
+            "// block.y\n"
+            "for (int c0 = 0; c0 <= 63; c0 += 32) {\n"
+            "  // block.x\n"
             "  for (int c1 = 0; c1 <= 63; c1 += 16)\n"
             "    for (int c2 = 0; c2 <= 63; c2 += 32) {\n"
-            "      // thread\n"
-            "      for (int c3 = 0; c3 <= 31; c3 += 1)\n"
+            "      // thread.y\n"
+            "      for (int c3 = 0; c3 <= 31; c3 += 1) {\n"
+            "        // thread.x\n"
             "        for (int c4 = 0; c4 <= 15; c4 += 1) {\n"
             "          if (c2 == 0)\n"
             "            I0(c0 + c3, c1 + c4);\n"
             "          for (int c5 = 0; c5 <= 31; c5 += 1)\n"
             "            S0(c0 + c3, c1 + c4, c2 + c5);\n"
             "        }\n"
-            "    }\n");
+            "      }\n"
+            "    }\n"
+            "}\n");
+}
+
+// A row reduction (softmax's max, min fusion): its row loop is parallel (block.x over row
+// tiles, thread.x over a tile's rows), the loop along the row carries the max: unmarked.
+TEST(Mapping, RowReductionKeepsItsReductionLoopInTheThread) {
+  Inputs in;
+  in.f32({64, 100});
+  auto m = model_of("def rowmax(float(N,D) X) -> (M) { M(n) max=! X(n,d) }", in);
+  std::string loops = mapped_loops(*m, Fusion::Min, {16});
+  EXPECT_EQ(count(loops, "// block.x"), 2u) << loops;   // I0's kernel and S0's
+  EXPECT_EQ(count(loops, "// thread.x"), 2u) << loops;
+  EXPECT_EQ(count(loops, "// block.y"), 0u) << loops;
+  EXPECT_EQ(count(loops, "// thread.y"), 0u) << loops;
 }
 
 // Min fusion gives softmax one kernel per statement; max fusion fewer.

@@ -2,6 +2,7 @@
 #include "backends/cuda/mapping.h"
 
 #include <algorithm>
+#include <string>
 
 #include <isl/ast.h>
 #include <isl/ast_build.h>
@@ -19,6 +20,33 @@ namespace {
 struct TileRequest {
   const std::vector<int64_t>* tile;
 };
+
+// The band's leading coincident members (parallel loops), at most kMaxAxes.
+constexpr int kMaxAxes = 3;
+int leading_coincident(isl_schedule_node* band) {
+  isl_size members = isl_schedule_node_band_n_member(band);
+  int n = 0;
+  while (n < members && n < kMaxAxes && isl_schedule_node_band_member_get_coincident(band, n) == isl_bool_true) ++n;
+  return n;
+}
+
+// The first n members of `band` (outermost first) each become a band of their own under a
+// mark "<kind>.<axis>", the innermost of them on axis x (consecutive threads then touch
+// consecutive elements), the next y, then z. Returns the node at `band`'s position (the
+// first mark).
+isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind) {
+  static const char kAxes[] = "xyz";
+  isl_ctx* ctx = isl_schedule_node_get_ctx(band);
+  isl_schedule_node* node = band;
+  for (int i = 0; i < n; ++i) {
+    if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
+    std::string name = std::string(kind) + "." + kAxes[n - 1 - i];
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name.c_str(), nullptr));
+    node = isl_schedule_node_child(node, 0);                 // the band of one member
+    if (i + 1 < n) node = isl_schedule_node_child(node, 0);  // the members after it
+  }
+  return n > 0 ? isl_schedule_node_ancestor(node, 2 * n - 1) : node;
+}
 
 // Tiles an outermost band and marks it; any other node is returned as it is. Returns a node
 // at the position of the one it was given (now the "kernel" mark), as
@@ -38,9 +66,10 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     }
     node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
     node = isl_schedule_node_child(node, 0);
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "thread", nullptr));
+    node = mark_members(node, leading_coincident(node), "thread");
     node = isl_schedule_node_parent(node);
   }
+  node = mark_members(node, leading_coincident(node), "block");
   return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
 }
 
