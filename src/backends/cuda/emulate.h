@@ -1,0 +1,38 @@
+// emulate.h — the emulation mode (issue 13, cuda.emulate=1 to be), the way Triton's interpreter
+// lets people debug without a GPU: the CUDA C text print_cuda made, exactly as it would go to
+// NVRTC, compiled for the host by the system C++ compiler ($CXX, else c++) with a header that
+// defines CUDA's built-ins (__global__, __device__, blockIdx, threadIdx, gridDim, blockDim),
+// loaded with dlopen, and its launches run on host buffers: every block, and every thread of
+// it, one after another (no kernel synchronises its threads yet). Slow; for tests and
+// debugging. It does not check the text against NVRTC (nvrtc.h does).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/print_cuda.h"
+
+namespace tc::backends::cuda {
+
+class EmulatedKernels {
+ public:
+  // Compiles `source` (TC_ERROR_COMPILE with the compiler's message if it fails).
+  explicit EmulatedKernels(const CudaSource& source);
+  ~EmulatedKernels();
+  EmulatedKernels(const EmulatedKernels&) = delete;
+  EmulatedKernels& operator=(const EmulatedKernels&) = delete;
+
+  // Runs every launch in order on `tensors` (one host pointer per parameter), each with this
+  // many blocks and threads along the axes it uses (1 along the others).
+  void run(const std::vector<void*>& tensors, std::array<unsigned, 3> grid, std::array<unsigned, 3> block) const;
+
+ private:
+  using Entry = void (*)(void**, const unsigned*, const unsigned*);
+  std::string dir_;
+  void* library_ = nullptr;
+  std::vector<Entry> entries_;
+  std::vector<Launch> launches_;
+};
+
+}  // namespace tc::backends::cuda

@@ -1,0 +1,205 @@
+// test_cuda_emulation.cpp — the cuda backend's CUDA C (src/backends/cuda/print_cuda.*) run by
+// the emulation (emulate.*): the text NVRTC would get, compiled for the host, every block and
+// thread in turn. Each def goes through the whole pipeline so far (model, isl schedule with
+// max and min fusion, tiling and block/thread marks, printing) and its outputs are compared
+// with values computed here, for several grid and block sizes (the mapped loops stride, so
+// every size must give the same result). White-box.
+#include <gtest/gtest.h>
+
+#include <isl/schedule.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include <unistd.h>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/emulate.h"
+#include "backends/cuda/mapping.h"
+#include "backends/cuda/print_cuda.h"
+#include "backends/cuda/schedule.h"
+#include "infer_test_util.h"
+
+using namespace tc::backends::cuda;
+using tc_test::Inputs;
+
+namespace {
+
+struct Emulated {
+  CudaSource source;
+  std::vector<std::vector<char>> tensors;  // every tensor of the def, Def::tensors order
+};
+
+// Compiles `src` for these inputs and runs it emulated; the outputs' bytes in Def order.
+Emulated emulate(const std::string& src, Inputs& in, const std::vector<std::vector<char>>& inputs, Fusion fusion,
+            const std::vector<int64_t>& tile, std::array<unsigned, 3> grid, std::array<unsigned, 3> block) {
+  auto p = tc_test::build(src);
+  auto bound = tc_test::bind_def(p, in);
+  PolyModel model(bound);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), tile);
+  Emulated r;
+  try {
+    r.source = print_cuda(bound, model, mapped);
+  } catch (...) {
+    isl_schedule_free(mapped);
+    throw;
+  }
+  isl_schedule_free(mapped);
+  EmulatedKernels kernels(r.source);
+  std::vector<void*> pointers;
+  size_t next_input = 0;
+  for (size_t t = 0; t < bound.tensors.size(); ++t) {
+    size_t bytes = static_cast<size_t>(bound.tensors[t].num_elements()) * tc::bytes(bound.tensors[t].type);
+    if (bound.def().tensors[t].role == tc::lang::TensorRole::Input) r.tensors.push_back(inputs[next_input++]);
+    else r.tensors.emplace_back(std::max<size_t>(bytes, 1), '\x55');  // garbage: every element must be written
+    pointers.push_back(r.tensors.back().data());
+  }
+  kernels.run(pointers, grid, block);
+  return r;
+}
+
+template <typename T>
+std::vector<char> bytes_of(const std::vector<T>& v) {
+  const char* p = reinterpret_cast<const char*>(v.data());
+  return std::vector<char>(p, p + v.size() * sizeof(T));
+}
+
+template <typename T>
+std::vector<T> values_of(const std::vector<char>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+std::vector<float> ramp(size_t n, int seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<size_t>(seed) * 3) % 11) - 5);
+  return v;
+}
+
+const std::vector<std::array<unsigned, 3>> kGrids = {{1, 1, 1}, {2, 3, 1}, {5, 1, 2}};
+const std::vector<std::array<unsigned, 3>> kBlocks = {{1, 1, 1}, {4, 2, 1}, {3, 5, 2}};
+
+}  // namespace
+
+TEST(CudaEmulation, MatmulEveryFusionGridAndBlock) {
+  const int M = 13, K = 7, N = 9;
+  std::vector<float> A = ramp(M * K, 1), B = ramp(K * N, 2), want(M * N, 0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; ++k) want[i * N + j] += A[i * K + k] * B[k * N + j];
+  for (Fusion f : {Fusion::Max, Fusion::Min})
+    for (size_t g = 0; g < kGrids.size(); ++g) {
+      Inputs in;
+      in.f32({M, K}).f32({K, N});
+      Emulated r = emulate("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in,
+                      {bytes_of(A), bytes_of(B)}, f, {8, 4, 4}, kGrids[g], kBlocks[g]);
+      EXPECT_EQ(values_of<float>(r.tensors[2]), want) << r.source.text;
+    }
+}
+
+TEST(CudaEmulation, SoftmaxTemporariesAndBuiltins) {
+  const int N = 5, D = 11;
+  std::vector<float> X = ramp(N * D, 3);
+  std::vector<float> want(N * D);
+  for (int n = 0; n < N; ++n) {
+    float mx = -INFINITY, s = 0;
+    for (int d = 0; d < D; ++d) mx = std::max(mx, X[n * D + d]);
+    for (int d = 0; d < D; ++d) s += std::exp(X[n * D + d] - mx);
+    for (int d = 0; d < D; ++d) want[n * D + d] = std::exp(X[n * D + d] - mx) / s;
+  }
+  for (Fusion f : {Fusion::Max, Fusion::Min}) {
+    Inputs in;
+    in.f32({N, D});
+    Emulated r = emulate(
+        "def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
+        "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}",
+        in, {bytes_of(X)}, f, {4, 4}, {2, 2, 1}, {3, 2, 1});
+    std::vector<float> got = values_of<float>(r.tensors[1]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i << "\n" << r.source.text;
+  }
+}
+
+// Integers: Euclidean division and modulo, wrapping, a saturating float-to-int conversion, and
+// a gather whose indices binding does not prove (clamped into the table).
+TEST(CudaEmulation, IntegerSemanticsAndGathers) {
+  std::vector<int32_t> a = {-7, 7, -1, 2147483647, 5};
+  std::vector<float> lut = {10, 11, 12, 13};
+  std::vector<int32_t> idx = {2, 0, 3, 1, 2};
+  Inputs in;
+  in.add(tc::ScalarType::Int32, {5}).f32({4}).add(tc::ScalarType::Int32, {5});
+  Emulated r = emulate(
+      "def f(int32(N) A, float(E) LUT, int32(N) I) -> (Q, R, W, S, G) {\n"
+      "  Q(i) = A(i) / -2\n  R(i) = A(i) % 3\n  W(i) = A(i) + 1\n  S(i) = int32(float(A(i)) * 4.0)\n"
+      "  G(i) = LUT(I(i))\n}",
+      in, {bytes_of(a), bytes_of(lut), bytes_of(idx)}, Fusion::Max, {2}, {2, 1, 1}, {2, 1, 1});
+  EXPECT_EQ(values_of<int32_t>(r.tensors[3]), (std::vector<int32_t>{4, -3, 1, -1073741823, -2}));
+  EXPECT_EQ(values_of<int32_t>(r.tensors[4]), (std::vector<int32_t>{2, 1, 2, 1, 2}));
+  EXPECT_EQ(values_of<int32_t>(r.tensors[5]), (std::vector<int32_t>{-6, 8, 0, -2147483647 - 1, 6}));
+  EXPECT_EQ(values_of<int32_t>(r.tensors[6]), (std::vector<int32_t>{-28, 28, -4, 2147483647, 20}));
+  EXPECT_EQ(values_of<float>(r.tensors[7]), (std::vector<float>{12, 10, 13, 11, 12}));
+}
+
+// A 0-d reduction (no band: a kernel of its own, one thread) and a statement that reads the
+// output of the one before it.
+TEST(CudaEmulation, ScalarReductionAndChains) {
+  std::vector<float> x = ramp(20, 4);
+  float sum = 0;
+  for (float v : x) sum += v;
+  Inputs in;
+  in.f32({20});
+  Emulated r = emulate("def f(float(N) X) -> (s, Y) {\n  s +=! X(i)\n  Y(i) = X(i) - s\n}", in, {bytes_of(x)},
+                  Fusion::Min, {8}, {3, 1, 1}, {2, 1, 1});
+  EXPECT_EQ(values_of<float>(r.tensors[1]), std::vector<float>{sum});
+  std::vector<float> y = values_of<float>(r.tensors[2]);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], x[i] - sum) << i;
+}
+
+TEST(CudaEmulation, Float16IsRefusedForNow) {
+  Inputs in;
+  in.add(tc::ScalarType::Float16, {4});
+  auto p = tc_test::build("def f(half(N) X) -> (Y) { Y(i) = X(i) * 2 }");
+  auto bound = tc_test::bind_def(p, in);
+  PolyModel model(bound);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(model, Fusion::Max), {});
+  std::string m = tc_test::error_of([&] { print_cuda(bound, model, mapped); }, TC_ERROR_UNSUPPORTED);
+  isl_schedule_free(mapped);
+  EXPECT_NE(m.find("float16"), std::string::npos) << m;
+}
+
+// The same text is valid CUDA: the toolkit's compiler (the front end NVRTC shares) makes a
+// cubin of it for sm_80 and sm_90. Skipped where the toolkit is not installed.
+TEST(CudaEmulation, TheTextCompilesForTheGpu) {
+  const char* nvcc = "/usr/local/cuda/bin/nvcc";
+  if (access(nvcc, X_OK) != 0) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+  std::vector<float> A = ramp(6 * 5, 1), B = ramp(5 * 4, 2), X = ramp(3 * 7, 3);
+  Inputs mm_in, sm_in;
+  mm_in.f32({6, 5}).f32({5, 4});
+  sm_in.f32({3, 7});
+  std::vector<Emulated> runs;
+  runs.push_back(emulate("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", mm_in,
+                         {bytes_of(A), bytes_of(B)}, Fusion::Max, {4, 4}, {1, 1, 1}, {1, 1, 1}));
+  runs.push_back(emulate("def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
+                         "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}",
+                         sm_in, {bytes_of(X)}, Fusion::Min, {4, 4}, {1, 1, 1}, {1, 1, 1}));
+  char dir[] = "/tmp/tc-cuda-nvcc-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  for (size_t k = 0; k < runs.size(); ++k)
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      std::string cu = std::string(dir) + "/k" + std::to_string(k) + ".cu";
+      std::ofstream(cu) << runs[k].source.text;
+      std::string cubin = cu + "." + arch + ".cubin";
+      std::string cmd = std::string(nvcc) + " -cubin -arch=" + arch + " -fmad=false -o " + cubin + " " + cu + " > " +
+                        std::string(dir) + "/log 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << arch << "\n" << runs[k].source.text;
+      EXPECT_EQ(access(cubin.c_str(), R_OK), 0) << cubin;
+      std::remove(cubin.c_str());
+      std::remove(cu.c_str());
+    }
+  std::remove((std::string(dir) + "/log").c_str());
+  rmdir(dir);
+}
