@@ -3,7 +3,8 @@
 // thread in turn. Each def goes through the whole pipeline so far (model, isl schedule with
 // max and min fusion, tiling and block/thread marks, printing) and its outputs are compared
 // with values computed here, for several grid and block sizes (the mapped loops stride, so
-// every size must give the same result). White-box.
+// every size must give the same result); and NVRTC (nvrtc.*) compiling the same text to
+// cubins. White-box.
 #include <gtest/gtest.h>
 
 #include <isl/schedule.h>
@@ -19,6 +20,7 @@
 
 #include "backends/cuda/emulate.h"
 #include "backends/cuda/mapping.h"
+#include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
 #include "backends/cuda/schedule.h"
 #include "infer_test_util.h"
@@ -171,11 +173,15 @@ TEST(CudaEmulation, Float16IsRefusedForNow) {
   EXPECT_NE(m.find("float16"), std::string::npos) << m;
 }
 
-// The same text is valid CUDA: the toolkit's compiler (the front end NVRTC shares) makes a
-// cubin of it for sm_80 and sm_90. Skipped where the toolkit is not installed.
-TEST(CudaEmulation, TheTextCompilesForTheGpu) {
-  const char* nvcc = "/usr/local/cuda/bin/nvcc";
-  if (access(nvcc, X_OK) != 0) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+// The same text is valid CUDA: NVRTC, loaded with dlopen, makes a cubin (an ELF file) of it for
+// sm_80 and sm_90 with no GPU present. Skipped where NVRTC is not installed.
+TEST(CudaEmulation, TheTextCompilesToCubinsWithNvrtc) {
+  const Nvrtc* nvrtc = nullptr;
+  try {
+    nvrtc = &Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
   std::vector<float> A = ramp(6 * 5, 1), B = ramp(5 * 4, 2), X = ramp(3 * 7, 3);
   Inputs mm_in, sm_in;
   mm_in.f32({6, 5}).f32({5, 4});
@@ -186,20 +192,22 @@ TEST(CudaEmulation, TheTextCompilesForTheGpu) {
   runs.push_back(emulate("def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
                          "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}",
                          sm_in, {bytes_of(X)}, Fusion::Min, {4, 4}, {1, 1, 1}, {1, 1, 1}));
-  char dir[] = "/tmp/tc-cuda-nvcc-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  for (size_t k = 0; k < runs.size(); ++k)
+  for (const Emulated& r : runs)
     for (const char* arch : {"sm_80", "sm_90"}) {
-      std::string cu = std::string(dir) + "/k" + std::to_string(k) + ".cu";
-      std::ofstream(cu) << runs[k].source.text;
-      std::string cubin = cu + "." + arch + ".cubin";
-      std::string cmd = std::string(nvcc) + " -cubin -arch=" + arch + " -fmad=false -o " + cubin + " " + cu + " > " +
-                        std::string(dir) + "/log 2>&1";
-      EXPECT_EQ(std::system(cmd.c_str()), 0) << arch << "\n" << runs[k].source.text;
-      EXPECT_EQ(access(cubin.c_str(), R_OK), 0) << cubin;
-      std::remove(cubin.c_str());
-      std::remove(cu.c_str());
+      std::string cubin = nvrtc->compile_cubin(r.source.text, "kernels.cu", arch);
+      ASSERT_GE(cubin.size(), 4u) << arch;
+      EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF") << arch;
     }
-  std::remove((std::string(dir) + "/log").c_str());
-  rmdir(dir);
+  std::string m = tc_test::error_of([&] { nvrtc->compile_cubin("this is not CUDA", "bad.cu", "sm_90"); }, TC_ERROR_COMPILE);
+  EXPECT_NE(m.find("NVRTC could not compile"), std::string::npos) << m;
+}
+
+// Without CUDA: TC_ERROR_UNSUPPORTED naming every place it looked.
+TEST(CudaEmulation, NoNvrtcIsUnsupportedNamingWhereItLooked) {
+  std::string m = tc_test::error_of([] { Nvrtc({"/nonexistent/libnvrtc.so.13", "libnvrtc-not-there.so"}); },
+                                    TC_ERROR_UNSUPPORTED);
+  EXPECT_NE(m.find("NVRTC (CUDA's run-time compiler) was not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("/nonexistent/libnvrtc.so.13"), std::string::npos) << m;
+  EXPECT_NE(m.find("libnvrtc-not-there.so"), std::string::npos) << m;
+  EXPECT_NE(Nvrtc::default_candidates()[0].find("libnvrtc.so"), std::string::npos);
 }

@@ -1,0 +1,135 @@
+// nvrtc.cpp — see nvrtc.h. The few NVRTC functions libtc calls, declared here with their C
+// signatures (nvrtc.h is not needed to build).
+#include "backends/cuda/nvrtc.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "support/error.h"
+
+namespace tc::backends::cuda {
+
+using Program = void*;  // nvrtcProgram
+using Result = int;     // nvrtcResult; 0 is NVRTC_SUCCESS
+
+struct Nvrtc::Api {
+  Result (*version)(int*, int*);
+  Result (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*);
+  Result (*destroy)(Program*);
+  Result (*compile)(Program, int, const char* const*);
+  Result (*log_size)(Program, size_t*);
+  Result (*log)(Program, char*);
+  Result (*cubin_size)(Program, size_t*);
+  Result (*cubin)(Program, char*);
+  const char* (*error)(Result);
+};
+
+namespace {
+
+template <typename F>
+bool bind(void* lib, const char* name, F& f, std::string& missing) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  if (f == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  return f != nullptr;
+}
+
+}  // namespace
+
+Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
+  std::string tried;
+  for (const std::string& c : candidates) {
+    void* lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* why = dlerror();
+      tried += "\n  " + c + ": " + (why ? why : "not loaded");
+      continue;
+    }
+    auto api = std::make_unique<Api>();
+    std::string missing;
+    bind(lib, "nvrtcVersion", api->version, missing);
+    bind(lib, "nvrtcCreateProgram", api->create, missing);
+    bind(lib, "nvrtcDestroyProgram", api->destroy, missing);
+    bind(lib, "nvrtcCompileProgram", api->compile, missing);
+    bind(lib, "nvrtcGetProgramLogSize", api->log_size, missing);
+    bind(lib, "nvrtcGetProgramLog", api->log, missing);
+    bind(lib, "nvrtcGetCUBINSize", api->cubin_size, missing);
+    bind(lib, "nvrtcGetCUBIN", api->cubin, missing);
+    bind(lib, "nvrtcGetErrorString", api->error, missing);
+    if (!missing.empty()) {
+      tried += "\n  " + c + ": lacks " + missing;
+      dlclose(lib);
+      continue;
+    }
+    path_ = c;
+    api_ = api.release();
+    return;
+  }
+  fail(TC_ERROR_UNSUPPORTED, "NVRTC (CUDA's run-time compiler) was not found; tried:" + tried +
+                                 "\n(install the CUDA toolkit, or set CUDA_HOME to where it is)");
+}
+
+Nvrtc::~Nvrtc() { delete api_; }
+
+std::vector<std::string> Nvrtc::default_candidates() {
+  std::vector<std::string> dirs;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64/");
+  dirs.push_back("/usr/local/cuda/lib64/");
+  dirs.push_back("");  // the loader's path
+  std::vector<std::string> out;
+  for (const auto& d : dirs)
+    for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) out.push_back(d + so);
+  return out;
+}
+
+const Nvrtc& Nvrtc::get() {
+  static std::once_flag once;
+  static const Nvrtc* found = nullptr;
+  static Error* failure = nullptr;  // kept for the process, like the library
+  std::call_once(once, [] {
+    try {
+      found = new Nvrtc(default_candidates());
+    } catch (const Error& e) {
+      failure = new Error(e);
+    }
+  });
+  if (failure) throw *failure;
+  return *found;
+}
+
+std::string Nvrtc::version() const {
+  int major = 0, minor = 0;
+  api_->version(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string Nvrtc::compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const {
+  Program prog = nullptr;
+  if (Result r = api_->create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr); r != 0)
+    fail(TC_ERROR_COMPILE, std::string("nvrtcCreateProgram: ") + api_->error(r));
+  std::string arch_option = "--gpu-architecture=" + arch;
+  const char* options[] = {arch_option.c_str(), "-fmad=false", "--std=c++17"};
+  Result r = api_->compile(prog, 3, options);
+  std::string out;
+  if (r == 0) {
+    size_t size = 0;
+    api_->cubin_size(prog, &size);
+    out.resize(size);
+    if (size > 0) api_->cubin(prog, &out[0]);
+  } else {
+    size_t size = 0;
+    api_->log_size(prog, &size);
+    std::string log(size, '\0');
+    if (size > 0) api_->log(prog, &log[0]);
+    api_->destroy(&prog);
+    fail(TC_ERROR_COMPILE, "NVRTC could not compile the generated CUDA C for " + arch + " (" + api_->error(r) +
+                               "):\n" + log.substr(0, 4000));
+  }
+  api_->destroy(&prog);
+  if (out.empty()) fail(TC_ERROR_COMPILE, "NVRTC produced no cubin for " + arch + " (a virtual architecture? use sm_XX)");
+  return out;
+}
+
+}  // namespace tc::backends::cuda
