@@ -12,7 +12,11 @@ namespace tc {
 inline int64_t euclid_mod(int64_t a, int64_t b) {
   if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
-  return r < 0 ? r + (b < 0 ? -b : b) : r;
+  if (r >= 0) return r;
+  // r + |b|, in unsigned arithmetic: |INT64_MIN| is not an int64_t (the differential fuzzer,
+  // seed 149050256: (-1) % INT64_MIN); the sum lies in [0, |b|) and fits.
+  uint64_t magnitude = b < 0 ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+  return static_cast<int64_t>(static_cast<uint64_t>(r) + magnitude);
 }
 
 inline int64_t euclid_div(int64_t a, int64_t b) {

@@ -10,6 +10,8 @@
 #include <isl/schedule.h>
 
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -144,6 +146,18 @@ TEST(CudaEmulation, IntegerSemanticsAndGathers) {
   EXPECT_EQ(values_of<int32_t>(r.tensors[5]), (std::vector<int32_t>{-6, 8, 0, -2147483647 - 1, 6}));
   EXPECT_EQ(values_of<int32_t>(r.tensors[6]), (std::vector<int32_t>{-28, 28, -4, 2147483647, 20}));
   EXPECT_EQ(values_of<float>(r.tensors[7]), (std::vector<float>{12, 10, 13, 11, 12}));
+}
+
+// Modulo by INT64_MIN: |INT64_MIN| is no int64 (the differential fuzzer's seed 149050256 found
+// the reference's copy of this arithmetic overflowing).
+TEST(CudaEmulation, Int64ModuloByInt64Min) {
+  std::vector<int64_t> b = {-1, 5, INT64_MIN + 1, 0, INT64_MIN};
+  std::vector<int64_t> a = {INT64_MIN};
+  Inputs in;
+  in.add(tc::ScalarType::Int64, {}).add(tc::ScalarType::Int64, {5});
+  Emulated r = emulate("def f(int64 A, int64(N) B) -> (O) { O(i) = B(i) % A }", in, {bytes_of(a), bytes_of(b)},
+                       Fusion::Max, {4}, {2, 1, 1}, {2, 1, 1});
+  EXPECT_EQ(values_of<int64_t>(r.tensors[2]), (std::vector<int64_t>{INT64_MAX, 5, 1, 0, 0}));
 }
 
 // A 0-d reduction (no band: a kernel of its own, one thread) and a statement that reads the

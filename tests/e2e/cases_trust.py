@@ -346,6 +346,14 @@ def f(int32(K) B, int32(K) I) -> (O) { O(i) = B(I(i)) * 0 }""", "run", tclib.TC_
        inputs=lambda r: [np.zeros(4, i32), np.array([0, 1, 5, 2], i32)], run_args=lambda r, ins, info: (ins, _outs(info)),
        note="the checks sink reads a check's first and last point only: a check inlined into it checked nothing else")
 
+accept("fuzz_int64_modulo_by_int64_min", """
+def main(int64 A, int64(N) B) -> (O1, O2) {
+  O1 = (-1) % A
+  O2(i) = B(i) % A
+}""", [np.array(-2**63, i64), np.array([-1, 5, -2**63 + 1, 0, -2**63], i64)],
+       lambda A, B: [np.array(2**63 - 1, i64), np.array([2**63 - 1, 5, 1, 0, 0], i64)],
+       note="|INT64_MIN| overflowed int64 in the Euclidean modulo (UBSan in the reference; seed 149050256)")
+
 accept("fuzz_float_cast_to_int64_is_opaque", """
 def f(float(N) A) -> (O, P) {
   O(i) = long(A(i)) != 0

@@ -54,7 +54,9 @@ TC_DEVICE long long tc_ediv(long long a, long long b) {
 TC_DEVICE long long tc_emod(long long a, long long b) {
   if (b == 0 || b == -1) return 0;
   long long r = a % b;
-  return r < 0 ? r + (b < 0 ? -b : b) : r;
+  if (r >= 0) return r;
+  unsigned long long magnitude = b < 0 ? 0ull - (unsigned long long)b : (unsigned long long)b;
+  return (long long)((unsigned long long)r + magnitude);
 }
 template <typename T> TC_DEVICE T tc_div(T a, T b) {
   if ((T)-1 < (T)0) return (T)tc_ediv((long long)a, (long long)b);
