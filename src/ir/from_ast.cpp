@@ -141,6 +141,7 @@ class StmtBuilder {
         }
         break;
       case ExprKind::Ternary: n.op = ExprOp::Select; break;
+      case ExprKind::Ellipsis: fail(TC_ERROR_INTERNAL, "IR: '...' left in a def after instantiation");
       case ExprKind::Call:
         if (e.ref == Ref::Cast) {
           n.op = ExprOp::Cast;

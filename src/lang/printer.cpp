@@ -31,6 +31,8 @@ std::string to_source(const Expr& e) {
       return nested(*e.args[0]) + " " + op_text(e.op) + " " + nested(*e.args[1]);
     case ExprKind::Ternary:
       return nested(*e.args[0]) + " ? " + nested(*e.args[1]) + " : " + nested(*e.args[2]);
+    case ExprKind::Ellipsis:
+      return "...";
     case ExprKind::Call: {
       std::string out = e.name + "(";
       for (size_t i = 0; i < e.args.size(); ++i) out += (i ? ", " : "") + to_source(*e.args[i]);

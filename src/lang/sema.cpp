@@ -507,8 +507,9 @@ class DefChecker {
         return set(e, r);
       }
       case ExprKind::Call: return type_call(e);
+      case ExprKind::Ellipsis: break;  // instantiation replaced every one (lang/instantiate.h)
     }
-    return set(e, {ScalarType::Int32, false});
+    fail(TC_ERROR_INTERNAL, "sema: '...' left in a def after instantiation");
   }
 
   Typed type_binary(Expr& e) {
