@@ -146,6 +146,11 @@ TC_API int tc_program_output_info(const tc_program *program, const char *entry, 
  * statement's index ranges in terms of the size names. Owned by the program. */
 TC_API int tc_program_describe(const tc_program *program, const char *entry, const char **text);
 
+/* The TC source of a program: the text given to tc_define, byte for byte (a program libtc
+ * generates, such as a gradient, will give its generated, readable source here). Owned by
+ * the program, valid until tc_program_destroy. */
+TC_API int tc_program_source(const tc_program *program, const char **text);
+
 /* Output dtypes and shapes of `entry` for the given inputs (only their dtype, ndim and shape
  * are read; data may be NULL). Capacity rules: *num_outputs is the capacity of `outputs` on
  * entry and the number of outputs on return. outputs == NULL with *num_outputs == 0 queries

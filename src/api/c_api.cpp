@@ -248,6 +248,14 @@ TC_API int tc_program_describe(const tc_program* program, const char* entry, con
   });
 }
 
+TC_API int tc_program_source(const tc_program* program, const char** text) {
+  return guarded([&] {
+    require_program(program);
+    require(text, "text");
+    *text = program->program->ast.source.text.c_str();
+  });
+}
+
 TC_API int tc_infer_outputs(const tc_program* program, const char* entry, const DLTensor* inputs, size_t num_inputs,
                             tc_tensor_info* outputs, size_t* num_outputs) {
   return guarded([&] {

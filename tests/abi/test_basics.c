@@ -236,6 +236,19 @@ static void test_program_describe(void **state) {
   tc_program_destroy(p);
 }
 
+/* The program's source, byte for byte, owned by the program. */
+static void test_program_source(void **state) {
+  (void)state;
+  tc_program *p = define_ok(TWO_SRC);
+  const char *text = NULL;
+  assert_tc_ok(tc_program_source(p, &text));
+  assert_string_equal(text, TWO_SRC);
+  assert_fails_with(tc_program_source(p, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_program_source(NULL, &text), TC_ERROR_INVALID_ARGUMENT);
+  assert_string_equal(text, TWO_SRC); /* untouched by the failures, still valid */
+  tc_program_destroy(p);
+}
+
 static void test_infer_outputs_capacity(void **state) {
   (void)state;
   tc_program *p = define_ok(TWO_SRC);
@@ -521,6 +534,7 @@ int main(void) {
       cmocka_unit_test(test_program_param_info),
       cmocka_unit_test(test_program_param_info_ellipsis),
       cmocka_unit_test(test_program_describe),
+      cmocka_unit_test(test_program_source),
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),
       cmocka_unit_test(test_options),

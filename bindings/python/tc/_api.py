@@ -328,6 +328,13 @@ class Program(_Handle):
         """[Param] of def `entry`'s outputs, dtypes and extents inferred."""
         return self._params(entry, outputs=True)
 
+    @property
+    def source(self):
+        """The program's TC source (tc_program_source): the text given to tc.define."""
+        text = ctypes.c_char_p()
+        check(lib.tc_program_source(self._handle, ctypes.byref(text)))
+        return _dec(text.value)
+
     def describe(self, entry=None):
         """libtc's description of the inferred extents and index ranges of def `entry`."""
         text = ctypes.c_char_p()

@@ -239,6 +239,11 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class Source(unittest.TestCase):
+    def test_source_is_the_text_defined(self):
+        self.assertEqual(tc.define(TWO_OUTPUTS).source, TWO_OUTPUTS)
+
+
 class RankPolymorphism(unittest.TestCase):
     """A def with '...' is one operator for every rank: prog.NAME compiles one kernel per rank."""
 
