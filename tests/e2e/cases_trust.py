@@ -354,6 +354,16 @@ def main(int64 A, int64(N) B) -> (O1, O2) {
        lambda A, B: [np.array(2**63 - 1, i64), np.array([2**63 - 1, 5, 1, 0, 0], i64)],
        note="|INT64_MIN| overflowed int64 in the Euclidean modulo (UBSan in the reference; seed 149050256)")
 
+accept("fuzz_constant_uint32_to_int32_wraps_in_a_gather", """
+def main(uint32(N,N) C) -> (O4, P) {
+  O3() = -((N <= 1) ? C(0, 0) : 1)
+  O4 = C(int32(O3) + 1, 0)
+  P = int64(uint64(0) - 2)
+}""", [np.array([[5, 6], [7, 8]], u32)],
+       lambda C: [np.array(5, u32), np.array(-2, i64)],
+       note="int32 of the constant 4294967295: Halide folded the cast to signed_integer_overflow, then "
+            "refused the gather as unbounded (seed 193678694, program 332)")
+
 accept("fuzz_float_cast_to_int64_is_opaque", """
 def f(float(N) A) -> (O, P) {
   O(i) = long(A(i)) != 0

@@ -194,6 +194,15 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
   if (to == ScalarType::Bool) return truthy(x);
   if (is_float(from) && !is_float(to)) return float_to_integer(x, to);
   if (to == ScalarType::Float16) return round_to_half(Halide::cast(Halide::Float(32), x));
+  // To int32/int64 from an integer type whose values it may not hold (uint32, wider types):
+  // through the unsigned twin, which wraps. Halide takes a cast of a constant it cannot hold
+  // as signed overflow and folds it to signed_integer_overflow, which bounds inference then
+  // cannot bound (`C(int32(O3), 0)` with O3 = (uint32)0 - 1: differential fuzzer, seed
+  // 193678694, program 332).
+  bool holds = from == ScalarType::Bool ||
+               (kind(from) == ScalarKind::Signed ? bits(from) <= bits(to) : bits(from) < bits(to));
+  if (kind(to) == ScalarKind::Signed && bits(to) >= 32 && !holds)
+    return Halide::reinterpret(value_type(to), Halide::cast(Halide::UInt(bits(to)), x));
   return Halide::cast(value_type(to), x);
 }
 
