@@ -151,6 +151,19 @@ TC_API int tc_program_describe(const tc_program *program, const char *entry, con
  * the program, valid until tc_program_destroy. */
 TC_API int tc_program_source(const tc_program *program, const char **text);
 
+/* Reverse-mode differentiation, TC -> TC (docs/language.md "Gradients"). *out becomes a new
+ * program holding one def, "<entry>_grad": its inputs are entry's inputs followed by one
+ * gradient per floating-point output ("d_<output>", the output's dtype and shape); its
+ * outputs are the gradients of entry's floating-point inputs ("d_<input>", the input's dtype
+ * and shape), in the order of those inputs. Integer inputs and outputs carry no gradient.
+ * tc_program_source(*out) gives the generated source. entry NULL: the only def.
+ * TC_ERROR_UNSUPPORTED, naming the statement and the reason, where a gradient cannot be
+ * expressed (a '*=' reduction, a value that depends on an output's initial content, a
+ * rank-polymorphic def, no floating-point input or output); never a wrong gradient.
+ * The new program is independent of `program` (either may be destroyed first) and is freed
+ * with tc_program_destroy. Thread-safe on a shared program. */
+TC_API int tc_gradient(tc_program **out, const tc_program *program, const char *entry);
+
 /* Output dtypes and shapes of `entry` for the given inputs (only their dtype, ndim and shape
  * are read; data may be NULL). Capacity rules: *num_outputs is the capacity of `outputs` on
  * entry and the number of outputs on return. outputs == NULL with *num_outputs == 0 queries

@@ -9,6 +9,7 @@
 #include "cache/listing.h"
 #include "cache/location.h"
 #include "cache/transfer.h"
+#include "grad/gradient.h"
 #include "tune/cached_compile.h"
 #include "tune/tuner.h"
 #include "support/error.h"
@@ -253,6 +254,30 @@ TC_API int tc_program_source(const tc_program* program, const char** text) {
     require_program(program);
     require(text, "text");
     *text = program->program->ast.source.text.c_str();
+  });
+}
+
+TC_API int tc_gradient(tc_program** out, const tc_program* program, const char* entry) {
+  return guarded([&] {
+    require(out, "out");
+    require_program(program);
+    const tc::ir::Program& forward = *program->program;
+    size_t d = forward.find_def(entry);
+    const std::string& name = forward.def(d).name;
+    if (forward.polymorphic[d])
+      fail(TC_ERROR_UNSUPPORTED, "cannot differentiate '" + name + "': it is rank-polymorphic ('...'); tc_gradient "
+                                 "differentiates fixed-rank defs, so write the def for the rank you need");
+    std::string text = tc::grad::gradient_source(forward.def(d), forward.ranges[d], forward.ast.source);
+    auto prog = std::make_unique<tc_program>();
+    try {
+      prog->program = tc::ir::build_program(text, name + "_grad.tc");
+    } catch (const tc::Error& e) {
+      // The generator writes only what the language accepts; anything else is our bug.
+      fail(TC_ERROR_INTERNAL, "the generated gradient of '" + name + "' does not check (a libtc bug; please report "
+                              "it with this message): " + e.what() + "\n--- generated source ---\n" + text);
+    }
+    for (size_t i = 0; i < prog->program->num_defs(); ++i) prog->strings.push_back(param_strings(*prog->program, i));
+    *out = prog.release();
   });
 }
 

@@ -38,6 +38,40 @@ SymExpr SymExpr::renamed(const std::map<std::string, std::string>& names) const 
 
 namespace {
 
+std::string tc_source(const Halide::Expr& e);
+
+std::string binary(const Halide::Expr& a, const char* op, const Halide::Expr& b) {
+  return "(" + tc_source(a) + " " + op + " " + tc_source(b) + ")";
+}
+
+std::string tc_source(const Halide::Expr& e) {
+  if (const auto* n = e.as<HI::IntImm>()) return n->value < 0 ? "(" + std::to_string(n->value) + ")" : std::to_string(n->value);
+  if (const auto* n = e.as<HI::UIntImm>()) return std::to_string(n->value);
+  if (const auto* n = e.as<HI::Variable>()) return n->name;
+  if (const auto* n = e.as<HI::Cast>()) return tc_source(n->value);  // sizes are int32 in TC
+  if (const auto* n = e.as<HI::Add>()) return binary(n->a, "+", n->b);
+  if (const auto* n = e.as<HI::Sub>()) return binary(n->a, "-", n->b);
+  if (const auto* n = e.as<HI::Mul>()) return binary(n->a, "*", n->b);
+  if (const auto* n = e.as<HI::Div>()) return binary(n->a, "/", n->b);  // both floor division
+  if (const auto* n = e.as<HI::Mod>()) return binary(n->a, "%", n->b);
+  if (const auto* n = e.as<HI::Min>()) return "min(" + tc_source(n->a) + ", " + tc_source(n->b) + ")";
+  if (const auto* n = e.as<HI::Max>()) return "max(" + tc_source(n->a) + ", " + tc_source(n->b) + ")";
+  if (const auto* n = e.as<HI::EQ>()) return binary(n->a, "==", n->b);
+  if (const auto* n = e.as<HI::NE>()) return binary(n->a, "!=", n->b);
+  if (const auto* n = e.as<HI::LT>()) return binary(n->a, "<", n->b);
+  if (const auto* n = e.as<HI::LE>()) return binary(n->a, "<=", n->b);
+  if (const auto* n = e.as<HI::GT>()) return binary(n->a, ">", n->b);
+  if (const auto* n = e.as<HI::GE>()) return binary(n->a, ">=", n->b);
+  if (const auto* n = e.as<HI::And>()) return binary(n->a, "&&", n->b);
+  if (const auto* n = e.as<HI::Or>()) return binary(n->a, "||", n->b);
+  if (const auto* n = e.as<HI::Not>()) return "!(" + tc_source(n->a) + ")";
+  if (const auto* n = e.as<HI::Select>())
+    return "(" + tc_source(n->condition) + " ? " + tc_source(n->true_value) + " : " + tc_source(n->false_value) + ")";
+  std::ostringstream os;
+  os << e;
+  fail(TC_ERROR_UNSUPPORTED, "the size expression '" + os.str() + "' has no TC spelling");
+}
+
 // Thrown inside the evaluator when a result leaves the 64-bit range; never escapes this file.
 struct Overflow {};
 
@@ -91,6 +125,16 @@ int64_t eval(const Halide::Expr& e, const SizeValues& s) {
 }
 
 }  // namespace
+
+std::string SymExpr::to_tc_source() const {
+  if (!defined()) fail(TC_ERROR_INTERNAL, "printing an undefined size expression");
+  return tc_source(HI::simplify(*e_));
+}
+
+bool SymExpr::provably_equal(const SymExpr& other) const {
+  if (!defined() || !other.defined()) return false;
+  return HI::can_prove(*e_ == other.halide());
+}
 
 std::optional<int64_t> SymExpr::try_evaluate(const SizeValues& sizes) const {
   if (!defined()) fail(TC_ERROR_INTERNAL, "evaluating an undefined size expression");

@@ -32,6 +32,12 @@ class SymExpr {
   // As try_evaluate; an overflow is TC_ERROR_UNSUPPORTED naming the expression.
   int64_t evaluate(const SizeValues& sizes) const;
   std::string to_string() const;
+  // The expression in TC syntax (sizes, integers, + - * / %, min/max, comparisons, ?:), for
+  // generated TC source such as a gradient's where clauses. Throws tc::Error(UNSUPPORTED) on
+  // a node TC cannot spell.
+  std::string to_tc_source() const;
+  // Whether Halide's simplifier proves the two expressions equal for every size.
+  bool provably_equal(const SymExpr& other) const;
   // The same expression with sizes renamed (`names`: old -> new, all at once; others kept), for
   // texts that must not depend on what the program called its sizes.
   SymExpr renamed(const std::map<std::string, std::string>& names) const;

@@ -1,6 +1,7 @@
 // builtins.h — the table of builtin functions (CUDA-style math plus min/max/abs): names,
-// arities and how their result type is derived. The one list; sema checks calls against it
-// and every backend implements each entry.
+// arities, how their result type is derived, and their partial derivatives. The one list;
+// sema checks calls against it, every backend implements each entry, and the gradient
+// generator (src/grad) differentiates through it.
 #pragma once
 
 #include <string>
@@ -24,6 +25,10 @@ struct Builtin {
   const char* name;
   int arity;
   BuiltinTyping typing;
+  // Per argument, the partial derivative of the result with respect to that argument, as a TC
+  // expression in the arguments `x`, `y`, `z` (first, second, third); "0" where it is zero
+  // almost everywhere (floor, ...). Ties of min/max-like functions split the gradient evenly.
+  const char* derivative[3];
 };
 
 const Builtin* find_builtin(const std::string& name);  // nullptr if not a builtin

@@ -265,6 +265,19 @@ class Program:
             res.append((p.name.decode(), param_dims(p)))
         return res
 
+    def gradient(self, entry=None):
+        """tc_gradient: a new Program holding '<entry>_grad'."""
+        g = Program.__new__(Program)
+        h = ctypes.c_void_p()
+        _check(lib().tc_gradient(ctypes.byref(h), self.h, _enc(entry)), "gradient")
+        g.h = h
+        return g
+
+    def source(self):
+        s = ctypes.c_char_p()
+        _check(lib().tc_program_source(self.h, ctypes.byref(s)), "source")
+        return s.value.decode()
+
     def describe(self, entry=None):
         s = ctypes.c_char_p()
         _check(lib().tc_program_describe(self.h, _enc(entry), ctypes.byref(s)), "describe")

@@ -46,6 +46,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tc check FILE.tc\n"
+               "       tc grad FILE.tc [--entry NAME]\n"
                "       tc run FILE.tc [--entry NAME] [--size M=64,K=32,...=2x3] [--backend NAME]\n"
                "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
                "       tc tune FILE.tc [--entry NAME] [--size M=64,K=32] [--budget SECONDS]\n"
@@ -119,6 +120,19 @@ int cmd_check(const char* path) {
     tc_program_describe(prog.get(), name, &text);
     std::printf("%s", text);
   }
+  return 0;
+}
+
+// `tc grad`: the generated gradient source (tc_gradient, tc_program_source).
+int cmd_grad(const char* path, const char* entry) {
+  Program prog = load(path);
+  if (!prog) return 1;
+  tc_program* grad = nullptr;
+  if (tc_gradient(&grad, prog.get(), entry) != TC_OK) return report(1);
+  Program owned(grad);
+  const char* text = nullptr;
+  tc_program_source(grad, &text);
+  std::printf("%s", text);
   return 0;
 }
 
@@ -766,6 +780,11 @@ int main(int argc, char** argv) {
   if (cmd == "cache") return cmd_cache(argc, argv);
   if (argc < 3) return usage();
   if (cmd == "check") return cmd_check(argv[2]);
+  if (cmd == "grad") {
+    if (argc == 3) return cmd_grad(argv[2], nullptr);
+    if (argc == 5 && std::string(argv[3]) == "--entry") return cmd_grad(argv[2], argv[4]);
+    return usage();
+  }
   if (cmd != "run" && cmd != "tune") return usage();
   const bool tune = cmd == "tune";
   RunArgs a;
