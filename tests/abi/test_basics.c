@@ -249,6 +249,69 @@ static void test_program_source(void **state) {
   tc_program_destroy(p);
 }
 
+/* tc_gradient: the gradient def's name, parameters and source; it runs (d_A = d_C B^T,
+ * d_B = A^T d_C, exact on small integers); it outlives its forward program; refusals. */
+static void test_gradient(void **state) {
+  (void)state;
+  tc_program *p = define_ok(MM_SRC);
+  tc_program *g = NULL;
+  assert_tc_ok(tc_gradient(&g, p, NULL));
+  tc_program_destroy(p); /* the gradient program is independent */
+  const char *name = NULL, *text = NULL;
+  assert_tc_ok(tc_program_def_name(g, 0, &name));
+  assert_string_equal(name, "mm_grad");
+  assert_tc_ok(tc_program_source(g, &text));
+  assert_non_null(strstr(text, "def mm_grad("));
+  size_t ni = 0, no = 0;
+  assert_tc_ok(tc_program_num_params(g, NULL, &ni, &no));
+  assert_int_equal(ni, 3);
+  assert_int_equal(no, 2);
+  tc_param_info info;
+  assert_tc_ok(tc_program_input_info(g, NULL, 2, &info));
+  assert_string_equal(info.name, "d_out");
+  assert_string_equal(info.dims[0], "M");
+  assert_string_equal(info.dims[1], "N");
+  assert_tc_ok(tc_program_output_info(g, NULL, 1, &info));
+  assert_string_equal(info.name, "d_rhs");
+
+  enum { M = 3, K = 4, N = 2 };
+  float a[M * K], b[K * N], dc[M * N], da[M * K], db[K * N];
+  for (int i = 0; i < M * K; ++i) a[i] = (float)(i % 5) - 2;
+  for (int i = 0; i < K * N; ++i) b[i] = (float)(i % 3) - 1;
+  for (int i = 0; i < M * N; ++i) dc[i] = (float)(i % 4) - 1;
+  int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+  DLTensor in[3] = {make_tensor(a, dt_f32(), 2, sa, NULL), make_tensor(b, dt_f32(), 2, sb, NULL),
+                    make_tensor(dc, dt_f32(), 2, sc, NULL)};
+  DLTensor out[2] = {make_tensor(da, dt_f32(), 2, sa, NULL), make_tensor(db, dt_f32(), 2, sb, NULL)};
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, g, "mm_grad", in, 3, NULL));
+  assert_tc_ok(tc_run(k, in, 3, out, 2));
+  for (int i = 0; i < M; ++i)
+    for (int kk = 0; kk < K; ++kk) {
+      float want = 0;
+      for (int j = 0; j < N; ++j) want += dc[i * N + j] * b[kk * N + j];
+      assert_true(da[i * K + kk] == want);
+    }
+  for (int kk = 0; kk < K; ++kk)
+    for (int j = 0; j < N; ++j) {
+      float want = 0;
+      for (int i = 0; i < M; ++i) want += a[i * K + kk] * dc[i * N + j];
+      assert_true(db[kk * N + j] == want);
+    }
+  tc_kernel_destroy(k);
+  tc_program_destroy(g);
+
+  tc_program *bad = define_ok("def p(float(N,K) A) -> (O) { O(i) *=! A(i,k) }");
+  g = NULL;
+  assert_fails_with(tc_gradient(&g, bad, NULL), TC_ERROR_UNSUPPORTED);
+  assert_null(g);
+  assert_non_null(strstr(tc_last_error_message(), "'*=' reductions"));
+  assert_fails_with(tc_gradient(&g, bad, "nope"), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_gradient(NULL, bad, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_gradient(&g, NULL, NULL), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(bad);
+}
+
 static void test_infer_outputs_capacity(void **state) {
   (void)state;
   tc_program *p = define_ok(TWO_SRC);
@@ -535,6 +598,7 @@ int main(void) {
       cmocka_unit_test(test_program_param_info_ellipsis),
       cmocka_unit_test(test_program_describe),
       cmocka_unit_test(test_program_source),
+      cmocka_unit_test(test_gradient),
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),
       cmocka_unit_test(test_options),

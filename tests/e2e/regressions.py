@@ -20,6 +20,8 @@ process so that a crash fails the test instead of killing it:
                            the record after a byte of it is changed in data.mdb; clear empties
                            it (data.mdb stays, 0600); a missing cache is an error naming it
   cli_ellipsis             tc check prints '...' signatures; tc run takes --size ...=2x3
+  cli_grad                 tc grad prints the gradient def; a refused def and a wrong --entry
+                           exit 1 with the reason
   cli_tune_together_killed two tc tune processes tuning one key into one cache at once both
                            succeed, leaving one sound record that tc run uses; a third, killed
                            with SIGKILL right after its first record landed, leaves a cache
@@ -424,9 +426,33 @@ class Skip(Exception):
     pass
 
 
+def cli_grad():
+    """`tc grad` prints the generated gradient def; a def it cannot differentiate is exit 1 with
+    the reason; a wrong --entry names the defs."""
+    cli = os.environ.get("TC_CLI")
+    if not cli:
+        raise Skip("TC_CLI is not set")
+    mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
+    p = subprocess.run([cli, "grad", mm], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or "def mm_grad(" not in p.stdout or "d_A(i, k) +=! d_C(i, j) * B(k, j)" not in p.stdout:
+        raise AssertionError("tc grad mm.tc: rc %d, stdout %r, stderr %r" % (p.returncode, p.stdout, p.stderr))
+    p = subprocess.run([cli, "grad", mm, "--entry", "nope"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 1 or "no def named 'nope'" not in p.stderr:
+        raise AssertionError("tc grad --entry nope: rc %d, stderr %r" % (p.returncode, p.stderr))
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "tc-prod-%d.tc" % os.getpid())
+    with open(path, "w") as f:
+        f.write("def p(float(N,K) A) -> (O) {\n  O(i) *=! A(i,k)\n}\n")
+    try:
+        p = subprocess.run([cli, "grad", path], capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(path)
+    if p.returncode != 1 or ":2:8: error: cannot differentiate 'p': '*=' reductions" not in p.stderr:
+        raise AssertionError("tc grad of a product: rc %d, stderr %r" % (p.returncode, p.stderr))
+
+
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
           quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
-          cli_ellipsis]
+          cli_ellipsis, cli_grad]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}
