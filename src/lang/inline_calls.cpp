@@ -13,7 +13,7 @@ namespace {
 // Inlining copies a callee's statements into each caller, so a chain of defs each calling the
 // previous one twice grows exponentially: the copies count against kMaxInlinedNodes.
 size_t count_nodes(const Stmt& s) {
-  size_t n = 1 + (s.rhs ? count_nodes(*s.rhs) : 0);
+  size_t n = 1 + (s.rhs ? count_nodes(*s.rhs) : 0) + (s.write ? count_nodes(*s.write) : 0);
   for (const auto& r : s.ranges) n += count_nodes(*r.lo) + count_nodes(*r.hi);
   for (const auto& l : s.lets) n += count_nodes(*l.value);
   for (const auto& e : s.exists) n += count_nodes(*e);
@@ -137,6 +137,7 @@ class Inliner {
       Stmt o = s;
       o.lhs = name(s.lhs);
       for (auto& i : o.indices) i = name(i);
+      if (s.write) o.write = expr(*s.write);  // a fresh copy: sema annotates it in place
       o.rhs = expr(*s.rhs);
       auto cast = output_casts.find(s.lhs);
       if (cast != output_casts.end()) {  // keep the callee's declared output type
@@ -192,6 +193,8 @@ class Inliner {
     std::set<std::string> locals(s.indices.begin(), s.indices.end());
     for (const auto& l : s.lets) locals.insert(l.name);
     collect_idents(*s.rhs, locals);
+    if (s.write)
+      for (const auto& a : s.write->args) collect_idents(*a, locals);
     for (const auto& e : s.exists) collect_idents(*e, locals);
     for (const auto& n : locals)
       if (!r.names.count(n) && !r.sizes.count(n) && taken.count(n)) r.names[n] = fresh(n, taken);
