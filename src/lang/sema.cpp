@@ -494,6 +494,9 @@ class DefChecker {
   }
 
   void check_reduction_type(const Stmt& s) {
+    if (s.is_scatter() && def_.tensors[s.lhs_tensor].type == ScalarType::Bool)
+      error(s.op_loc, "'" + s.lhs + "' is bool, and a scatter adds: scatter into an integer tensor (and compare it "
+                      "with 0 afterwards) instead");
     if (s.reduce != ReduceOp::None && def_.tensors[s.lhs_tensor].type == ScalarType::Bool &&
         (s.reduce == ReduceOp::Sum || s.reduce == ReduceOp::Product))
       error(s.op_loc, "'" + s.lhs + "' is bool; use min/max reductions (logical and/or) or cast the values");
