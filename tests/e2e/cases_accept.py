@@ -1354,3 +1354,23 @@ def hist(int32(N) I, half(N) V, half(E) Like) -> (half(E) H) {
 }""", lambda r: [np.array([0, 1, 0, 0, 2, 0], i32), np.array([2048, 1, 1, 1, 3, 0.5], F16), rf(r, 3, dtype=F16)],
      lambda I, V, Like: [np.array([2048, 1, 3], F16)], rtol=0.0, atol=0.0,
      note="float16 adds in order, each sum rounded to half: 2048 + 1 + 1 + 0.5 stays 2048 (float32 would give 2050.5)")
+
+case("scatter_inside_a_called_def", """
+def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {
+  d_LUT(I(b, l), d) +=! d_O(b, d)
+}
+def step(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (NewLUT) {
+  g = embed_grad(LUT, I, d_O)
+  NewLUT(e, d) = LUT(e, d) - 0.5 * g(e, d)
+}""", lambda r: [rf(r, 5, 3), np.array([[4, 0, 4]], i32), rf(r, 1, 3)],
+     lambda LUT, I, dO: [(f64(LUT) - 0.5 * _add_at(np.zeros((5, 3)), I, f64(dO)[:, None, :].repeat(3, axis=1))).astype(F32)],
+     entry="step", red=3,
+     note="inlined, the callee's annotated output becomes the caller's temporary g: a zeroing statement over "
+          "the annotation's dimensions (LUT's) gives g its shape, as the annotation did")
+
+case("scatter_with_ellipsis_on_the_right", """
+def rowsum_into(float(N, ...) X, int32(N) I) -> (float(N) O) {
+  O(I(n)) +=! X(n, ...)
+}""", lambda r: [rf(r, 4, 2, 3), np.array([1, 1, 0, 3], i32)],
+     lambda X, I: [_add_at(np.zeros(4), I, f64(X).reshape(4, -1).sum(axis=1)).astype(F32)], red=12,
+     note="'...' on the right of a scatter is a set of iterated variables, as anywhere; row 2 is never hit")
