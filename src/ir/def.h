@@ -1,7 +1,8 @@
 // def.h — the IR of one def, built once at tc_define from the checked syntax tree and range
 // inference (from_ast.h): its tensors with symbolic extents, and its statements in order,
-// each with its iteration domain, its write, its right-hand side as IR expressions, the list
-// of tensor reads (with what inference proved about each subscript), and its reduction.
+// each with its iteration domain, its write (a scatter's: computed subscripts), its
+// right-hand side as IR expressions, the list of tensor reads (with what inference proved
+// about each subscript), and its reduction.
 // Everything here is symbolic in the size names; binding (bind.h) gives it numbers once per
 // input signature. Rank-specific facts stay symbolic per tensor so that a rank-polymorphic
 // def can later be instantiated per rank at bind time.
