@@ -9,6 +9,10 @@
 //   - statements are visited until a fixpoint, because a statement that reads a temporary or
 //     output needs that tensor's final extents (the maximum over all its writers).
 // It also records preconditions: bounds of every unguarded subscript, checked at binding.
+// A scatter (Stmt::write) is different in two ways: its written access constrains its
+// variables like a read of the tensor it writes (whose extents must come from elsewhere: an
+// annotation or earlier plain statements, which sema checked), and it never gives that
+// tensor extents; its written subscripts get preconditions like a read's.
 // It does not bind concrete sizes (src/ir/bind.cpp does).
 #include "infer/range_inference.h"
 
@@ -99,18 +103,23 @@ class DefInference {
     return [this](int t, int d) { return known_[t] ? extents_[t][d] : Halide::Expr(); };
   }
 
-  // Every tensor read of the right-hand side and the exists clauses.
+  // Every tensor read of the right-hand side and the exists clauses, and of a scatter's
+  // written subscripts (gathers such as the I(b, l) of d_LUT(I(b, l), d)).
   static std::vector<Access> all_accesses(const Stmt& s) {
     std::vector<Access> all;
+    if (s.is_scatter())
+      for (const auto& a : s.write->args) collect_accesses(*a, false, all);
     collect_accesses(*s.rhs, false, all);
     for (const auto& e : s.exists) collect_accesses(*e, false, all);
     return all;
   }
 
-  // The reads that constrain ranges: those with subscripts, except of the written tensor
-  // (reads of its own element).
+  // The accesses that constrain ranges: reads with subscripts, except of the written tensor
+  // (reads of its own element); for a scatter also its write, first (a scatter reads
+  // nothing of the tensor it writes: sema).
   static std::vector<Access> accesses_of(const Stmt& s) {
     std::vector<Access> out;
+    if (s.is_scatter()) out.push_back(Access{s.write.get(), false});
     for (const Access& a : all_accesses(s))
       if (a.expr->tensor != s.lhs_tensor && a.expr->kind == ExprKind::Call) out.push_back(a);
     return out;
@@ -244,9 +253,13 @@ class DefInference {
                      ": no tensor access constrains it; add a where clause such as 'where " + stuck.front() + " in 0:N'");
   }
 
-  // Extents of a non-input tensor, once no writer is pending; resolves LHS-free variables.
+  // Extents of a non-input tensor, once no plain writer is pending; resolves LHS-free
+  // variables. Scatters do not count: they write within extents given otherwise, and wait for
+  // them (their write constrains their ranges).
   bool finalize(int t) {
-    const std::vector<int>& writers = writers_[t];
+    std::vector<int> writers;
+    for (int s : writers_[t])
+      if (!def_.stmts[s].is_scatter()) writers.push_back(s);
     for (int s : writers)
       if (states_[s] == State::Pending) return false;
     const auto& decl = def_.tensors[t];
@@ -262,6 +275,7 @@ class DefInference {
       }
       if (!e.defined() && decl.has_dims_annotation()) e = annotated_dim(decl, d);
       if (!e.defined()) {
+        if (writers.empty()) fail(TC_ERROR_INTERNAL, "range inference: '" + decl.name + "' has no shape (sema lets no scatter define one)");
         const Stmt& s = def_.stmts[writers.front()];
         error(s.index_locs[d], "cannot infer the range of '" + s.indices[d] + "': no access in this statement constrains it "
                                "and no other statement writing '" + decl.name + "' sets dimension " + std::to_string(d) +
@@ -293,8 +307,9 @@ class DefInference {
       if (states_[s] != State::Pending) continue;
       for (const Access& a : accesses_of(def_.stmts[s]))
         if (!known_[a.expr->tensor])
-          error(a.expr->loc, "cannot infer ranges: this statement reads '" + a.expr->name +
-                                 "', whose shape depends on this statement or on a later one; add where clauses");
+          error(a.expr->loc, "cannot infer ranges: this statement " +
+                                 std::string(a.expr == def_.stmts[s].write.get() ? "writes" : "reads") + " '" +
+                                 a.expr->name + "', whose shape depends on this statement or on a later one; add where clauses");
       error(def_.stmts[s].loc, "cannot infer ranges of this statement: its where clause uses the shape of a tensor "
                                "that is not known yet");
     }
@@ -343,15 +358,18 @@ class DefInference {
   void add_preconditions(int si, std::vector<Precondition>& out) const {
     const Stmt& s = def_.stmts[si];
     HI::Scope<HI::Interval> scope = domain_scope(ranges_[si]);
-    for (const Access& a : all_accesses(s)) {
-      if (a.guarded || a.expr->tensor == s.lhs_tensor) continue;
+    std::vector<Access> accesses = all_accesses(s);
+    if (s.is_scatter()) accesses.insert(accesses.begin(), Access{s.write.get(), false});
+    for (const Access& a : accesses) {
+      bool write = a.expr == s.write.get();
+      if (a.guarded || (a.expr->tensor == s.lhs_tensor && !write)) continue;
       for (size_t d = 0; d < a.expr->args.size(); ++d) {
         Halide::Expr idx = to_halide(*a.expr->args[d], dim_fn());
         if (!idx.defined()) continue;
         HI::Interval b = narrowed_bounds(simplify(idx), scope);
         if (!b.is_bounded()) continue;
         out.push_back(Precondition{si, a.expr, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
-                                   SymExpr(simplify(b.min)), SymExpr(simplify(b.max))});
+                                   SymExpr(simplify(b.min)), SymExpr(simplify(b.max)), write});
       }
     }
   }

@@ -27,10 +27,12 @@ struct Precondition {
   int tensor = -1;
   int dim = -1;
   SymExpr min_index, max_index;  // inclusive bounds of the index over the statement's domain
+  bool write = false;            // the written access of a scatter, not a read
 };
 
-// A tensor read of a statement's right-hand side or exists clauses, in the order inference
-// visits them (outermost first); the IR keeps these rather than finding them again.
+// A tensor read of a statement's right-hand side or exists clauses (and of a scatter's
+// written subscripts), in the order inference visits them (outermost first); the IR keeps
+// these rather than finding them again. A scatter's write itself is not among them.
 struct Access {
   const lang::Expr* expr = nullptr;  // the read (a node of the program's AST)
   bool guarded = false;              // under a ?: branch or the right operand of && / ||

@@ -205,7 +205,7 @@ class Binder {
       int64_t extent = b_.tensors[p.tensor].shape[p.dim];
       if (lo && hi && *lo >= 0 && *hi < extent) continue;
       std::string indices = lo && hi ? std::to_string(*lo) + ".." + std::to_string(*hi) : "beyond 64-bit integers";
-      fail(TC_ERROR_SHAPE, located(p.loc, "'" + p.access + "' reads '" + def().tensors[p.tensor].name +
+      fail(TC_ERROR_SHAPE, located(p.loc, "'" + p.access + (p.write ? "' writes '" : "' reads '") + def().tensors[p.tensor].name +
                                "' out of bounds in dimension " + std::to_string(p.dim) + ": indices " +
                                indices + " but the extent is " +
                                std::to_string(extent) + " (sizes: " + sizes_text() + ")"));

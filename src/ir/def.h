@@ -1,7 +1,8 @@
 // def.h — the IR of one def, built once at tc_define from the checked syntax tree and range
 // inference (from_ast.h): its tensors with symbolic extents, and its statements in order,
-// each with its iteration domain, its write, its right-hand side as IR expressions, the list
-// of tensor reads (with what inference proved about each subscript), and its reduction.
+// each with its iteration domain, its write (a scatter's: computed subscripts), its
+// right-hand side as IR expressions, the list of tensor reads (with what inference proved
+// about each subscript), and its reduction.
 // Everything here is symbolic in the size names; binding (bind.h) gives it numbers once per
 // input signature. Rank-specific facts stay symbolic per tensor so that a rank-polymorphic
 // def can later be instantiated per rank at bind time.
@@ -64,14 +65,22 @@ struct Read {
 struct Stmt {
   int lhs_tensor = -1;
   // Index variables: the written element's subscripts (in order) first, then the reduction
-  // variables. The statement writes lhs_tensor(vars[0], ..., vars[num_lhs - 1]).
+  // variables. The statement writes lhs_tensor(vars[0], ..., vars[num_lhs - 1]) — unless it
+  // is a scatter (below): then num_lhs is 0 and every variable is iterated.
   std::vector<std::string> vars;
   size_t num_lhs = 0;
+  // A scatter (`d_LUT(I(b, l), d) += d_O(b, d)`): at every point of the domain it adds the
+  // right-hand side to lhs_tensor(write.subscripts...), computed subscripts that may read
+  // tensors (their reads are in `reads`, like the right-hand side's). Its reduction is Sum;
+  // with `init`, the WHOLE tensor is set to 0 first. A subscript binding did not prove in
+  // bounds is checked where it is evaluated (checked=1) or the update is skipped (checked=0).
+  bool scatter = false;
+  Read write;  // scatter only: tensor, subscripts, location and text of the written access
   std::vector<infer::Range> domain;  // per variable: [lo, hi) in the size names
   Expr rhs;
   std::vector<Read> reads;           // every tensor read of rhs, outermost first
   ReduceOp reduce = ReduceOp::None;
-  bool init = false;                 // '!': the written box is set to the identity first
+  bool init = false;                 // '!': the written box (a scatter: the whole tensor) is set to the identity first
   lang::SourceLoc loc;
   std::vector<lang::SourceLoc> index_locs;  // of the written subscripts
   size_t num_lhs_vars() const { return num_lhs; }

@@ -1,6 +1,8 @@
 // describe.cpp — see describe.h.
 #include "ir/describe.h"
 
+#include "lang/printer.h"
+
 namespace tc::ir {
 
 // Halide prints "((I + 1)/2)"; drop parentheses that enclose the whole expression.
@@ -44,11 +46,13 @@ std::string describe(const lang::Def& def, const infer::DefRanges& ranges) {
   }
   for (size_t s = 0; s < def.stmts.size(); ++s) {
     const auto& st = def.stmts[s];
-    out += "  statement " + std::to_string(s + 1) + " (line " + std::to_string(st.loc.line) + ", " + st.lhs + "):";
+    // A scatter shows its write, computed subscripts and all ("scatter into H(I(i))").
+    std::string written = st.is_scatter() ? "scatter into " + lang::to_source(*st.write) : st.lhs;
+    out += "  statement " + std::to_string(s + 1) + " (line " + std::to_string(st.loc.line) + ", " + written + "):";
     for (size_t v = 0; v < st.vars.size(); ++v) {
       const auto& r = ranges.stmts[s].vars[v];
       out += " " + st.vars[v] + " in " + extent_text(r.lo) + ":" + extent_text(r.hi) +
-             (v >= st.num_lhs_vars() ? " (reduction)" : "");
+             (!st.is_scatter() && v >= st.num_lhs_vars() ? " (reduction)" : "");
       if (v + 1 < st.vars.size()) out += ",";
     }
     out += "\n";

@@ -52,6 +52,10 @@ class StmtBuilder {
     s.init = st_.init;
     s.loc = st_.loc;
     s.index_locs = st_.index_locs;
+    if (st_.is_scatter()) {
+      s.scatter = true;
+      s.write = access(*st_.write, /*write=*/true);
+    }
     s.rhs = expr(*st_.rhs);
     s.reads = std::move(reads_);
     return s;
@@ -89,25 +93,32 @@ class StmtBuilder {
     Node n = node(ExprOp::Load, e);
     n.index = static_cast<int>(reads_.size());
     reads_.emplace_back();
+    Read r = access(e, /*write=*/false);
+    for (const Subscript& sub : r.subscripts) n.args.push_back(sub.index);
+    reads_[n.index] = std::move(r);
+    return std::make_shared<const Node>(std::move(n));
+  }
+
+  // A tensor access: a read, or a scatter's write (never guarded, never pointwise; its own
+  // element is not "proven" for free as a read of the written element is).
+  Read access(const lang::Expr& e, bool write) {
     Read r;
     r.tensor = e.tensor;
-    r.guarded = access_of(e).guarded;
+    r.guarded = !write && access_of(e).guarded;
     r.loc = e.loc;
     r.text = lang::to_source(e);
-    r.pointwise = e.args.size() == st_.num_lhs_vars();
+    r.pointwise = !write && !st_.is_scatter() && e.args.size() == st_.num_lhs_vars();
     for (size_t d = 0; d < e.args.size(); ++d) {
       const lang::Expr& a = *e.args[d];
       Subscript sub;
       sub.index = expr(a);
       sub.kind = lang::reads_tensor(a) ? IndexKind::DataDependent : affine(a) ? IndexKind::Affine : IndexKind::NonAffine;
-      sub.proven = e.tensor == st_.lhs_tensor || proven_.count({&e, static_cast<int>(d)}) > 0;
+      sub.proven = (!write && e.tensor == st_.lhs_tensor) || proven_.count({&e, static_cast<int>(d)}) > 0;
       if (a.kind == ExprKind::Ident && a.ref == Ref::Index) sub.var = var_slot(a.name);
       r.pointwise = r.pointwise && sub.var == static_cast<int>(d);
-      n.args.push_back(sub.index);
       r.subscripts.push_back(std::move(sub));
     }
-    reads_[n.index] = std::move(r);
-    return std::make_shared<const Node>(std::move(n));
+    return r;
   }
 
   Expr expr(const lang::Expr& e) {

@@ -3,6 +3,9 @@
 //   (-> float32 x)           a conversion (Cast), or any node whose type differs from the
 //                            operation's natural result, wrapped around it
 //   t0[v0, (+ int32 v2 1)]   a read
+// A statement prints its write as `t0(v0, v1)` (the written element's variables), or for a
+// scatter as `t0[...]` with its subscripts, like a read: so two scatters that differ only in
+// a written subscript have different canonical texts (cache keys).
 #include "ir/print.h"
 
 #include <cstdio>
@@ -73,9 +76,17 @@ class Printer {
 
   std::string stmt_line(const Stmt& st) {
     size_t si = static_cast<size_t>(&st - def_.stmts.data());
-    std::string out = tensor_name(st.lhs_tensor) + "(";
-    for (size_t v = 0; v < st.num_lhs; ++v) out += (v ? ", " : "") + var_name(st, static_cast<int>(v));
-    out += ") " + std::string(reduce_text(st.reduce)) + (st.init ? "!" : "") + " {";
+    std::string out = tensor_name(st.lhs_tensor);
+    if (st.scatter) {
+      out += "[";
+      for (size_t d = 0; d < st.write.subscripts.size(); ++d) out += (d ? ", " : "") + expr(*st.write.subscripts[d].index, st);
+      out += "]";
+    } else {
+      out += "(";
+      for (size_t v = 0; v < st.num_lhs; ++v) out += (v ? ", " : "") + var_name(st, static_cast<int>(v));
+      out += ")";
+    }
+    out += " " + std::string(reduce_text(st.reduce)) + (st.init ? "!" : "") + " {";
     for (size_t v = 0; v < st.vars.size(); ++v) {
       std::string lo, hi;
       if (bound_) {

@@ -84,8 +84,14 @@ enum class ReduceOp { None, Sum, Product, Min, Max };
 struct Stmt {
   SourceLoc loc;
   std::string lhs;
-  std::vector<std::string> indices;  // "..." for an ellipsis (before instantiation only)
-  std::vector<SourceLoc> index_locs;
+  std::vector<std::string> indices;  // "..." for an ellipsis (before instantiation only); empty for a scatter
+  std::vector<SourceLoc> index_locs;  // where each left-hand side subscript starts
+  // A scatter (`H(I(i)) += 1`, `O(i + k) += X(i) * W(k)`): some left-hand side subscript is not
+  // a plain name, so the statement writes through computed subscripts. `write` is then the
+  // written access itself, a Call node `lhs(sub0, ...)` (sema marks it Ref::Tensor), and
+  // `indices` is empty: no variable defines the written element, every one is iterated.
+  // Null for a plain statement.
+  ExprPtr write;
   bool bare_lhs = false;  // "s = ..." for a 0-d tensor
   Tok op = Tok::Assign;
   SourceLoc op_loc;
@@ -103,7 +109,9 @@ struct Stmt {
   ReduceOp reduce = ReduceOp::None;
   bool init = false;                    // '!' reductions: initialise with the identity first
   std::vector<std::string> vars;        // all index variables: LHS indices first, then reduction vars
-  size_t num_lhs_vars() const { return indices.size(); }
+  bool is_scatter() const { return write != nullptr; }
+  size_t num_lhs_vars() const { return indices.size(); }  // 0 for a scatter
+  size_t lhs_rank() const { return is_scatter() ? write->args.size() : indices.size(); }
 };
 
 enum class TensorRole { Input, Output, Temporary };

@@ -1,6 +1,7 @@
 // inline_calls.cpp — see inline_calls.h.
 #include "lang/inline_calls.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,7 +14,7 @@ namespace {
 // Inlining copies a callee's statements into each caller, so a chain of defs each calling the
 // previous one twice grows exponentially: the copies count against kMaxInlinedNodes.
 size_t count_nodes(const Stmt& s) {
-  size_t n = 1 + (s.rhs ? count_nodes(*s.rhs) : 0);
+  size_t n = 1 + (s.rhs ? count_nodes(*s.rhs) : 0) + (s.write ? count_nodes(*s.write) : 0);
   for (const auto& r : s.ranges) n += count_nodes(*r.lo) + count_nodes(*r.hi);
   for (const auto& l : s.lets) n += count_nodes(*l.value);
   for (const auto& e : s.exists) n += count_nodes(*e);
@@ -91,6 +92,7 @@ class Inliner {
     std::vector<Stmt> body;
     for (const Stmt& cs : callee->stmts) expand(*callee, cs, stack, body);
     stack.pop_back();
+    shape_scattered_outputs(*callee, body);
     Renamer r = renamer(def, *callee, *call, body);
     // Only the def being expanded records requirements; a nested call's arguments are the
     // callee's own tensors, already checked by the outer call's requirements on its inputs.
@@ -105,6 +107,52 @@ class Inliner {
                   " expression nodes copied; each call copies its callee's statements)");
       out.push_back(r.stmt(cs, *callee));
     }
+  }
+
+  // A callee output that its annotation alone shapes (its first writer a '+=!' scatter, which
+  // does not define extents) becomes a tensor of the caller, where no annotation shapes it: a
+  // plain statement zeroing it over the annotated dimensions goes first. It changes nothing the
+  // scatter computes ('+=!' zeroes the whole tensor anyway) and gives the tensor its shape.
+  static void shape_scattered_outputs(const Def& callee, std::vector<Stmt>& body) {
+    for (const Param& out : callee.outputs) {
+      if (!out.has_dims || out.dims.empty()) continue;
+      auto first = std::find_if(body.begin(), body.end(), [&](const Stmt& s) { return s.lhs == out.name; });
+      if (first == body.end() || !first->is_scatter() || first->op != Tok::PlusEqBang) continue;
+      Stmt zero;
+      zero.loc = first->loc;
+      zero.lhs = out.name;
+      zero.op = Tok::Assign;
+      zero.op_loc = first->op_loc;
+      zero.rhs = literal(0, first->loc);
+      for (size_t d = 0; d < out.dims.size(); ++d) {
+        const DimSpec& dim = out.dims[d];
+        RangeConstraint r;
+        r.var = "d" + std::to_string(d);  // a caller name it clashes with is renamed (rename_locals)
+        r.loc = dim.loc;
+        r.lo = literal(0, dim.loc);
+        if (dim.is_literal()) {
+          r.hi = literal(dim.value, dim.loc);
+        } else {
+          r.hi = std::make_shared<Expr>();
+          r.hi->kind = ExprKind::Ident;
+          r.hi->loc = dim.loc;
+          r.hi->name = dim.name;  // the callee's size: the argument's extent after renaming
+        }
+        zero.indices.push_back(r.var);
+        zero.index_locs.push_back(first->loc);
+        zero.ranges.push_back(r);
+      }
+      body.insert(first, zero);
+    }
+  }
+
+  static ExprPtr literal(int64_t v, SourceLoc loc) {
+    auto e = std::make_shared<Expr>();
+    e->kind = ExprKind::IntLit;
+    e->loc = loc;
+    e->int_value = v;
+    e->name = std::to_string(v);
+    return e;
   }
 
   struct Renamer {
@@ -137,6 +185,7 @@ class Inliner {
       Stmt o = s;
       o.lhs = name(s.lhs);
       for (auto& i : o.indices) i = name(i);
+      if (s.write) o.write = expr(*s.write);  // a fresh copy: sema annotates it in place
       o.rhs = expr(*s.rhs);
       auto cast = output_casts.find(s.lhs);
       if (cast != output_casts.end()) {  // keep the callee's declared output type
@@ -192,6 +241,8 @@ class Inliner {
     std::set<std::string> locals(s.indices.begin(), s.indices.end());
     for (const auto& l : s.lets) locals.insert(l.name);
     collect_idents(*s.rhs, locals);
+    if (s.write)
+      for (const auto& a : s.write->args) collect_idents(*a, locals);
     for (const auto& e : s.exists) collect_idents(*e, locals);
     for (const auto& n : locals)
       if (!r.names.count(n) && !r.sizes.count(n) && taken.count(n)) r.names[n] = fresh(n, taken);

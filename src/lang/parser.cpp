@@ -1,6 +1,7 @@
 // parser.cpp — the TC grammar of tc-semantics.md:
 //   def NAME ( arg, ... ) -> ( ret, ... ) { stmt* }      ('->' may also be followed by bare names)
-//   stmt ::= ID ( id, ... ) OP exp [where clause, ...] | ID OP exp ... | id, id = ID ( id, ... )
+//   stmt ::= ID ( exp, ... ) OP exp [where clause, ...] | ID OP exp ... | id, id = ID ( id, ... )
+//   (left-hand side subscripts that are not all plain names make a scatter: ast.h, Stmt::write)
 //   A literal `...` (rank polymorphism, lang/instantiate.h) may stand once in a type's
 //   dimension list, a left-hand side's index list and an access's subscript list.
 //   clause ::= ID in exp : exp | ID = [ exp , exp [ | ID = [ exp , exp ) | ID = exp | exists exp
@@ -167,24 +168,7 @@ class Parser {
     s.lhs = lhs.text;
     if (at(Tok::Comma)) return parse_call_stmt(std::move(s));
     if (accept(Tok::LParen)) {
-      if (!at(Tok::RParen)) {
-        do {
-          if (at(Tok::Ellipsis)) {
-            if (std::find(s.indices.begin(), s.indices.end(), "...") != s.indices.end())
-              error(peek().loc, "an index list may have at most one '...'");
-            polymorphic_ = true;
-          } else if (!at(Tok::Ident)) {
-            error(peek().loc, "left-hand side indices must be index variable names, got " + shown(peek()) +
-                                  " (write the expression on the right-hand side instead)");
-          }
-          Token idx = next();
-          s.indices.push_back(idx.text);
-          s.index_locs.push_back(idx.loc);
-          if (!at(Tok::Comma) && !at(Tok::RParen))
-            error(peek().loc, "left-hand side indices must be index variable names, got " + shown(peek()) +
-                                  " after '" + idx.text + "' (write the expression on the right-hand side instead)");
-        } while (accept(Tok::Comma));
-      }
+      parse_lhs_subscripts(s);
       expect(Tok::RParen, "to close the left-hand side indices");
     } else {
       s.bare_lhs = true;
@@ -200,6 +184,53 @@ class Parser {
       while (accept(Tok::Comma));
     }
     return s;
+  }
+
+  // The left-hand side's subscripts. Plain names (and one `...`) are the written element's
+  // index variables, as always; any other expression makes the statement a scatter
+  // (ast.h, Stmt::write), written through computed subscripts.
+  void parse_lhs_subscripts(Stmt& s) {
+    std::vector<ExprPtr> subs;
+    if (!at(Tok::RParen)) {
+      do {
+        s.index_locs.push_back(peek().loc);
+        if (at(Tok::Ellipsis)) {
+          for (const ExprPtr& e : subs)
+            if (e->kind == ExprKind::Ellipsis) error(peek().loc, "an index list may have at most one '...'");
+          polymorphic_ = true;
+          subs.push_back(make(ExprKind::Ellipsis, next().loc));
+          if (!at(Tok::Comma) && !at(Tok::RParen))
+            error(peek().loc, "'...' stands for index variables: it must be a whole subscript, as in " + s.lhs + "(n, ...)");
+        } else {
+          subs.push_back(parse_expr(0));
+        }
+      } while (accept(Tok::Comma));
+    }
+    bool plain = std::all_of(subs.begin(), subs.end(), [](const ExprPtr& e) {
+      return e->kind == ExprKind::Ident || e->kind == ExprKind::Ellipsis;
+    });
+    if (plain) {
+      for (const ExprPtr& e : subs) s.indices.push_back(e->kind == ExprKind::Ellipsis ? "..." : e->name);
+      return;
+    }
+    auto write = make(ExprKind::Call, s.loc);
+    write->name = s.lhs;
+    write->args = std::move(subs);
+    s.write = limit_height(write);
+    // The index variables of a scatter are all iterated; what `...` would stand for there
+    // (a written dimension, or iterated ones) is not defined: refused rather than guessed.
+    for (size_t i = 0; i < s.write->args.size(); ++i)
+      if (const Expr* dots = find_ellipsis(*s.write->args[i]))
+        report(TC_ERROR_UNSUPPORTED, src_, def_name_, dots->loc,
+               "'...' in the left-hand side of a scatter (a statement whose left-hand side has a computed subscript) "
+               "is not supported; name its index variables");
+  }
+
+  static const Expr* find_ellipsis(const Expr& e) {
+    if (e.kind == ExprKind::Ellipsis) return &e;
+    for (const ExprPtr& a : e.args)
+      if (const Expr* found = find_ellipsis(*a)) return found;
+    return nullptr;
   }
 
   Stmt parse_call_stmt(Stmt s) {

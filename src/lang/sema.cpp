@@ -2,6 +2,7 @@
 //   declare_params     inputs/outputs, size names, duplicate names
 //   declare_temporaries LHS tensors that are neither, with their rank
 //   resolve_stmt       lets inlined, names resolved, index/reduction variables, rules
+//                      (a scatter: its written subscripts too, its operator, its target's shape)
 //   infer_types        expression types and un-annotated tensor types (to a fixpoint)
 #include "lang/sema.h"
 
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "lang/inline_calls.h"
+#include "lang/printer.h"
 #include "lang/typing.h"
 #include "support/error.h"
 
@@ -103,7 +105,7 @@ class DefChecker {
       TensorDecl& decl = def_.tensors[t];
       if (decl.role == TensorRole::Input)
         error(s.loc, "cannot write input '" + s.lhs + "': inputs are read-only (write to an output or a temporary)");
-      int rank = static_cast<int>(s.indices.size());
+      int rank = static_cast<int>(s.lhs_rank());
       check_rank(rank, s.loc, s.lhs);
       if (decl.ndim < 0) {
         decl.ndim = rank;
@@ -181,6 +183,7 @@ class DefChecker {
       scope.lets[l.name] = l.value;
     }
     current_stmt_ = index;
+    if (s.is_scatter()) resolve_write(s, scope);
     resolve(s.rhs, scope);
     for (ExprPtr& e : s.exists) resolve(e, scope);
     for (RangeConstraint& r : s.ranges) {
@@ -194,7 +197,62 @@ class DefChecker {
     }
     s.vars = scope.vars;
     classify_reduction(s);
-    check_self_reads(s, s.rhs);
+    if (s.is_scatter()) {
+      check_scatter(s, index);
+    } else {
+      check_self_reads(s, s.rhs);
+    }
+  }
+
+  // ---- scatters ----
+  // The written subscripts are expressions of the statement's scope, like a read's; the
+  // write itself is not a read (a temporary it writes need not exist yet).
+  void resolve_write(Stmt& s, StmtScope& scope) {
+    for (ExprPtr& a : s.write->args) resolve(a, scope);
+    s.write->ref = Ref::Tensor;
+    s.write->tensor = s.lhs_tensor;
+  }
+
+  // The first subscript that is not a plain index variable: what makes the statement a scatter.
+  static size_t computed_subscript(const Stmt& s) {
+    for (size_t d = 0; d < s.write->args.size(); ++d) {
+      const Expr& a = *s.write->args[d];
+      if (a.kind != ExprKind::Ident || a.ref != Ref::Index) return d;
+    }
+    return 0;
+  }
+
+  // A scatter accumulates with '+=' or '+=!' only (several points may hit one element, in an
+  // unspecified order: only a sum is independent of it); it reads nothing of the tensor it
+  // writes (that too would depend on the order); and it does not give its tensor a shape, so
+  // the shape must come from an annotated output or an earlier plain statement.
+  void check_scatter(const Stmt& s, int index) const {
+    size_t d = computed_subscript(s);
+    if (s.op != Tok::PlusEq && s.op != Tok::PlusEqBang)
+      error(s.index_locs[d], "a computed left-hand side subscript ('" + to_source(*s.write->args[d]) +
+                                 "') makes this statement a scatter; scatters accumulate with '+=' or '+=!' only");
+    std::vector<const Expr*> reads;
+    for (const ExprPtr& a : s.write->args) for (const Expr* r : tensor_reads(*a)) reads.push_back(r);
+    for (const Expr* r : tensor_reads(*s.rhs)) reads.push_back(r);
+    for (const ExprPtr& e : s.exists) for (const Expr* r : tensor_reads(*e)) reads.push_back(r);
+    for (const Expr* r : reads)
+      if (r->tensor == s.lhs_tensor)
+        error(r->loc, "this scatter reads '" + s.lhs + "', the tensor it writes; a scatter updates '" + s.lhs +
+                          "' at its points in an unspecified order, so it may not read it (read a copy an earlier "
+                          "statement makes instead)");
+    const TensorDecl& decl = def_.tensors[s.lhs_tensor];
+    if (decl.has_dims_annotation()) return;
+    for (int i = 0; i < index; ++i)
+      if (def_.stmts[i].lhs_tensor == s.lhs_tensor && !def_.stmts[i].is_scatter()) return;
+    std::string dims;  // an example annotation: "(N0, N1)"
+    for (size_t k = 0; k < s.lhs_rank(); ++k) dims += std::string(k ? ", " : "") + "N" + std::to_string(k);
+    std::string fix = decl.role == TensorRole::Output
+                          ? "annotate the output with its dimensions, as in '-> (" +
+                                std::string(decl.type_annotated ? name(decl.type) : "float") + "(" + dims + ") " + s.lhs +
+                                ")', or write '" + s.lhs + "' with a plain statement first"
+                          : "write '" + s.lhs + "' with a plain statement first (temporaries get their shape from "
+                            "the plain statements writing them)";
+    error(s.loc, "this scatter cannot give '" + s.lhs + "' its shape (computed subscripts do not define extents): " + fix);
   }
 
   static bool ranged(const Stmt& s, const std::string& var) {
@@ -219,6 +277,7 @@ class DefChecker {
       case Tok::MaxEqBang: s.reduce = ReduceOp::Max; s.init = true; break;
       default: s.reduce = ReduceOp::None; break;
     }
+    if (s.is_scatter()) return;  // every variable is iterated; the operator is checked by check_scatter
     if (s.reduce == ReduceOp::None && s.vars.size() > s.num_lhs_vars() && all_reduction_vars_ranged(s)) {
       // The spec's `A(i) = B(2*i + k) where k = [0, 2[`, "equivalent" to B(2*i) + B(2*i + 1):
       // '=' over index variables the where clause ranges explicitly sums over them, as '+=!'.
@@ -403,6 +462,14 @@ class DefChecker {
       for (Stmt& s : def_.stmts) {
         Typed rhs = type_of(*s.rhs);
         for (ExprPtr& e : s.exists) type_of(*e);
+        if (s.is_scatter())
+          for (size_t d = 0; d < s.write->args.size(); ++d) {
+            const Expr& a = *s.write->args[d];
+            Typed t = type_of(*s.write->args[d]);
+            if (!is_integer(t.type))
+              error(s.index_locs[d], "left-hand side subscript '" + to_source(a) + "' of '" + s.lhs +
+                                         "' must be an integer, got " + name(t.type));
+          }
         for (RangeConstraint& r : s.ranges) {
           require_integer(*r.lo, "a range bound");
           require_integer(*r.hi, "a range bound");
@@ -427,6 +494,9 @@ class DefChecker {
   }
 
   void check_reduction_type(const Stmt& s) {
+    if (s.is_scatter() && def_.tensors[s.lhs_tensor].type == ScalarType::Bool)
+      error(s.op_loc, "'" + s.lhs + "' is bool, and a scatter adds: scatter into an integer tensor (and compare it "
+                      "with 0 afterwards) instead");
     if (s.reduce != ReduceOp::None && def_.tensors[s.lhs_tensor].type == ScalarType::Bool &&
         (s.reduce == ReduceOp::Sum || s.reduce == ReduceOp::Product))
       error(s.op_loc, "'" + s.lhs + "' is bool; use min/max reductions (logical and/or) or cast the values");

@@ -452,3 +452,136 @@ TEST(Fusion, AConsumerReadTwiceKeepsTheTileLoops) {
   EXPECT_EQ(r.outputs, ref.outputs) << r.description;
   EXPECT_TRUE(has(r.description, "inside s1_P")) << r.description;
 }
+
+// ---- scatters (issue 14): computed left-hand side subscripts --------------------------------
+// A scatter's update is never scheduled (schedule.cpp): it runs serially, so points that hit
+// one element all add, whatever the knobs say. Every knob at both ends of its range (and
+// every thread count) gives the reference's values; the histogram's bins are hit thousands of
+// times each, and its init is long enough (40000 elements) to run in parallel chunks.
+namespace {
+
+const char* kEmbeddingGrad =
+    "def g(float(E,D) LUT, int32(B,L) I, float(B,D) dO) -> (float(E,D) dLUT) {\n  dLUT(I(b,l), d) +=! dO(b,d)\n}";
+const char* kConv2dInputGrad =
+    "def t(float(N,M,OH,OW) dO, float(M,C,KH,KW) W, float(N,C,H,WW) I) -> (float(N,C,H,WW) dI) {\n"
+    "  dI(n, c, h + kh, w + kw) +=! dO(n, m, h, w) * W(m, c, kh, kw)\n}";
+const char* kHistogram =
+    "def h(int32(K) I, float(K) V, float(E) Like) -> (float(E) H, float(E) C) {\n"
+    "  H(I(k)) +=! V(k)\n  C(I(k)) +=! 1\n}";
+// A matmul feeding a scatter feeding a row reduction: fusion, inlining, row blocks and panels
+// all meet a Scatter stage.
+const char* kMixed =
+    "def m(float(N,K) A, float(K,D) Bm, int32(N) I, float(E,D) Like) -> (float(E,D) S, T) {\n"
+    "  P(n,d) +=! A(n,k) * Bm(k,d)\n  S(I(n), d) +=! P(n, d)\n  S(e, d) += 1 where e in 0:E, d in 0:D\n"
+    "  T(e) +=! S(e, d) * 2\n}";
+
+const std::vector<std::pair<std::string, std::string>> kKnobExtremes = {
+    {"cpu.vectorize", "1"}, {"cpu.vectorize", "64"}, {"cpu.tile", "1x1"},   {"cpu.tile", "4096x4096"},
+    {"cpu.unroll", "1"},    {"cpu.unroll", "32"},    {"cpu.parallel", "none"}, {"cpu.parallel", "outer"},
+    {"cpu.inline", "0"},    {"cpu.inline", "1"},     {"cpu.pack", "0"},      {"cpu.pack", "1"},
+    {"cpu.fuse", "0"},      {"cpu.fuse", "1"},       {"cpu.kblock", "0"},    {"cpu.kblock", "65536"},
+    {"cpu.rows", "0"},      {"cpu.rows", "4096"},    {"cpu.panel", "none"},  {"cpu.panel", "both"},
+    {"threads", "1"},       {"threads", "16"},       {"checked", "0"}};
+
+// Values in [-3.125, 3.125] (fill() computes in size_t, so half of its values are near 1e18:
+// sums of their products would overflow to inf here).
+void fill_small(Arg& a, int seed) {
+  for (size_t j = 0; j < a.f.size(); ++j)
+    a.f[j] = static_cast<float>(static_cast<int64_t>((j * 37 + static_cast<size_t>(seed) * 11) % 101) - 50) / 16.0f;
+}
+
+void check_every_knob_extreme(const char* src, std::vector<Arg*> in) {
+  Outcome ref = run(src, in, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  for (const auto& [key, value] : kKnobExtremes) {
+    Outcome r = run(src, in, {{key, value}, {"threads", key == "threads" ? value : "2"}});
+    std::string what = key + "=" + value + "\n" + r.description;
+    ASSERT_EQ(r.status, TC_OK) << what << r.message;
+    ASSERT_EQ(r.outputs.size(), ref.outputs.size());
+    for (size_t o = 0; o < r.outputs.size(); ++o) expect_close(r.outputs[o], ref.outputs[o], what);
+  }
+  // Everything at once, both ways.
+  std::vector<std::pair<std::string, std::string>> low, high;
+  for (size_t k = 0; k + 1 < kKnobExtremes.size(); k += 2) {
+    low.push_back(kKnobExtremes[k]);
+    high.push_back(kKnobExtremes[k + 1]);
+  }
+  for (const auto& all : {low, high}) {
+    Outcome r = run(src, in, all);
+    ASSERT_EQ(r.status, TC_OK) << r.message;
+    for (size_t o = 0; o < r.outputs.size(); ++o) expect_close(r.outputs[o], ref.outputs[o], r.description);
+  }
+}
+
+}  // namespace
+
+TEST(Scatter, EmbeddingGradientUnderEveryKnobExtreme) {
+  Arg lut({37, 40}, false), idx({9, 21}, true), d_o({9, 40}, false);
+  fill_small(d_o, 5);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 7) % 5 == 0 ? 3 : (j * 11) % 37);
+  check_every_knob_extreme(kEmbeddingGrad, {&lut, &idx, &d_o});
+}
+
+TEST(Scatter, Conv2dInputGradientUnderEveryKnobExtreme) {
+  Arg d_o({2, 3, 6, 7}, false), w({3, 4, 3, 2}, false), i({2, 4, 8, 8}, false);
+  fill_small(d_o, 1);
+  fill_small(w, 2);
+  check_every_knob_extreme(kConv2dInputGrad, {&d_o, &w, &i});
+}
+
+TEST(Scatter, HistogramUnderEveryKnobExtreme) {
+  Arg idx({60000}, true), v({60000}, false), like({40000}, false);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>(j % 3 == 0 ? (j * 13) % 40000 : j % 64);
+  for (size_t j = 0; j < v.f.size(); ++j) v.f[j] = 1.0f + static_cast<float>(j % 4);  // sums stay exact
+  Outcome ref = run(kHistogram, {&idx, &v, &like}, {{"backend", "reference"}});
+  ASSERT_EQ(ref.status, TC_OK) << ref.message;
+  EXPECT_EQ(ref.outputs[1][5], 625.0f);  // the j with j % 64 == 5 that are not multiples of 3
+  check_every_knob_extreme(kHistogram, {&idx, &v, &like});
+}
+
+TEST(Scatter, BetweenAReductionAndARowReductionUnderEveryKnobExtreme) {
+  Arg a({24, 16}, false), b({16, 20}, false), idx({24}, true), like({9, 20}, false);
+  fill_small(a, 3);
+  fill_small(b, 4);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 5) % 9);
+  check_every_knob_extreme(kMixed, {&a, &b, &idx, &like});
+}
+
+// A bad written index (checked=1) is reported, naming the write, before any statement writes
+// an output: the check runs in the checks sink, the pipeline's first output.
+TEST(Scatter, ABadWrittenIndexLeavesEveryOutputUntouched) {
+  const char* src =
+      "def g(float(B,D) X, int32(B,L) I, float(E,D) Like) -> (P, float(E,D) O) {\n"
+      "  P(b,d) = X(b,d) * 2\n  O(I(b,l), d) +=! X(b,d)\n}";
+  for (int bad : {30, -1}) {
+    Arg x({9, 40}, false), idx({9, 21}, true), like({30, 40}, false);
+    fill_small(x, 4);
+    for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 7) % 30);
+    idx.i[100] = bad;  // at b=4, l=16
+    tc_program* p = nullptr;
+    ASSERT_EQ(tc_define(&p, src), TC_OK) << tc_last_error_message();
+    DLTensor ins[] = {x.t, idx.t, like.t};
+    for (const char* threads : {"1", "2"}) {
+      tc_options* o = nullptr;
+      tc_options_create(&o);
+      tc_options_set(o, "cache", "off");
+      tc_options_set(o, "threads", threads);
+      tc_kernel* k = nullptr;
+      ASSERT_EQ(tc_compile(&k, p, nullptr, ins, 3, o), TC_OK) << tc_last_error_message();
+      Arg out_p({9, 40}, false), out_o({30, 40}, false);
+      out_p.f.assign(out_p.f.size(), 7.0f);
+      out_o.f.assign(out_o.f.size(), 7.0f);
+      DLTensor outs[] = {out_p.t, out_o.t};
+      EXPECT_EQ(tc_run(k, ins, 3, outs, 2), TC_ERROR_RUNTIME);
+      std::string message = tc_last_error_message();
+      EXPECT_TRUE(has(message, "g:3:3: error: 'O(I(b, l), d)' writes 'O' out of bounds: index " + std::to_string(bad) +
+                                   " in dimension 0, whose extent is 30 (at b=4, l=16)"))
+          << message;
+      EXPECT_EQ(out_p.f, std::vector<float>(out_p.f.size(), 7.0f)) << "threads=" << threads;
+      EXPECT_EQ(out_o.f, std::vector<float>(out_o.f.size(), 7.0f)) << "threads=" << threads;
+      tc_kernel_destroy(k);
+      tc_options_destroy(o);
+    }
+    tc_program_destroy(p);
+  }
+}

@@ -207,3 +207,15 @@ TEST(Mapping, OneKernelPerBand) {
   EXPECT_EQ(count(min, "// kernel"), 6u) << min;
   EXPECT_LT(count(max, "// kernel"), 6u) << max;
 }
+
+// Scatters (computed left-hand side subscripts) are not modelled yet: refused, naming the
+// statement, before any isl object exists (docs/cuda.md).
+TEST(CudaPoly, ScattersAreRefusedNamingTheStatement) {
+  auto p = tc_test::build("def g(float(N) X, int32(N) I) -> (O) {\n  O(i) = X(i)\n  O(I(i)) += X(i)\n}");
+  Inputs in;
+  in.f32({4}).add(tc::ScalarType::Int32, {4});
+  std::string m = tc_test::error_of([&] { PolyModel model(tc_test::bind_def(p, in)); }, TC_ERROR_UNSUPPORTED);
+  EXPECT_NE(m.find("g:3:3: error: the cuda backend does not support scatters yet: statement 2 of 'g' writes 'O(I(i))'"),
+            std::string::npos)
+      << m;
+}

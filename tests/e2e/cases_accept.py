@@ -1209,3 +1209,168 @@ case("ellipsis_broadcast_bias", """
 def add_bias(float(..., C) X, float(C) b) -> (O) {
   O(..., c) = X(..., c) + b(c)
 }""", lambda r: [rf(r, 2, 3, 4), rf(r, 4)], lambda X, b: [(X + b).astype(F32)])
+
+# ============================================================================================
+# Scatter-add (issue 14, gradients): computed left-hand side subscripts with += and +=!
+# (docs/language.md, "Scatter-add"). Every point of the domain adds its value at the element
+# its subscripts compute; repeated indices all add up; '+=!' zeroes the whole tensor first.
+# ============================================================================================
+
+
+def _add_at(out, idx, vals):
+    np.add.at(out, idx, vals)
+    return out
+
+
+case("scatter_histogram_int32", """
+def hist(int32(N) I) -> (int32(8) H) {
+  H(I(i)) +=! 1
+}""", lambda r: [ri(r, 50, lo=0, hi=8)],
+     lambda I: [np.bincount(I, minlength=8).astype(i32)],
+     note="a histogram: every bin hit several times, and (with '+=!') bins no point hits are 0")
+
+case("scatter_histogram_float_weights", """
+def hist(int32(N) I, float(N) W, float(E) Like) -> (float(E) H) {
+  H(I(i)) +=! W(i)
+}""", lambda r: [ri(r, 40, lo=0, hi=6), rf(r, 40), rf(r, 9)],
+     lambda I, W, Like: [_add_at(np.zeros(9), I, f64(W)).astype(F32)], red=40,
+     note="bins 6..8 are never hit: zeroed by '+=!' (the runner's sentinel would show otherwise)")
+
+case("scatter_embedding_gradient", """
+def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {
+  d_LUT(I(b, l), d) +=! d_O(b, d)
+}""", lambda r: [rf(r, 7, 5), np.array([[0, 3, 3, 6], [3, 1, 0, 3], [6, 6, 6, 6]], i32), rf(r, 3, 5)],
+     lambda LUT, I, dO: [_add_at(np.zeros((7, 5)), I, f64(dO)[:, None, :].repeat(4, axis=1)).astype(F32)],
+     red=8, note="the gradient of O(b, d) +=! LUT(I(b, l), d): repeated rows add up, row 2, 4, 5 stay 0")
+
+case("scatter_transposed_conv1d", """
+def tconv1d(float(N) X, float(K) W, float(M) Like) -> (float(M) O) {
+  O(i + k) +=! X(i) * W(k)
+}""", lambda r: [rf(r, 6), rf(r, 3), rf(r, 8)],
+     lambda X, W, Like: [np.convolve(f64(X), f64(W)).astype(F32)], red=3,
+     note="M = N + K - 1: binding proves the write in bounds, no run-time check")
+
+case("scatter_transposed_conv1d_wider_output", """
+def tconv1d(float(N) X, float(K) W, float(M) Like) -> (float(M) O) {
+  O(i + k) +=! X(i) * W(k)
+}""", lambda r: [rf(r, 6), rf(r, 3), rf(r, 11)],
+     lambda X, W, Like: [np.concatenate([np.convolve(f64(X), f64(W)), np.zeros(3)]).astype(F32)], red=3,
+     note="'+=!' zeroes the whole output: its last 3 elements, which no point writes, are 0")
+
+
+def _conv2d_input_grad(dO, W, I):
+    n, m, oh, ow = dO.shape
+    _, c, kh_, kw_ = W.shape
+    dI = np.zeros(I.shape)
+    for kh in range(kh_):
+        for kw in range(kw_):
+            dI[:, :, kh:kh + oh, kw:kw + ow] += np.einsum("nmhw,mc->nchw", f64(dO), f64(W)[:, :, kh, kw])
+    return dI
+
+
+case("scatter_conv2d_input_gradient", """
+def conv_grad_input(float(N,M,OH,OW) d_O, float(M,C,KH,KW) W, float(N,C,H,WW) I) -> (float(N,C,H,WW) d_I) {
+  d_I(n, c, h + kh, w + kw) +=! d_O(n, m, h, w) * W(m, c, kh, kw)
+}""", lambda r: [rf(r, 2, 3, 4, 5), rf(r, 3, 2, 3, 2), rf(r, 2, 2, 6, 6)],
+     lambda dO, W, I: [_conv2d_input_grad(dO, W, I).astype(F32)], red=18,
+     note="the gradient of a 2-D convolution with respect to its input (affine write, two shifts)")
+
+case("scatter_accumulates_after_a_plain_statement", """
+def f(float(N) X, int32(K) I, float(K) V) -> (O) {
+  O(i) = X(i) * 2
+  O(I(k)) += V(k)
+}""", lambda r: [rf(r, 6), np.array([5, 0, 5, 2, 5], i32), rf(r, 5)],
+     lambda X, I, V: [_add_at(f64(X) * 2, I, f64(V)).astype(F32)], red=4,
+     note="'+=' adds to what the first statement wrote, which also gives O its shape")
+
+case("scatter_into_the_callers_output", """
+def f(int32(K) I, float(K) V, float(N) Like) -> (float(N) O) {
+  O(I(k)) += V(k)
+}""", lambda r: [np.array([1, 3, 1, 1], i32), rf(r, 4), rf(r, 5)],
+     lambda I, V, Like, init: [_add_at(f64(init[0]), I, f64(V)).astype(F32)],
+     init=lambda r: [rf(r, 5, lo=10, hi=20)], red=4,
+     note="'+=' into an output no statement wrote before accumulates into the caller's content, "
+          "everywhere (a scatter may write any element)")
+
+case("scatter_mixed_plain_and_computed_subscripts", """
+def f(float(R,C) X, int32(R) P, int32(R,C) Q, float(G,C) Like) -> (float(G,C) O, float(G,C) T) {
+  O(P(r), c) +=! X(r, c)
+  T(r, Q(r, c)) +=! X(r, c) where r in 0:G
+}""", lambda r: [rf(r, 5, 4), np.array([2, 0, 2, 1, 2], i32), ri(r, 5, 4, lo=0, hi=4), rf(r, 3, 4)],
+     lambda X, P, Q, Like: [_add_at(np.zeros((3, 4)), P, f64(X)).astype(F32),
+                            _add_at(np.zeros((3, 4)), (np.arange(3)[:, None].repeat(4, 1), Q[:3]),
+                                    f64(X)[:3]).astype(F32)],
+     red=3, note="a computed row with a plain column, a plain row with a computed column")
+
+case("scatter_segment_mean", """
+def segment_mean(float(N,D) X, int32(N) S, float(G) Like) -> (float(G,D) Sum, Mean) {
+  Sum(S(n), d) +=! X(n, d)
+  cnt(g) = 0.0 where g in 0:G
+  cnt(S(n)) += 1.0
+  Mean(g, d) = Sum(g, d) / fmax(cnt(g), 1.0)
+}""", lambda r: [rf(r, 7, 3), np.array([0, 2, 2, 0, 3, 2, 0], i32), rf(r, 4)],
+     lambda X, S, Like: [_add_at(np.zeros((4, 3)), S, f64(X)).astype(F32),
+                         (_add_at(np.zeros((4, 3)), S, f64(X)) /
+                          np.maximum(np.bincount(S, minlength=4), 1)[:, None]).astype(F32)],
+     red=4, note="several statements: a scatter into an output read later, a temporary written "
+                 "plainly then scattered into; segment 1 is empty (its mean 0)")
+
+case("scatter_index_types", """
+def f(uint8(N) I, int64(N) J, float(N) V, float(E) Like) -> (float(E) A, float(E) B) {
+  A(I(i)) +=! V(i)
+  B(J(i) + 1) +=! V(i)
+}""", lambda r: [np.array([0, 4, 4, 2], u8), np.array([3, -1, 0, 3], i64), rf(r, 4), rf(r, 5)],
+     lambda I, J, V, Like: [_add_at(np.zeros(5), I, f64(V)).astype(F32),
+                            _add_at(np.zeros(5), J + 1, f64(V)).astype(F32)], red=4,
+     note="uint8 and int64 subscripts; J(i) + 1 = 0 at J(i) = -1 is in bounds")
+
+case("scatter_empty_domain_still_zeroes", """
+def f(int32(N) I, float(N) V, float(E) Like) -> (float(E) H) {
+  H(I(i)) +=! V(i)
+}""", lambda r: [np.zeros(0, i32), np.zeros(0, F32), rf(r, 4)],
+     lambda I, V, Like: [np.zeros(4, F32)],
+     note="no point runs, but '+=!' still sets the whole tensor to 0")
+
+case("scatter_unchecked_skips_bad_indices", """
+def hist(int32(N) I, float(N) V, float(E) Like) -> (float(E) H) {
+  H(I(i)) +=! V(i)
+}""", lambda r: [np.array([1, 7, -1, 1, 4, 2147483647, -2147483648, 0], i32), rf(r, 8), rf(r, 5)],
+     lambda I, V, Like: [_add_at(np.zeros(5), I[(I >= 0) & (I < 5)], f64(V)[(I >= 0) & (I < 5)]).astype(F32)],
+     options={"checked": "0"}, red=3,
+     note="checked=0: a point whose written index is out of bounds is skipped (never clamped onto "
+          "an edge element, never written outside)")
+
+case("scatter_unchecked_skips_bad_uint8_and_gathered_reads_clamp", """
+def f(uint8(N) I, int32(N) J, float(M) V, float(E) Like) -> (float(E) H) {
+  H(I(i)) +=! V(J(i))
+}""", lambda r: [np.array([0, 255, 3, 3], u8), np.array([0, 1, 9, -2], i32), rf(r, 3), rf(r, 4)],
+     lambda I, J, V, Like: [_add_at(np.zeros(4), [0, 3, 3], f64(V)[[0, 2, 0]]).astype(F32)],
+     options={"checked": "0"}, red=2,
+     note="checked=0: the write at 255 is skipped; gathered reads of V are clamped as always (9 -> 2, -2 -> 0)")
+
+case("scatter_float16_rounds_every_addition", """
+def hist(int32(N) I, half(N) V, half(E) Like) -> (half(E) H) {
+  H(I(i)) +=! V(i)
+}""", lambda r: [np.array([0, 1, 0, 0, 2, 0], i32), np.array([2048, 1, 1, 1, 3, 0.5], F16), rf(r, 3, dtype=F16)],
+     lambda I, V, Like: [np.array([2048, 1, 3], F16)], rtol=0.0, atol=0.0,
+     note="float16 adds in order, each sum rounded to half: 2048 + 1 + 1 + 0.5 stays 2048 (float32 would give 2050.5)")
+
+case("scatter_inside_a_called_def", """
+def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {
+  d_LUT(I(b, l), d) +=! d_O(b, d)
+}
+def step(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (NewLUT) {
+  g = embed_grad(LUT, I, d_O)
+  NewLUT(e, d) = LUT(e, d) - 0.5 * g(e, d)
+}""", lambda r: [rf(r, 5, 3), np.array([[4, 0, 4]], i32), rf(r, 1, 3)],
+     lambda LUT, I, dO: [(f64(LUT) - 0.5 * _add_at(np.zeros((5, 3)), I, f64(dO)[:, None, :].repeat(3, axis=1))).astype(F32)],
+     entry="step", red=3,
+     note="inlined, the callee's annotated output becomes the caller's temporary g: a zeroing statement over "
+          "the annotation's dimensions (LUT's) gives g its shape, as the annotation did")
+
+case("scatter_with_ellipsis_on_the_right", """
+def rowsum_into(float(N, ...) X, int32(N) I) -> (float(N) O) {
+  O(I(n)) +=! X(n, ...)
+}""", lambda r: [rf(r, 4, 2, 3), np.array([1, 1, 0, 3], i32)],
+     lambda X, I: [_add_at(np.zeros(4), I, f64(X).reshape(4, -1).sum(axis=1)).astype(F32)], red=12,
+     note="'...' on the right of a scatter is a set of iterated variables, as anywhere; row 2 is never hit")

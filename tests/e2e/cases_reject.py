@@ -405,3 +405,78 @@ case("ellipsis_called_from_another_def",
      "def relu(float(...) X) -> (O) { O(...) = fmax(X(...), 0) }\n"
      "def bad(float(N) X) -> (O) { O = relu(X) }", "define", UNSUPPORTED,
      entry="bad", fragments=["rank-polymorphic def", "not supported"], location=True)
+
+# ============================================================================================
+# Scatter-add (issue 14): what a statement with a computed left-hand side subscript may not do
+# ============================================================================================
+
+_EMBED_GRAD = ("def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {\n"
+               "  d_LUT(I(b, l), d) %s d_O(b, d)\n}")
+for _name, _op in (("assign", "="), ("max", "max="), ("product_init", "*=!"), ("min_init", "min=!")):
+    case("scatter_with_" + _name + "_refused", _EMBED_GRAD % _op, "define", SEMANTIC,
+         fragments=["a computed left-hand side subscript ('I(b, l)') makes this statement a scatter",
+                    "scatters accumulate with '+=' or '+=!' only"],
+         regex=[r"^embed_grad:2:9: error: "], location=True,
+         note="located at the subscript that makes the statement a scatter")
+
+case("scatter_float_subscript_refused",
+     "def f(float(N) X) -> (float(N) O) { O(X(i) * 2) += 1 }", "define", SEMANTIC,
+     fragments=["left-hand side subscript 'X(i) * 2' of 'O' must be an integer, got float32"],
+     regex=[r"^f:1:39: error: "], location=True)
+
+case("scatter_unannotated_output_refused",
+     "def f(float(N) X, int32(N) I) -> (O) { O(I(i)) += X(i) }", "define", SEMANTIC,
+     fragments=["this scatter cannot give 'O' its shape", "annotate the output with its dimensions",
+                "'-> (float(N0) O)'", "or write 'O' with a plain statement first"], location=True)
+
+case("scatter_temporary_without_shape_refused",
+     "def f(float(N) X, int32(N) I) -> (O) {\n  T(I(i)) += X(i)\n  O(i) = X(i)\n}", "define", SEMANTIC,
+     fragments=["this scatter cannot give 'T' its shape", "write 'T' with a plain statement first"],
+     regex=[r"^f:2:3: error: "], location=True)
+
+case("scatter_reading_its_own_tensor_refused",
+     "def f(float(N) X, int32(N) I) -> (float(N) O) { O(I(i)) += O(i) * X(i) }", "define", SEMANTIC,
+     fragments=["this scatter reads 'O', the tensor it writes"], location=True)
+
+case("scatter_into_an_input_refused",
+     "def f(float(N) X, int32(N) I) -> (O) { X(I(i)) += 1\n O(i) = X(i) }", "define", SEMANTIC,
+     fragments=["cannot write input 'X'"], location=True)
+
+case("scatter_ellipsis_lhs_refused",
+     "def f(float(N, ...) X, int32(N) I) -> (O) { O(I(n), ...) += X(n, ...) }", "define", UNSUPPORTED,
+     fragments=["'...' in the left-hand side of a scatter", "not supported"], location=True)
+
+case("scatter_unconstrained_variable",
+     "def f(int32(N) I) -> (int32(8) H) { H(I(i) + j) +=! 1 }", "define", SEMANTIC,
+     fragments=["cannot infer the range of 'j'", "where j in"], location=True,
+     note="j appears only in the write's computed subscript, which cannot bound it")
+
+case("scatter_affine_write_out_of_bounds", """def tconv(float(N) X, float(K) W, float(M) Like) -> (float(M) O) {
+  O(i + k) +=! X(i) * W(k)
+}""", "shape", SHAPE, fragments=["'O(i + k)' writes 'O' out of bounds in dimension 0", "indices 0..7",
+                                  "the extent is 7"], location=True,
+     inputs=lambda r: [rf(r, 6), rf(r, 3), rf(r, 7)],
+     note="an affine write is a precondition: binding proves it or refuses, as for a read")
+
+_HIST = "def hist(int32(N) I, float(N) V, float(E) Like) -> (float(E) H) {\n  H(I(i)) +=! V(i)\n}"
+
+
+def _hist_inputs(bad):
+    def inputs(r):
+        return [np.array([1, 2, bad, 4, 0], np.int32), rf(r, 5), rf(r, 5)]
+    return inputs
+
+
+for _name, _bad in (("too_large", 9), ("negative", -3)):
+    case("scatter_checked_index_" + _name, _HIST, "run", RUNTIME,
+         fragments=["'H(I(i))' writes 'H' out of bounds: index %d in dimension 0, whose extent is 5" % _bad,
+                    "(at i=2)"], regex=[r"^hist:2:3: error: "], location=True,
+         inputs=_hist_inputs(_bad), run_args=lambda r, ins, info: (ins, _outs(info)),
+         options={"checked": "1"},
+         note="checked=1: the first bad written index is a run-time error naming the write")
+
+case("scatter_checked_gathered_row", _EMBED_GRAD % "+=!", "run", RUNTIME,
+     fragments=["'d_LUT(I(b, l), d)' writes 'd_LUT' out of bounds: index 7 in dimension 0, whose extent is 7",
+                "(at b=1, l=2"], location=True,
+     inputs=lambda r: [rf(r, 7, 3), np.array([[0, 1, 2], [3, 4, 7]], np.int32), rf(r, 2, 3)],
+     run_args=lambda r, ins, info: (ins, _outs(info)), options={"checked": "1"})

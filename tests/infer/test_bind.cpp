@@ -324,3 +324,17 @@ TEST(Bind, BoolAndIntegerInputs) {
   wrong.add(ScalarType::UInt8, {5}).add(ScalarType::Int64, {5});
   EXPECT_TRUE(has(bind_error(p, wrong), "expected dtype bool, got uint8"));
 }
+
+// A scatter's affine write is checked at binding like a read: out of bounds is a shape error
+// naming the write.
+TEST(Bind, ScatterWriteOutOfBoundsIsAShapeError) {
+  auto p = build("def t(float(N) X, float(K) W, float(M) Z) -> (float(M) O) {\n  O(i + k) +=! X(i) * W(k)\n}");
+  Inputs ok;
+  ok.f32({4}).f32({3}).f32({6});
+  EXPECT_EQ(shape_of(bind_def(p, ok), "O"), Shape{6});
+  Inputs small;
+  small.f32({4}).f32({3}).f32({5});
+  std::string m = bind_error(p, small);
+  EXPECT_TRUE(has(m, "'O(i + k)' writes 'O' out of bounds in dimension 0: indices 0..5 but the extent is 5")) << m;
+  EXPECT_TRUE(has(m, "t:2:3: error:")) << m;
+}

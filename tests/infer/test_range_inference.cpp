@@ -379,6 +379,60 @@ TEST(RangeInference, DescriptionListsTensorsAndRanges) {
   EXPECT_TRUE(has(d, "k in 0:K (reduction)")) << d;
 }
 
+// ---- scatters: the write constrains ranges like a read of the written tensor -------------
+
+TEST(RangeInference, ScatterWriteConstrainsItsVariables) {
+  // d appears in dO and in the write: both bound it; b and l come from the gather I(b, l).
+  auto p = build("def g(float(E, D) LUT, int32(B, L) I, float(B, D) dO) -> (float(E, D) dLUT) {\n"
+                 "  dLUT(I(b, l), d) +=! dO(b, d)\n}");
+  SizeValues s{{"E", 7}, {"D", 3}, {"B", 2}, {"L", 5}};
+  EXPECT_EQ(eval_range(*p, 0, "b", s), Range64(0, 2));
+  EXPECT_EQ(eval_range(*p, 0, "l", s), Range64(0, 5));
+  EXPECT_EQ(eval_range(*p, 0, "d", s), Range64(0, 3));
+  EXPECT_EQ(eval_extents(*p, "dLUT", s), (Shape{7, 3}));  // the annotation, not the statement
+  // Only the write constrains d here.
+  auto q = build("def h(float(E, D) Z, int32(K) I, float(K) V) -> (float(E, D) H) { H(I(k), d) +=! V(k) }");
+  EXPECT_EQ(eval_range(*q, 0, "d", {{"E", 4}, {"D", 6}, {"K", 2}}), Range64(0, 6));
+  // An earlier plain statement gives the extents the write is read against.
+  auto r = build("def f(float(N) X, int32(K) I) -> (O) { O(i) = X(i) where i in 0:N+2\n O(I(k) + j) += 1 where j in 0:2 }");
+  EXPECT_EQ(eval_extents(*r, "O", {{"N", 4}, {"K", 3}}), Shape{6});
+  EXPECT_EQ(eval_range(*r, 1, "k", {{"N", 4}, {"K", 3}}), Range64(0, 3));
+}
+
+TEST(RangeInference, AffineScatterWriteIsAPrecondition) {
+  auto p = build("def t(float(N) X, float(K) W, float(M) Z) -> (float(M) O) { O(i + k) +=! X(i) * W(k) }");
+  SizeValues s{{"N", 4}, {"K", 3}, {"M", 6}};
+  EXPECT_EQ(eval_range(*p, 0, "i", s), Range64(0, 4));
+  EXPECT_EQ(eval_range(*p, 0, "k", s), Range64(0, 3));
+  bool found = false;
+  for (const auto& pre : p->ranges[0].preconditions)
+    if (pre.write) {
+      found = true;
+      EXPECT_EQ(pre.access, "O(i + k)");
+      EXPECT_EQ(pre.min_index.evaluate(s), 0);
+      EXPECT_EQ(pre.max_index.evaluate(s), 5);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(RangeInference, DescriptionShowsAScattersWrite) {
+  auto p = build("def g(float(E, D) LUT, int32(B, L) I, float(B, D) dO) -> (float(E, D) dLUT) {\n"
+                 "  dLUT(I(b, l), d) +=! dO(b, d)\n}");
+  const std::string& d = p->descriptions[0];
+  EXPECT_TRUE(has(d, "statement 1 (line 2, scatter into dLUT(I(b, l), d)): b in 0:B, l in 0:L, d in 0:D\n")) << d;
+  auto q = build("def g(float(E, D) LUT, int32(B, L) I, float(B, D) dO) -> (float(E, D) dLUT) {\n"
+                 "  dLUT(I(l, b), d) +=! dO(b, d)\n}");
+  EXPECT_NE(q->descriptions[0], d);
+}
+
+TEST(RangeInferenceErrors, ScatterVariableNothingConstrains) {
+  std::string m = build_error("def f(int32(N) I) -> (int32(8) H) {\n  H(I(i) + j) +=! 1\n}");
+  EXPECT_TRUE(has(m, "cannot infer the range of 'j'")) << m;
+  EXPECT_TRUE(has(m, "where j in")) << m;
+  auto p = build("def f(int32(N) I) -> (int32(8) H) {\n  H(I(i) + j) +=! 1 where j in 0:2\n}");
+  EXPECT_EQ(eval_range(*p, 0, "j", {{"N", 3}}), Range64(0, 2));
+}
+
 // ---- errors --------------------------------------------------------------------------
 
 TEST(RangeInferenceErrors, UnconstrainedLhsVariable) {

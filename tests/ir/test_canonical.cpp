@@ -85,6 +85,22 @@ TEST(Canonical, EverySemanticChangeChangesTheText) {
   EXPECT_NE(canonical("def f(float(N) A) -> (B) { B(i) = A(i) * 2.0 + 1 }", {{9}}), base);  // the shapes
 }
 
+// Scatters that differ only in a written subscript are different programs (cache keys).
+TEST(Canonical, ScatterSubscriptsMatter) {
+  auto text = [](const std::string& lhs) {
+    auto p = tc_test::build("def f(float(N) X, int32(N) I, int32(N) J) -> (float(N) O) { " + lhs + " += X(i) }");
+    Inputs in;
+    in.f32({8}).add(tc::ScalarType::Int32, {8}).add(tc::ScalarType::Int32, {8});
+    return tc::ir::canonical_text(tc_test::bind_def(p, in));
+  };
+  std::vector<std::string> texts = {text("O(i)"), text("O(I(i))"), text("O(J(i))"), text("O(I(i) + 1)"),
+                                    text("O(I(J(i)))"), text("O(N - 1 - i)"), text("O(i + 0)")};
+  for (size_t a = 0; a < texts.size(); ++a)
+    for (size_t b = a + 1; b < texts.size(); ++b) EXPECT_NE(texts[a], texts[b]) << a << " " << b;
+  EXPECT_EQ(text("O(I(i))"), text("O( I( i ) )"));  // spelling does not matter
+  EXPECT_NE(texts[1].find("t3[t1[v0]] += {v0 in 0:8}"), std::string::npos) << texts[1];
+}
+
 TEST(Canonical, StatementOrderAndRolesMatter) {
   std::string a = canonical("def f(float(N) A) -> (B, C) { B(i) = A(i)\n C(i) = B(i) + 1 }", {{4}});
   std::string b = canonical("def f(float(N) A) -> (C, B) { B(i) = A(i)\n C(i) = B(i) + 1 }", {{4}});

@@ -71,6 +71,39 @@ TEST(IrGolden, WhereRangesGuardsAndGathers) {
             "Y(k) += {k in 0:K} (?: float32 (> int32 k 0:int32) X[(- int32 k 1:int32)] 0x0p+0:float32)\n");
 }
 
+// A scatter prints its write with its subscripts, like a read; reads inside them are reads of
+// the statement; the write's subscripts are proven where binding checks them.
+TEST(IrGolden, ScatterWritesThroughItsSubscripts) {
+  auto p = build("def g(float(E,D) LUT, int32(B,L) I, float(B,D) dO) -> (float(E,D) dLUT) {\n"
+                 "  dLUT(I(b, l), d) +=! dO(b, d)\n}");
+  EXPECT_EQ(tc::ir::to_text(ir_of(p)),
+            "tc-ir 1 def g\n"
+            "size E\n"
+            "size D\n"
+            "size B\n"
+            "size L\n"
+            "input LUT: float32(E, D)\n"
+            "input I: int32(B, L)\n"
+            "input dO: float32(B, D)\n"
+            "output dLUT: float32(E, D)\n"
+            "dLUT[I[b, l], d] +=! {b in 0:B, l in 0:L, d in 0:D} dO[b, d]\n");
+  const tc::ir::Stmt& s = ir_of(p).stmts[0];
+  ASSERT_TRUE(s.scatter);
+  EXPECT_EQ(s.num_lhs_vars(), 0u);
+  EXPECT_EQ(s.write.text, "dLUT(I(b, l), d)");
+  ASSERT_EQ(s.write.subscripts.size(), 2u);
+  EXPECT_EQ(s.write.subscripts[0].kind, IndexKind::DataDependent);
+  EXPECT_FALSE(s.write.subscripts[0].proven);
+  EXPECT_EQ(s.write.subscripts[1].kind, IndexKind::Affine);
+  EXPECT_TRUE(s.write.subscripts[1].proven);
+  ASSERT_EQ(s.reads.size(), 2u);  // I(b, l) in the write, dO(b, d)
+  EXPECT_FALSE(s.reads[0].pointwise);
+  EXPECT_FALSE(s.reads[1].pointwise);
+  auto q = build("def t(float(N) X, float(K) W, float(M) Z) -> (float(M) O) { O(i + k) += X(i) * W(k) }");
+  EXPECT_TRUE(ir_of(q).stmts[0].write.subscripts[0].proven);
+  EXPECT_EQ(ir_of(q).stmts[0].write.subscripts[0].kind, IndexKind::Affine);
+}
+
 TEST(IrReads, SubscriptKindsAndProofs) {
   auto p = build("def f(float(N, N) A, int32(N) I) -> (B) {\n"
                  "  B(i, j) +=! A(i + 2 * j - j, I(i)) * A(i * j % N, N - 1 - i) where i in 0:N, j in 0:N\n"

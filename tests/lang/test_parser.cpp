@@ -240,12 +240,36 @@ TEST(Parser, WhereClauseErrors) {
   syntax_error("def f(float(N) a) -> o { o(i) = a(i) where }");
 }
 
-TEST(Parser, LhsIndicesMustBeNames) {
-  std::string m = syntax_error("def f(float(N) a) -> o { o(2 * i) = a(i) }");
-  EXPECT_NE(m.find("left-hand side indices must be index variable names"), std::string::npos) << m;
-  EXPECT_NE(m.find("f:1:28: error:"), std::string::npos) << m;
-  syntax_error("def f(float(N) a) -> o { o(i + 1) = a(i) }");
-  EXPECT_NE(syntax_error("def f(float(N) a) -> o { o(0) = a(0) }").find("got '0'"), std::string::npos);
+// Left-hand side subscripts that are not all plain names make a scatter (ast.h, Stmt::write):
+// the written access as an expression, each subscript located where it starts.
+TEST(Parser, ComputedLhsSubscriptsMakeAScatter) {
+  tc::lang::Program p = parse("def f(float(N) a, int32(N) I) -> o { o(2 * i, I(i), j) += a(i) }");
+  const tc::lang::Stmt& s = p.defs[0].stmts[0];
+  ASSERT_TRUE(s.is_scatter());
+  EXPECT_TRUE(s.indices.empty());
+  EXPECT_EQ(s.lhs_rank(), 3u);
+  EXPECT_EQ(s.num_lhs_vars(), 0u);
+  EXPECT_EQ(s.write->name, "o");
+  EXPECT_EQ(s.write->args[0]->kind, ExprKind::Binary);
+  EXPECT_EQ(s.write->args[1]->kind, ExprKind::Call);
+  EXPECT_EQ(s.write->args[2]->kind, ExprKind::Ident);
+  ASSERT_EQ(s.index_locs.size(), 3u);
+  EXPECT_EQ(s.index_locs[0].col, 40);  // "2 * i" starts at the 2, not at its operator
+  EXPECT_EQ(s.index_locs[1].col, 47);
+  tc::lang::Program plain = parse("def f(float(N) a) -> o { o(i, j) = a(i) }");
+  EXPECT_FALSE(plain.defs[0].stmts[0].is_scatter());
+  EXPECT_EQ(plain.defs[0].stmts[0].indices, (std::vector<std::string>{"i", "j"}));
+  EXPECT_TRUE(parse("def f(float(N) a) -> o { o(0) += a(0) }").defs[0].stmts[0].is_scatter());
+  EXPECT_TRUE(parse("def f(float(N) a) -> o { o(i + 1) += a(i) }").defs[0].stmts[0].is_scatter());
+}
+
+TEST(Parser, EllipsisInAScatterLhsIsUnsupported) {
+  for (const char* src : {"def f(float(N, ...) a, int32(N) I) -> o { o(I(n), ...) += a(n, ...) }",
+                          "def f(float(...) a, int32(...) I) -> o { o(I(...)) += 1 }"}) {
+    std::string m = tc_test::error_of([&] { parse(src); }, TC_ERROR_UNSUPPORTED);
+    EXPECT_NE(m.find("'...' in the left-hand side of a scatter"), std::string::npos) << m;
+    EXPECT_NE(m.find("f:1:"), std::string::npos) << m;
+  }
 }
 
 TEST(Parser, MissingOperator) {

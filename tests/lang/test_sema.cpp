@@ -345,3 +345,85 @@ TEST(Sema, RankLimit) {
       TC_ERROR_UNSUPPORTED);
   EXPECT_TRUE(has(m, "TC_MAX_NDIM")) << m;
 }
+
+// ---- scatters (a computed left-hand side subscript) ----
+
+TEST(Sema, ScatterIteratesEveryVariable) {
+  Program p = checked("def g(float(E,D) LUT, int32(B,L) I, float(B,D) dO) -> (float(E,D) dLUT) {\n"
+                      "  dLUT(I(b, l), d) +=! dO(b, d)\n}");
+  const auto& s = p.defs[0].stmts[0];
+  ASSERT_TRUE(s.is_scatter());
+  EXPECT_EQ(s.num_lhs_vars(), 0u);
+  EXPECT_EQ(s.vars, (std::vector<std::string>{"b", "l", "d"}));  // the subscripts' first
+  EXPECT_EQ(s.reduce, ReduceOp::Sum);
+  EXPECT_TRUE(s.init);
+  EXPECT_EQ(s.write->ref, Ref::Tensor);
+  EXPECT_EQ(s.write->tensor, s.lhs_tensor);
+  Program q = checked("def f(float(N) X, int32(N) I) -> (O) { O(i) = X(i)\n O(I(i)) += X(i) }");
+  EXPECT_FALSE(q.defs[0].stmts[1].init);
+  EXPECT_EQ(q.defs[0].stmts[1].reduce, ReduceOp::Sum);
+}
+
+TEST(Sema, ScatterAccumulatesWithPlusOnly) {
+  const char* ops[] = {"=", "+=", "+=!", "*=", "*=!", "min=", "min=!", "max=", "max=!"};
+  for (const char* op : ops) {
+    std::string src = std::string("def g(float(E,D) LUT, int32(B,L) I, float(B,D) dO) -> (float(E,D) dLUT) {\n"
+                                   "  dLUT(I(b, l), d) ") + op + " dO(b, d)\n}";
+    bool ok = std::string(op) == "+=" || std::string(op) == "+=!";
+    if (ok) {
+      checked(src);
+      continue;
+    }
+    std::string m = semantic_error(src);
+    EXPECT_TRUE(has(m, "a computed left-hand side subscript ('I(b, l)') makes this statement a scatter; scatters "
+                       "accumulate with '+=' or '+=!' only")) << op << ": " << m;
+    EXPECT_TRUE(has(m, "g:2:8: error:")) << m;  // at the subscript
+  }
+  // The first subscript that is not an index variable is the one named; a size is not one.
+  std::string m = semantic_error("def f(float(N) X) -> (float(N, N) O) { O(i, N - 1 - i) = X(i) }");
+  EXPECT_TRUE(has(m, "('N - (1 + i)')") || has(m, "('(N - 1) - i')")) << m;
+}
+
+TEST(Sema, ScatterSubscriptsMustBeIntegers) {
+  std::string m = semantic_error("def f(float(N) X) -> (float(N) O) { O(X(i)) += 1 }");
+  EXPECT_TRUE(has(m, "left-hand side subscript 'X(i)' of 'O' must be an integer, got float32")) << m;
+  EXPECT_TRUE(has(m, "f:1:39: error:")) << m;
+  m = semantic_error("def f(float(N) X) -> (float(N) O) { O(i * 0.5) += X(i) }");
+  EXPECT_TRUE(has(m, "must be an integer, got float32")) << m;
+  checked("def f(float(N) X, uint8(N) I, int64(N) J) -> (float(N) O) { O(I(i)) += X(i)\n O(J(i) + 1) += X(i) }");
+}
+
+TEST(Sema, ScatterNeedsItsTensorsShapeFromElsewhere) {
+  std::string m = semantic_error("def f(float(N) X, int32(N) I) -> (O) { O(I(i)) += X(i) }");
+  EXPECT_TRUE(has(m, "this scatter cannot give 'O' its shape")) << m;
+  EXPECT_TRUE(has(m, "annotate the output with its dimensions, as in '-> (float(N0) O)'")) << m;
+  EXPECT_TRUE(has(m, "or write 'O' with a plain statement first")) << m;
+  EXPECT_TRUE(has(m, "f:1:40: error:")) << m;
+  m = semantic_error("def f(float(N) X, int32(N) I) -> (O) { T(I(i), 0) += X(i)\n O(i) = X(i) }");
+  EXPECT_TRUE(has(m, "this scatter cannot give 'T' its shape")) << m;
+  EXPECT_TRUE(has(m, "write 'T' with a plain statement first")) << m;
+  // A plain statement after the scatter is too late: the scatter runs first.
+  m = semantic_error("def f(float(N) X, int32(N) I) -> (O) { O(I(i)) += X(i)\n O(i) += X(i) }");
+  EXPECT_TRUE(has(m, "this scatter cannot give 'O' its shape")) << m;
+  checked("def f(float(N) X, int32(N) I) -> (float(N) O) { O(I(i)) += X(i) }");
+  checked("def f(float(N) X, int32(N) I) -> (O) { T(i) = X(i)\n T(I(i)) += 1\n O(i) = T(i) }");
+}
+
+TEST(Sema, ScatterMayNotReadItsOwnTensor) {
+  for (const char* src : {"def f(float(N) X, int32(N) I) -> (float(N) O) { O(I(i)) += O(i) }",
+                          "def f(float(N) X, int32(N) I) -> (int32(N) O) { O(I(O(i))) += 1 }",
+                          "def f(float(N) X, int32(N) I) -> (float(N) O) { O(I(i)) += X(i) where exists O(i) }"}) {
+    std::string m = semantic_error(src);
+    EXPECT_TRUE(has(m, "this scatter reads 'O', the tensor it writes")) << m;
+  }
+}
+
+TEST(Sema, ScatterWritesNoInput) {
+  std::string m = semantic_error("def f(float(N) X, int32(N) I) -> (float(N) O) { X(I(i)) += 1\n O(i) = X(i) }");
+  EXPECT_TRUE(has(m, "cannot write input 'X'")) << m;
+}
+
+TEST(Sema, ScatterIntoBoolIsRefused) {
+  std::string m = semantic_error("def f(int32(N) I) -> (bool(N) H) { H(I(i)) += true }");
+  EXPECT_TRUE(has(m, "'H' is bool, and a scatter adds")) << m;
+}

@@ -288,7 +288,8 @@ class CpuKernel : public Kernel {
         std::string loop;
         for (size_t i = 0; i < g.vars.size() && i + 1 < values.size(); ++i)
           loop += (i ? ", " : "") + g.vars[i] + "=" + values[i + 1];
-        return b_.def().located(g.loc, "'" + g.access + "' reads '" + g.tensor + "' out of bounds: index " + values[0] +
+        return b_.def().located(g.loc, "'" + g.access + (g.write ? "' writes '" : "' reads '") + g.tensor +
+                                           "' out of bounds: index " + values[0] +
                                            " in dimension " + std::to_string(g.dim) + ", whose extent is " +
                                            std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
       }

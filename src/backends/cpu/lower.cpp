@@ -162,6 +162,10 @@ class Builder {
     Expr written = Halide::Internal::make_bool(false);
     for (size_t i = 0; i < def_.stmts.size(); ++i) {
       if (def_.stmts[i].lhs_tensor != t) continue;
+      if (def_.stmts[i].scatter) {  // may write anywhere: the caller's values everywhere
+        written = Halide::Internal::make_bool(true);
+        break;
+      }
       Expr inside = Halide::Internal::make_bool(true);
       for (int d = 0; d < decl.ndim; ++d) {
         auto [lo, hi] = b_.ranges[i][d];
@@ -220,7 +224,7 @@ class Builder {
   // call before, 530 after). The checks still run before the statements: the sink is the
   // pipeline's first output (cpu_backend.cpp), and Halide realises the producers of its
   // outputs in their order.
-  void check_stage(const ir::Read& access, int d, const Expr& i, const Expr& guard) {
+  void check_stage(const ir::Read& access, int d, const Expr& i, const Expr& guard, bool write = false) {
     int64_t extent = shape(access.tensor)[d];
     for (const auto& [lo, hi] : b_.ranges[current_stmt_])
       if (lo >= hi) return;  // the statement runs at no point: the read is never evaluated
@@ -244,7 +248,7 @@ class Builder {
       names.insert(names.begin(), stmt_vars[v]);  // statement order, for the message
     }
     int k = static_cast<int>(p_.gather_checks.size());
-    p_.gather_checks.push_back({access.loc, access.text, def_.tensors[access.tensor].name, d, extent, names});
+    p_.gather_checks.push_back({access.loc, access.text, def_.tensors[access.tensor].name, write, d, extent, names});
     std::vector<Expr> message = {Halide::Internal::StringImm::make("tc-gather:" + std::to_string(k) + ":"),
                                  Halide::cast(Halide::Int(64), body)};
     for (auto it = fvars.rbegin(); it != fvars.rend(); ++it) {  // in statement order
@@ -421,8 +425,74 @@ class Builder {
     return rhs;
   }
 
+  // A scatter (ir::Stmt::scatter): a Scatter stage whose pure definition is the tensor before
+  // the statement (zeros for '+=!': the whole tensor) and whose one update, over an RDom of
+  // all the statement's variables, adds the right-hand side at the computed subscripts. Each
+  // written index is clamped into the tensor, which gives Halide the update's bounds; it is a
+  // no-op where binding proved the subscript, or with `checked`, whose check stage (run
+  // before any statement) reports a bad index first. Unchecked, a point with an index out of
+  // bounds leaves the element as it was (the reference skips it). The update stays serial
+  // (the scheduler never touches a Scatter's update): points hitting one element all add.
+  void lower_scatter(int si) {
+    const ir::Stmt& st = def_.stmts[si];
+    const auto& ranges = b_.ranges[si];
+    int t = st.lhs_tensor;
+    bool empty = false;
+    for (const auto& [lo, hi] : ranges) empty = empty || lo >= hi;
+    for (int64_t e : shape(t)) empty = empty || e == 0;  // nothing can be written
+
+    Stage s = new_stage(Stage::Kind::Scatter, t, "s" + std::to_string(si), dim_names(t));
+    s.stmt = si;
+    int me = add_stage(s);
+    std::vector<Halide::Range> region;  // rdom[0] is the last variable: loops nest as the reference's
+    for (size_t v = st.vars.size(); v-- > 0;)
+      region.emplace_back(static_cast<int>(ranges[v].first), static_cast<int>(ranges[v].second - ranges[v].first));
+    Halide::RDom dom;
+    bool runs = !empty && !region.empty();
+    if (runs) dom = Halide::RDom(region, "r_s" + std::to_string(si));
+
+    std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
+    Halide::Type type = p_.stages[me].type;
+    Expr before = st.init ? identity(ReduceOp::Sum, type) : read(t, pure, me, true);
+    if (!runs) {
+      p_.stages[me].func(pure) = before;
+      current_[t] = me;
+      return;
+    }
+    pack_dims_.clear();
+    ExprContext ctx;
+    ctx.bound = &b_;
+    ctx.stmt = &st;
+    for (size_t v = 0; v < st.vars.size(); ++v) ctx.vars.push_back(dom[static_cast<int>(st.vars.size() - 1 - v)]);
+    loop_vars_ = ctx.vars;
+    current_stmt_ = si;
+    ctx.load = [&](int read, std::vector<Expr> index, const Expr& guard) {
+      return load(st.reads[read], std::move(index), guard, me, /*full_box=*/false, /*in_loop=*/true);
+    };
+    std::vector<Expr> idx;
+    Expr inside = Halide::Internal::make_bool(true);
+    for (size_t d = 0; d < st.write.subscripts.size(); ++d) {
+      const ir::Subscript& sub = st.write.subscripts[d];
+      Expr i = comparable_index(lower_expr(*sub.index, ctx));
+      Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), shape(t)[d] - 1);
+      if (!sub.proven) {
+        if (checked_) check_stage(st.write, static_cast<int>(d), i, Expr(), /*write=*/true);
+        else inside = inside && i >= lo && i <= hi;
+      }
+      idx.push_back(Halide::cast(Halide::Int(32), Halide::clamp(i, lo, hi)));
+    }
+    std::reverse(idx.begin(), idx.end());
+    Expr rhs = mention_every_rvar(convert(lower_expr(*st.rhs, ctx), st.rhs->type, def_.tensors[t].type), dom);
+    Func& f = p_.stages[me].func;
+    f(pure) = before;
+    Expr sum = combine(ReduceOp::Sum, f(idx), rhs, def_.tensors[t].type);
+    f(idx) = Halide::Internal::is_const_one(inside) ? sum : Halide::select(inside, sum, f(idx));
+    current_[t] = me;
+  }
+
   void lower_statement(int si) {
     const ir::Stmt& st = def_.stmts[si];
+    if (st.scatter) return lower_scatter(si);
     const auto& ranges = b_.ranges[si];
     size_t n = st.num_lhs_vars();
     for (size_t v = 0; v < n; ++v)

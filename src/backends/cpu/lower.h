@@ -5,7 +5,11 @@
 // read before it is written or accumulated into, zeros where nothing writes it, and one
 // pure copy per output that writes the caller's buffer. Reads that may leave the tensor (in
 // an untaken ?: branch, or gathers) are clamped, and with `checked` a gather out of range is
-// a run-time error. It records what the scheduler needs; it does not schedule.
+// a run-time error. A scatter is a Scatter stage: its previous version (or zeros for '+=!')
+// as the pure definition, then one update over an RDom of all its variables whose left-hand
+// side is the computed subscripts, clamped into the tensor (checked first with `checked`,
+// else the update is skipped where a subscript is out of bounds). It records what the
+// scheduler needs; it does not schedule.
 #pragma once
 
 #include <vector>
@@ -34,6 +38,8 @@ struct Stage {
     Partial,    // a statement that writes part of the tensor: updates over the written box
     Output,     // the copy into the caller's output buffer
     Pack,       // a copy of a reduction's operand stored with another dimension innermost
+    Scatter,    // a scatter: pure init + one update at computed subscripts, which must stay
+                // serial (several points may update one element): only the init is scheduled
   };
   Kind kind = Kind::Pointwise;
   Halide::Func func;
@@ -63,6 +69,7 @@ struct GatherCheck {
   lang::SourceLoc loc;
   std::string access;  // source text
   std::string tensor;
+  bool write = false;  // a scatter's written subscript ("writes ... out of bounds")
   int dim = 0;
   int64_t extent = 0;
   std::vector<std::string> vars;  // the statement's loop variables, reported with their values

@@ -13,7 +13,8 @@
 //     producers at its own first index), they are computed inside that stage's loop over blocks
 //     of rows (cpu.rows), one pass per block while its rows are in cache, instead of one pass
 //     over the whole tensor per stage;
-//   - root stages vectorise their contiguous dimension and run their outer loops in parallel.
+//   - root stages vectorise their contiguous dimension and run their outer loops in parallel;
+//   - a scatter's update (computed subscripts, lower.h) is never scheduled: it runs serially.
 #include "backends/cpu/schedule.h"
 
 #include <algorithm>
@@ -326,7 +327,11 @@ class Scheduler {
       case Stage::Kind::Output:
       case Stage::Kind::Pack:
       case Stage::Kind::Initial:  // a snapshot of the caller's buffer, before anything writes it
-      case Stage::Kind::Partial: root_[i] = true; return;
+      case Stage::Kind::Partial:
+      // A scatter is computed whole at root; schedule_root schedules only its pure definition
+      // (the tensor before it), so its update runs serially in its own order and no two threads
+      // ever add to one element: no knob value can make it racy.
+      case Stage::Kind::Scatter: root_[i] = true; return;
       case Stage::Kind::Reduction: {
         root_[i] = true;
         if (s.uses.size() == 1) {

@@ -160,9 +160,26 @@ isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* sources, 
   return deps;
 }
 
+// A scatter writes through computed subscripts that several instances may share: its write
+// relation and the atomic updates it needs are not built yet, so the model refuses it, naming
+// the statement (docs/cuda.md), before it allocates anything.
+void refuse_scatters(const ir::BoundDef& b) {
+  const ir::Def& def = b.def();
+  for (size_t s = 0; s < def.stmts.size(); ++s) {
+    const ir::Stmt& st = def.stmts[s];
+    if (!st.scatter) continue;
+    fail(TC_ERROR_UNSUPPORTED,
+         def.located(st.loc, "the cuda backend does not support scatters yet: statement " + std::to_string(s + 1) +
+                                 " of '" + def.name + "' writes '" + st.write.text +
+                                 "' through computed subscripts (use backend=cpu or backend=reference)"));
+  }
+}
+
 }  // namespace
 
-PolyModel::PolyModel(const ir::BoundDef& bound) : ctx_(isl_ctx_alloc()) {
+PolyModel::PolyModel(const ir::BoundDef& bound) {
+  refuse_scatters(bound);
+  ctx_ = isl_ctx_alloc();
   if (ctx_ == nullptr) fail(TC_ERROR_NO_MEMORY, "isl_ctx_alloc failed");
   isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);  // no messages on stderr: errors are returned
   try {

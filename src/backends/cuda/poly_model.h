@@ -7,7 +7,8 @@
 // Subscripts are exact where they are affine at the bound sizes (sums of variables times
 // integers, floor division and modulo by a positive integer); others (gathers, products of
 // variables, casts) are over-approximated to the tensor's whole extent along that dimension.
-// It does not schedule (schedule.h), tile or map (mapping.h), or print code.
+// It does not schedule (schedule.h), tile or map (mapping.h), or print code; it refuses a def
+// with a scatter (computed left-hand side subscripts) with TC_ERROR_UNSUPPORTED naming it.
 #pragma once
 
 #include <memory>

@@ -3,11 +3,16 @@
 //   2. output elements that no statement writes are set to 0;
 //   3. statements run in source order; each walks its domain (LHS variables outer, reduction
 //      variables inner, ascending); '!' statements first set their LHS box to the identity;
-//      a statement that reads its own LHS reads a snapshot taken before it starts.
+//      a statement that reads its own LHS reads a snapshot taken before it starts;
+//      a scatter evaluates its written subscripts at each point (in the same order) and adds
+//      the right-hand side there ('+=!' first zeroes the whole tensor).
 // In checked mode (default) every tensor read is bounds-checked and the first bad index is a
 // TC_ERROR_RUNTIME naming the access, the index and the loop variables. Unchecked, an index out
 // of bounds is clamped into the tensor (a read of an empty tensor gives 0): binding proved every
 // other read in bounds, so this is the same rule as the cpu backend's and never reads outside.
+// A scatter's written subscript out of bounds is likewise a TC_ERROR_RUNTIME when checked
+// (statements before it have run: unlike the cpu backend, the interpreter does not check
+// first); unchecked, that point's update is skipped, never written outside.
 // Running out of memory for a temporary is TC_ERROR_NO_MEMORY naming it.
 #include "backends/reference/reference_backend.h"
 
@@ -34,6 +39,7 @@ struct CompiledStmt {
   bool init;
   bool reads_self;
   std::vector<std::pair<int64_t, int64_t>> ranges;  // per var
+  std::vector<Node> write;  // a scatter's written subscripts; empty for a plain statement
 };
 
 bool reads_tensor(const Node& n, int t) {
@@ -160,6 +166,8 @@ class ReferenceKernel : public Kernel {
       CompiledStmt c{&s, lower(*s.rhs, b_, s), s.lhs_tensor, def.tensors[s.lhs_tensor].type,
                      s.reduce != ir::ReduceOp::None, combine_of(s.reduce), s.init, false, b_.ranges[i]};
       c.reads_self = reads_tensor(c.rhs, s.lhs_tensor);
+      if (s.scatter)
+        for (const ir::Subscript& sub : s.write.subscripts) c.write.push_back(lower(*sub.index, b_, s));
       stmts_.push_back(std::move(c));
     }
     for (size_t t = 0; t < def.tensors.size(); ++t)
@@ -191,7 +199,13 @@ class ReferenceKernel : public Kernel {
   }
 
  private:
+  // The box a statement writes: its written variables' ranges; a scatter's, the whole tensor.
   std::vector<std::pair<int64_t, int64_t>> lhs_box(const CompiledStmt& s) const {
+    if (s.stmt->scatter) {
+      std::vector<std::pair<int64_t, int64_t>> all;
+      for (int64_t e : b_.tensors[s.lhs].shape) all.emplace_back(0, e);
+      return all;
+    }
     return {s.ranges.begin(), s.ranges.begin() + static_cast<long>(s.stmt->num_lhs_vars())};
   }
 
@@ -270,6 +284,7 @@ class ReferenceKernel : public Kernel {
       for_box(lhs_box(s), [&](const int64_t* idx) { store(target.data + element_offset(target, idx) * w, id, s.lhs_type); });
     }
     Interpreter interp(b_, checked_, views, s);
+    if (s.stmt->scatter) return scatter(s, target, interp);
     for_box(s.ranges, [&](const int64_t* vars) {
       char* p = target.data + element_offset(target, vars) * w;
       Scalar v = convert(interp.eval(s.rhs, vars), s.rhs.type, s.lhs_type);
@@ -277,6 +292,41 @@ class ReferenceKernel : public Kernel {
       store(p, v, s.lhs_type);
     });
     views[s.lhs] = target;
+  }
+
+  // At each point: the written element (subscripts evaluated, each read in them checked as
+  // any read), then the right-hand side, added there. A written index out of bounds is an
+  // error (checked) or skips the point (unchecked).
+  void scatter(const CompiledStmt& s, const TensorView& target, const Interpreter& interp) const {
+    size_t w = bytes(s.lhs_type);
+    int64_t idx[TC_MAX_NDIM];
+    for_box(s.ranges, [&](const int64_t* vars) {
+      bool inside = true;
+      for (size_t d = 0; d < s.write.size(); ++d) {
+        const Node& sub = s.write[d];
+        Scalar x = interp.eval(sub, vars);
+        idx[d] = kind(sub.type) == ScalarKind::Unsigned ? static_cast<int64_t>(x.u) : x.i;
+        if (idx[d] >= 0 && idx[d] < target.shape[d]) continue;
+        if (checked_) write_out_of_bounds(s, static_cast<int>(d), idx[d], target.shape[d], vars);
+        inside = false;
+      }
+      if (!inside) return;
+      char* p = target.data + element_offset(target, idx) * w;
+      Scalar v = convert(interp.eval(s.rhs, vars), s.rhs.type, s.lhs_type);
+      store(p, combine(s.combine, load(p, s.lhs_type), v, s.lhs_type), s.lhs_type);
+    });
+  }
+
+  [[noreturn]] void write_out_of_bounds(const CompiledStmt& s, int d, int64_t index, int64_t extent,
+                                        const int64_t* vars) const {
+    std::string at;
+    for (size_t i = 0; i < s.stmt->vars.size(); ++i)
+      at += (i ? ", " : "") + s.stmt->vars[i] + "=" + std::to_string(vars[i]);
+    const ir::Read& write = s.stmt->write;
+    fail(TC_ERROR_RUNTIME, b_.def().located(write.loc, "'" + write.text + "' writes '" + b_.def().tensors[s.lhs].name +
+                                                            "' out of bounds: index " + std::to_string(index) +
+                                                            " in dimension " + std::to_string(d) + ", whose extent is " +
+                                                            std::to_string(extent) + (at.empty() ? "" : " (at " + at + ")")));
   }
 
   ir::BoundDef b_;
