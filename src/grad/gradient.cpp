@@ -358,12 +358,28 @@ class GradientWriter {
     if (s.reduce == ReduceOp::Product)
       refuse(s.op_loc, "'*=' reductions have no gradient in libtc (the quotient rule fails at zeros); "
                        "write the product with exp and log, or as separate factors");
+    ExprPtr ties;  // min=/max=: how many terms equal the result
     if (s.reduce == ReduceOp::Min || s.reduce == ReduceOp::Max) {
-      // The result's gradient goes to every element equal to the result (ties all receive it).
+      // The result's gradient is split evenly among the terms equal to it (every point of the
+      // domain whose value is the result, and the accumulated value for min=/max= without
+      // '!'), as PyTorch's amax does: a term read at several points gets its share per point.
       ExprPtr result = read_vars(out.name, lhs_vars);
       ExprPtr equal = binary(Tok::Eq, converted(sv.rhs->clone(), s.rhs->type, type), result);
       reads_.push_back(equal);
-      seed = ternary(equal, d_out, nullptr);
+      std::string count = fresh("ties_" + out.name);
+      std::set<std::string> used(lhs_vars.begin(), lhs_vars.end());
+      collect_names(*equal, used);
+      backward_.push_back("  " + lang::to_source(*read_vars(count, lhs_vars)) + " +=! " +
+                          lang::to_source(*ternary(equal, literal("1.0"), nullptr)) + where_clause(si, s.vars, used));
+      if (accumulates(s)) {
+        ExprPtr kept = binary(Tok::Eq, read_vars(versions_[sv.prev].name, lhs_vars), read_vars(out.name, lhs_vars));
+        reads_.push_back(kept);
+        std::set<std::string> lhs_used(lhs_vars.begin(), lhs_vars.end());
+        backward_.push_back("  " + lang::to_source(*read_vars(count, lhs_vars)) + " += " +
+                            lang::to_source(*ternary(kept, literal("1.0"), nullptr)) + where_clause(si, lhs_vars, lhs_used));
+      }
+      ties = read_vars(count, lhs_vars);
+      seed = ternary(equal->clone(), binary(Tok::Slash, d_out, ties), nullptr);
     }
     // Reads of one version at the same subscripts share one contribution (their partials sum).
     std::vector<std::pair<const ReadSite*, ExprPtr>> groups;
@@ -389,7 +405,7 @@ class GradientWriter {
       if (s.reduce == ReduceOp::Min || s.reduce == ReduceOp::Max) {
         ExprPtr equal = binary(Tok::Eq, read_vars(versions_[sv.prev].name, lhs_vars), read_vars(out.name, lhs_vars));
         reads_.push_back(equal);
-        value = ternary(equal, d_out, nullptr);
+        value = ternary(equal, binary(Tok::Slash, d_out, ties), nullptr);
       }
       std::vector<ExprPtr> subs;
       for (const std::string& v : lhs_vars) subs.push_back(ident(v));

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "lang/lexer.h"
 #include "support/error.h"
@@ -187,7 +188,7 @@ class Parser {
   }
 
   // The left-hand side's subscripts. Plain names (and one `...`) are the written element's
-  // index variables, as always; any other expression makes the statement a scatter
+  // index variables, as always; any other expression, or a repeated name, makes the statement a scatter
   // (ast.h, Stmt::write), written through computed subscripts.
   void parse_lhs_subscripts(Stmt& s) {
     std::vector<ExprPtr> subs;
@@ -206,8 +207,11 @@ class Parser {
         }
       } while (accept(Tok::Comma));
     }
-    bool plain = std::all_of(subs.begin(), subs.end(), [](const ExprPtr& e) {
-      return e->kind == ExprKind::Ident || e->kind == ExprKind::Ellipsis;
+    // A repeated name (`D(i, i)`, a diagonal) is a scatter too: it writes fewer elements than
+    // its variables span, which only an accumulation makes meaningful (sema says so otherwise).
+    std::set<std::string> names;
+    bool plain = std::all_of(subs.begin(), subs.end(), [&](const ExprPtr& e) {
+      return e->kind == ExprKind::Ellipsis || (e->kind == ExprKind::Ident && names.insert(e->name).second);
     });
     if (plain) {
       for (const ExprPtr& e : subs) s.indices.push_back(e->kind == ExprKind::Ellipsis ? "..." : e->name);

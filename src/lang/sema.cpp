@@ -213,6 +213,17 @@ class DefChecker {
     s.write->tensor = s.lhs_tensor;
   }
 
+  // When every written subscript is a plain index variable, the first that repeats an earlier
+  // one (what then makes the statement a scatter); else 0.
+  static size_t repeated_subscript(const Stmt& s) {
+    for (size_t d = 0; d < s.write->args.size(); ++d)
+      if (s.write->args[d]->kind != ExprKind::Ident) return 0;
+    for (size_t d = 1; d < s.write->args.size(); ++d)
+      for (size_t e = 0; e < d; ++e)
+        if (s.write->args[d]->name == s.write->args[e]->name) return d;
+    return 0;
+  }
+
   // The first subscript that is not a plain index variable: what makes the statement a scatter.
   static size_t computed_subscript(const Stmt& s) {
     for (size_t d = 0; d < s.write->args.size(); ++d) {
@@ -228,6 +239,10 @@ class DefChecker {
   // the shape must come from an annotated output or an earlier plain statement.
   void check_scatter(const Stmt& s, int index) const {
     size_t d = computed_subscript(s);
+    if (s.op != Tok::PlusEq && s.op != Tok::PlusEqBang && repeated_subscript(s))
+      error(s.index_locs[repeated_subscript(s)], "index variable '" + s.write->args[repeated_subscript(s)]->name +
+                                                    "' appears twice on the left-hand side; only a scatter ('+=' or "
+                                                    "'+=!') may write a diagonal such as D(i, i)");
     if (s.op != Tok::PlusEq && s.op != Tok::PlusEqBang)
       error(s.index_locs[d], "a computed left-hand side subscript ('" + to_source(*s.write->args[d]) +
                                  "') makes this statement a scatter; scatters accumulate with '+=' or '+=!' only");

@@ -77,6 +77,14 @@ CASES = {
     "min_accumulate": ("""def m(float(N,K) A, float(N) B) -> (O) {
                             O(i) = B(i)
                             O(i) min= A(i,k) }""", [perm(3, 4), lambda r: perm(3)(r) + 0.5 / 7]),
+    "max_repeated_read": ("def g(float(N) X) -> (O) { O() max=! X(min(k, 2)) where k in 0:4 }",
+                          [lambda r: np.array([1.0, 0.0, 3.0])]),
+    "max_init_then_accumulate": ("""def g(float(N,K) X) -> (O) {
+                                     O(i) = X(i, 0)
+                                     O(i) max= X(i, k) }""", [lambda r: np.array([[3.0, 1.0, 2.0], [0.0, 4.0, 1.0]])]),
+    "max_edge_replicated": ("""def g(float(N) X) -> (O) {
+                                O(i) max=! X(min(max(i + k - 1, 0), N - 1)) where i in 0:N, k in 0:3 }""",
+                            [lambda r: np.array([5.0, 1.0, 2.0, 3.0])]),
     "sum_accumulate": ("""def s(float(N,K) A, float(N) B) -> (O) {
                             O(i) = B(i) * B(i)
                             O(i) += A(i,k) * B(i) }""", [n(3, 4), n(3)]),

@@ -231,6 +231,9 @@ TEST(Sema, LhsIndexRules) {
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> C { C(N) = A(0) }"), "'N' is a size"));
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> C { C(A) = 1 }"), "'A' is a tensor"));
   EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> C { C(i, i) = A(i) }"), "'i' appears twice"));
+  EXPECT_TRUE(has(semantic_error("def f(float(N) A) -> C { C(i, i) = A(i) }"), "only a scatter"));
+  // With '+=' a repeated name is a scatter into the diagonal (the gradient of a diagonal read).
+  EXPECT_NO_THROW(checked("def f(float(N) A) -> (float(N, N) C) { C(i, i) +=! A(i) }"));
 }
 
 TEST(Sema, WhereClauseRules) {

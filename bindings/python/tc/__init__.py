@@ -13,6 +13,9 @@
     prog.compile("mm", A, B).cache_hit     # True: later compiles use the tuned knobs
     tc.cache_export("tuned.tccache"); tc.cache_import("tuned.tccache")  # move a cache
     tc.cache_list(); tc.cache_verify(); tc.cache_clear()   # records, damage, empty it
+    g = prog.gradient("mm")        # a new Program: def mm_grad(A, B, d_C) -> (d_A, d_B)
+    f = tc.autograd(prog, "mm")    # torch tensors in, recorded for torch.autograd (backward:
+                                   # mm_grad); PyTorch is imported only here
 
 Tensors go in and out through DLPack without copies (any object with __dlpack__; strides and
 offsets are honoured). Failures raise tc.Error subclasses carrying libtc's status and message.
@@ -24,8 +27,9 @@ _library.py); tc.library_path says which one was loaded.
 """
 from . import _library
 from ._api import (CacheDamage, CacheRecord, CacheTrial, Entry, Kernel, OptionInfo, Options, Param,
-                   Program, Tensor, TensorInfo, TuneProgress, cache_clear, cache_export,
-                   cache_import, cache_list, cache_verify, define, infer_outputs, option_info)
+                   Program, Tensor, TensorInfo, TuneProgress, autograd, cache_clear, cache_export,
+                   cache_import, cache_list, cache_verify, define, gradient, infer_outputs,
+                   option_info)
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)
@@ -40,10 +44,10 @@ def library_version():
     return _library.lib.tc_version_string().decode()
 
 
-__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "cache_list",
-           "cache_verify", "cache_clear", "Program", "Kernel", "Entry", "Options", "Tensor",
-           "TensorInfo", "Param", "OptionInfo", "TuneProgress", "CacheRecord", "CacheTrial",
-           "CacheDamage", "Error", "TcInvalidArgumentError",
+__all__ = ["define", "infer_outputs", "gradient", "autograd", "option_info", "cache_export",
+           "cache_import", "cache_list", "cache_verify", "cache_clear", "Program", "Kernel",
+           "Entry", "Options", "Tensor", "TensorInfo", "Param", "OptionInfo", "TuneProgress",
+           "CacheRecord", "CacheTrial", "CacheDamage", "Error", "TcInvalidArgumentError",
            "TcSyntaxError", "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",
            "TcRuntimeError", "TcCacheError", "TcNoMemoryError", "TcInternalError",
            "library_path", "library_version", "__version__"]

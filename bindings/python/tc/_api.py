@@ -1,7 +1,7 @@
 """_api.py - programs, kernels and options: the Python face of tc_define, the tc_program_*
-queries, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile, tc_tune, tc_run and the
-compilation cache (tc_kernel_cache_hit, tc_cache_export, tc_cache_import, tc_cache_list,
-tc_cache_clear).
+queries, tc_gradient, tc_infer_outputs, tc_option_info, tc_options_*, tc_compile, tc_tune,
+tc_run and the compilation cache (tc_kernel_cache_hit, tc_cache_export, tc_cache_import,
+tc_cache_list, tc_cache_clear).
 
 Everything is decided by libtc (parsing, types, shapes, strides, option values); this module
 only moves arguments across: tensors through DLPack (_dlpack.py), statuses into exceptions
@@ -59,9 +59,10 @@ CacheTrial.__doc__ = ("one candidate of a tuning history (tc_cache_history_entry
 CacheDamage = collections.namedtuple("CacheDamage", "id why")
 CacheDamage.__doc__ = "a damaged cache entry: \"record <hash>\" or \"history <hash>:<hash>\", and why"
 
-__all__ = ["define", "infer_outputs", "option_info", "cache_export", "cache_import", "cache_list",
-           "cache_verify", "cache_clear", "Program", "Kernel", "Entry", "Options", "TensorInfo",
-           "Param", "OptionInfo", "TuneProgress", "CacheRecord", "CacheTrial", "CacheDamage", "Tensor"]
+__all__ = ["define", "infer_outputs", "gradient", "autograd", "option_info", "cache_export",
+           "cache_import", "cache_list", "cache_verify", "cache_clear", "Program", "Kernel", "Entry",
+           "Options", "TensorInfo", "Param", "OptionInfo", "TuneProgress", "CacheRecord",
+           "CacheTrial", "CacheDamage", "Tensor"]
 
 Tensor = _dlpack.Tensor
 
@@ -335,6 +336,19 @@ class Program(_Handle):
         check(lib.tc_program_source(self._handle, ctypes.byref(text)))
         return _dec(text.value)
 
+    def gradient(self, entry=None):
+        """A new Program holding one def, "<entry>_grad": reverse-mode differentiation of def
+        `entry` (entry None: the only def) by libtc (tc_gradient). Its inputs are entry's
+        inputs followed by "d_<output>" for each floating-point output (that output's dtype
+        and shape); its outputs are "d_<input>" for each floating-point input, in input order.
+        Integer inputs and outputs carry no gradient. `.source` gives the generated TC.
+        Raises TcUnsupportedError, naming the statement and the reason, where libtc cannot
+        express a gradient (a '*=' reduction, no floating-point input or output, ...).
+        tc.autograd wraps this for PyTorch's autograd."""
+        handle = ctypes.c_void_p()
+        check(lib.tc_gradient(ctypes.byref(handle), self._handle, _enc(entry)))
+        return Program(handle)
+
     def describe(self, entry=None):
         """libtc's description of the inferred extents and index ranges of def `entry`."""
         text = ctypes.c_char_p()
@@ -601,3 +615,24 @@ def define(source, name=None):
 def infer_outputs(program, entry, *inputs):
     """[TensorInfo] of def `entry`'s outputs for these inputs; see Program.infer_outputs."""
     return program.infer_outputs(entry, *inputs)
+
+
+def gradient(program, entry=None):
+    """The gradient Program of def `entry` (tc_gradient); see Program.gradient."""
+    return program.gradient(entry)
+
+
+def autograd(program, entry=None, **options):
+    """Def `entry` (None: the only def) as a callable on PyTorch tensors that records for
+    torch.autograd: forward runs `entry`, backward libtc's "<entry>_grad" (Program.gradient,
+    generated here, once), each compiled once per input signature with `options` (as for
+    Program.compile). Gradients flow to floating-point inputs; integer outputs are not
+    differentiable. Raises TcUnsupportedError now if libtc cannot differentiate the def, and
+    ImportError if PyTorch cannot be imported. See _autograd.py."""
+    try:
+        from . import _autograd  # imports torch: only here, never at `import tc`
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ImportError("tc.autograd needs PyTorch, which cannot be imported here: %s" % e) from e
+    return _autograd.Autograd(program, entry, **options)

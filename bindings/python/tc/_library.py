@@ -120,6 +120,7 @@ def _declare(lib):
         "tc_program_output_info": (i, [vp, cs, sz, P(ParamInfo)]),
         "tc_program_describe": (i, [vp, cs, P(cs)]),
         "tc_program_source": (i, [vp, P(cs)]),
+        "tc_gradient": (i, [P(vp), vp, cs]),
         "tc_infer_outputs": (i, [vp, cs, P(DLTensor), sz, P(TensorInfo), P(sz)]),
         "tc_options_create": (i, [P(vp)]),
         "tc_options_set": (i, [vp, cs, cs]),

@@ -260,6 +260,48 @@ impl Program {
         Ok(owned(text))
     }
 
+    /// The program's TC source (`tc_program_source`): the text given to [`Program::define`],
+    /// or the generated source of a program libtc made, such as [`Program::gradient`]'s.
+    pub fn source(&self) -> Result<String> {
+        let mut text = ptr::null();
+        // SAFETY: valid handle; the text is owned by the program and copied out.
+        check(unsafe { sys::tc_program_source(self.raw.as_ptr(), &mut text) })?;
+        Ok(owned(text))
+    }
+
+    /// Reverse-mode differentiation of def `entry` (`None`: the only def) by libtc
+    /// (`tc_gradient`): a new program holding one def, `"<entry>_grad"`. Its inputs are
+    /// `entry`'s inputs followed by `"d_<output>"` for each floating-point output (that output's
+    /// dtype and shape); its outputs are `"d_<input>"` for each floating-point input, in input
+    /// order. Integer inputs and outputs carry no gradient. The new program does not borrow
+    /// `self`; [`Program::source`] gives its TC.
+    ///
+    /// `Status::Unsupported`, naming the statement and the reason, where libtc cannot express a
+    /// gradient (a `*=` reduction, no floating-point input or output, ...).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), tc::Error> {
+    /// let mm = tc::Program::define("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }")?;
+    /// let grad = mm.gradient(None)?;
+    /// assert_eq!(grad.def_names()?, ["mm_grad"]);
+    /// let names = |ps: Vec<tc::ParamInfo>| ps.into_iter().map(|p| p.name).collect::<Vec<_>>();
+    /// assert_eq!(names(grad.inputs("mm_grad")?), ["A", "B", "d_C"]);
+    /// assert_eq!(names(grad.outputs("mm_grad")?), ["d_A", "d_B"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn gradient(&self, entry: Option<&str>) -> Result<Program> {
+        let entry = entry.map(|e| c_string(e, "entry")).transpose()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid handle, C string or NULL (the only def), out-pointer to a local.
+        check(unsafe {
+            sys::tc_gradient(&mut raw, self.raw.as_ptr(), entry.as_ref().map_or(ptr::null(), |e| e.as_ptr()))
+        })?;
+        NonNull::new(raw)
+            .map(|raw| Program { raw })
+            .ok_or_else(|| Error::new(Status::Internal, "tc_gradient returned NULL"))
+    }
+
     /// Output dtypes and shapes of def `entry` for these inputs (`tc_infer_outputs`).
     pub fn infer_outputs(&self, entry: &str, inputs: &[TensorRef]) -> Result<Vec<TensorInfo>> {
         let entry = c_string(entry, "entry")?;

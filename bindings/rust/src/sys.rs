@@ -143,6 +143,8 @@ extern "C" {
         entry: *const c_char,
         text: *mut *const c_char,
     ) -> c_int;
+    pub fn tc_program_source(program: *const tc_program, text: *mut *const c_char) -> c_int;
+    pub fn tc_gradient(out: *mut *mut tc_program, program: *const tc_program, entry: *const c_char) -> c_int;
     pub fn tc_infer_outputs(
         program: *const tc_program,
         entry: *const c_char,

@@ -1,7 +1,8 @@
 //! The safe layer end to end against the built libtc: compile/run against plain loops,
 //! strided views in and out, 0-d tensors, several outputs and dtypes, accumulation into
 //! outputs, options through libtc, introspection, errors with status and message, Send/Sync
-//! and sharing a kernel between threads. Run by ctest as bindings.rust (`cargo test`).
+//! and sharing a kernel between threads, the gradient program of mm (signature, source, and
+//! d_A, d_B against loops on both backends). Run by ctest as bindings.rust (`cargo test`).
 use tc::{DataType, Error, Kernel, Options, Program, Status, TensorInfo, TensorMut, TensorRef, F16};
 
 const MM: &str = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
@@ -264,4 +265,77 @@ fn one_kernel_many_threads() {
             });
         }
     });
+}
+
+/// Row-major transpose of an r x c matrix.
+fn transpose(a: &[f32], r: usize, c: usize) -> Vec<f32> {
+    (0..r * c).map(|x| a[(x % r) * c + x / r]).collect()
+}
+
+#[test]
+fn gradient_of_mm() {
+    let program = Program::define(MM).unwrap();
+    let grad = program.gradient(Some("mm")).unwrap();
+    drop(program); // the gradient program does not need it
+    assert_eq!(grad.def_names().unwrap(), ["mm_grad"]);
+    assert!(grad.source().unwrap().contains("def mm_grad"), "{}", grad.source().unwrap());
+    let inputs = grad.inputs("mm_grad").unwrap();
+    let described: Vec<_> = inputs.iter().map(|p| (p.name.as_str(), p.dtype, p.dims.join(","))).collect();
+    assert_eq!(
+        described,
+        [
+            ("A", DataType::FLOAT32, "M,K".to_string()),
+            ("B", DataType::FLOAT32, "K,N".to_string()),
+            ("d_C", DataType::FLOAT32, "M,N".to_string())
+        ]
+    );
+    let outputs = grad.outputs("mm_grad").unwrap();
+    let described: Vec<_> = outputs.iter().map(|p| (p.name.as_str(), p.dtype)).collect();
+    assert_eq!(described, [("d_A", DataType::FLOAT32), ("d_B", DataType::FLOAT32)]);
+
+    // Small integers: every product sum is exact, so the gradients compare with ==.
+    let (m, k, n) = (3, 4, 2);
+    let (a, b, dc) = (pattern(m * k, 1), pattern(k * n, 2), pattern(m * n, 3));
+    let inputs = [
+        TensorRef::new(&a, &[m, k]).unwrap(),
+        TensorRef::new(&b, &[k, n]).unwrap(),
+        TensorRef::new(&dc, &[m, n]).unwrap(),
+    ];
+    for backend in ["reference", "cpu"] {
+        let options = Options::new().unwrap().with("backend", backend).unwrap();
+        let kernel = grad.compile("mm_grad", &inputs, &options).unwrap();
+        let shapes: Vec<_> = kernel.outputs().unwrap().into_iter().map(|i| i.shape).collect();
+        assert_eq!(shapes, [vec![3, 4], vec![4, 2]]);
+        let (mut da, mut db) = (vec![f32::NAN; m * k], vec![f32::NAN; k * n]);
+        kernel
+            .run(
+                &inputs,
+                &mut [TensorMut::new(&mut da, &[m, k]).unwrap(), TensorMut::new(&mut db, &[k, n]).unwrap()],
+            )
+            .unwrap();
+        assert_eq!(da, matmul(&dc, &transpose(&b, k, n), m, n, k), "d_A = d_C B^T ({})", backend);
+        assert_eq!(db, matmul(&transpose(&a, m, k), &dc, k, m, n), "d_B = A^T d_C ({})", backend);
+    }
+    // The only def when entry is None.
+    assert_eq!(
+        Program::define(MM).unwrap().gradient(None).unwrap().source().unwrap(),
+        grad.source().unwrap()
+    );
+}
+
+#[test]
+fn gradient_errors() {
+    let product =
+        Program::define_named("def prod(float(N,K) A) -> (P) {\n  P(i) *=! A(i,k)\n}", "prod.tc").unwrap();
+    let e = product.gradient(None).unwrap_err();
+    assert_eq!(e.status(), Status::Unsupported);
+    assert!(e.message().contains("prod.tc:2:"), "{}", e);
+    let integers = Program::define("def twice(int32(N) X) -> (Y) { Y(i) = X(i) * 2 }").unwrap();
+    assert_eq!(integers.gradient(None).unwrap_err().status(), Status::Unsupported);
+    let unknown = Program::define(MM).unwrap().gradient(Some("nope")).unwrap_err();
+    assert_eq!(unknown.status(), Status::InvalidArgument);
+    assert_eq!(
+        Program::define(MM).unwrap().gradient(Some("m\0m")).unwrap_err().status(),
+        Status::InvalidArgument
+    );
 }

@@ -13,6 +13,9 @@ Any strided array works (`Array`, views such as `view(A, 1:2:5, :)`, `PermutedDi
 anything with `strides` and `pointer`), as long as its strides are non-negative (libtc's rule). Tests: `test/runtests.jl`; the C side of the
 exact calls made here is tested by libtc's `tests/abi/test_julia_layout.c`.
 
+Differentiation: `gradient(prog, entry)` is libtc's reverse-mode gradient of a def, a new
+`Program` holding `"<entry>_grad"` (`tc_gradient`), compiled and run like any other.
+
 The autotuner: `tune` searches a def's schedule knobs on real inputs and stores the fastest in
 the compilation cache, which later `compile` calls use (`cache_hit`); `cache_export` and
 `cache_import` move a cache between machines (libtc's docs/cache-and-tuning.md).
@@ -24,13 +27,14 @@ module TensorComprehensions
 
 using Libdl
 
-export tc_define, defs, infer_outputs, compile, run!, TCError, Program, Kernel
+export tc_define, defs, gradient, infer_outputs, compile, run!, TCError, Program, Kernel
 export tune, TuneProgress, cache_hit, cache_export, cache_import
 
 # ---- the library ------------------------------------------------------------------------
 
 const SYMBOLS = (:tc_version_string, :tc_last_error_message, :tc_define, :tc_define_named,
                  :tc_program_destroy, :tc_program_num_defs, :tc_program_def_name,
+                 :tc_program_source, :tc_gradient,
                  :tc_infer_outputs, :tc_options_create, :tc_options_set, :tc_options_destroy,
                  :tc_compile, :tc_kernel_num_outputs, :tc_kernel_output_info, :tc_run,
                  :tc_kernel_destroy, :tc_tune, :tc_kernel_cache_hit, :tc_kernel_describe,
@@ -89,6 +93,11 @@ function check(status::Cint)
     status == 0 && return nothing
     throw(tc_error(status))
 end
+
+# An optional string argument: `nothing` is NULL, which libtc reads as its default (the only
+# def, the default cache directory).
+cstring_or_null(s::Nothing) = Cstring(C_NULL)
+cstring_or_null(s::AbstractString) = s
 
 # ---- DLPack -----------------------------------------------------------------------------
 
@@ -218,6 +227,37 @@ function defs(p::Program)
         check(ccall(FPTR[:tc_program_def_name], Cint, (Ptr{Cvoid}, Csize_t, Ref{Cstring}), p, i, name))
         unsafe_string(name[])
     end
+end
+
+"""
+    TensorComprehensions.source(program) -> String
+
+The program's TC source (`tc_program_source`): the text given to `tc_define`, or the generated
+source of a program libtc made, such as a `gradient`. Not exported (a common name).
+"""
+function source(p::Program)
+    text = Ref{Cstring}()
+    check(ccall(FPTR[:tc_program_source], Cint, (Ptr{Cvoid}, Ref{Cstring}), p, text))
+    return GC.@preserve p unsafe_string(text[])  # the text is owned by the program
+end
+
+"""
+    gradient(program, entry=nothing) -> Program
+
+Reverse-mode differentiation of def `entry` (`nothing`: the only def) by libtc
+(`tc_gradient`): a new program holding one def, `"<entry>_grad"`. Its inputs are `entry`'s
+inputs followed by `"d_<output>"` for each floating-point output (that output's element type
+and size); its outputs are `"d_<input>"` for each floating-point input, in input order. Integer
+inputs and outputs carry no gradient. For `mm` (`C = A * B`), `mm_grad(A, B, d_C)` gives
+`(d_C * B', A' * d_C)`. Throws `TCError` (`:TC_ERROR_UNSUPPORTED`, naming the statement and the
+reason) where libtc cannot express a gradient (a `*=` reduction, no floating-point input or
+output, ...). `TensorComprehensions.source(g)` is the generated TC.
+"""
+function gradient(p::Program, entry::Union{Nothing,AbstractString}=nothing)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall(FPTR[:tc_gradient], Cint, (Ref{Ptr{Cvoid}}, Ptr{Cvoid}, Cstring),
+                out, p, cstring_or_null(entry)))
+    return Program(out[])
 end
 
 """
@@ -551,9 +591,6 @@ function tune(p::Program, entry::AbstractString, inputs...;
     return Kernel(out[], String(entry))
 end
 
-cache_dir_arg(dir::Nothing) = Cstring(C_NULL)  # libtc's default directory
-cache_dir_arg(dir::AbstractString) = dir
-
 """
     cache_export(file; cache_dir=nothing)
 
@@ -563,7 +600,7 @@ Writes every record of a compilation cache into one portable file, whole or not 
 (`:TC_ERROR_CACHE`) naming the path and the problem.
 """
 function cache_export(file::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing)
-    check(ccall(FPTR[:tc_cache_export], Cint, (Cstring, Cstring), cache_dir_arg(cache_dir), file))
+    check(ccall(FPTR[:tc_cache_export], Cint, (Cstring, Cstring), cstring_or_null(cache_dir), file))
     return nothing
 end
 
@@ -576,7 +613,7 @@ per key. Records tuned for another target are kept but not used here. Throws `TC
 (`:TC_ERROR_CACHE`) for a file that is not such an export, naming the path and the problem.
 """
 function cache_import(file::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing)
-    check(ccall(FPTR[:tc_cache_import], Cint, (Cstring, Cstring), cache_dir_arg(cache_dir), file))
+    check(ccall(FPTR[:tc_cache_import], Cint, (Cstring, Cstring), cstring_or_null(cache_dir), file))
     return nothing
 end
 

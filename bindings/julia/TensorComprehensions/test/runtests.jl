@@ -1,7 +1,8 @@
 # runtests.jl — Pkg.test for TensorComprehensions: matmul on column-major arrays, strided views in
 # and out without copies, 0-d inputs, several outputs and element types, accumulation, options,
-# errors and finalizers; the autotuner (tune, cache_hit, cache_export, cache_import) against
-# private cache directories. Needs libtc: TC_LIBRARY=/path/to/libtc.so, or libtc.so.0 installed.
+# errors, the gradient of mm, and finalizers; the autotuner (tune, cache_hit, cache_export,
+# cache_import) against private cache directories. Needs libtc: TC_LIBRARY=/path/to/libtc.so,
+# or libtc.so.0 installed.
 # tests/abi/test_julia_layout.c makes the same libtc calls with the same data from C.
 using Test
 using TensorComprehensions
@@ -109,6 +110,30 @@ tune_inputs() = (Float32[(3i + 7j) % 9 - 4 for i in 1:48, j in 1:32],
         @test_throws TCError run(k, zeros(Float64, 2, 3), B)       # dtype: libtc says no
         @test_throws ArgumentError run(k, zeros(ComplexF32, 2, 3), B)  # no TC type at all
         @test_throws ArgumentError tc_define("def f\0")             # NUL in a C string
+    end
+
+    @testset "gradient of mm" begin
+        prog = tc_define(MM)
+        g = gradient(prog)                                  # the only def
+        @test g isa Program
+        @test defs(g) == ["mm_grad"]
+        @test occursin("def mm_grad", TensorComprehensions.source(g))
+        @test TensorComprehensions.source(prog) == MM       # the original is untouched
+        @test defs(gradient(prog, "mm")) == ["mm_grad"]
+        A = Float32[i - 2j for i in 1:3, j in 1:4]          # small integers: exact products
+        B = Float32[(i + j) % 3 for i in 1:4, j in 1:2]
+        dC = Float32[(2i + j) % 5 - 2 for i in 1:3, j in 1:2]
+        @test infer_outputs(g, "mm_grad", A, B, dC) == [(Float32, (3, 4)), (Float32, (4, 2))]
+        prog = nothing
+        GC.gc()                                             # the gradient does not need it
+        dA, dB = run(compile(g, "mm_grad", A, B, dC; backend="reference"), A, B, dC)
+        @test dA == dC * B'
+        @test dB == A' * dC
+
+        err = try gradient(tc_define("def twice(int32(N) X) -> (Y) { Y(i) = X(i) * 2 }")) catch e; e end
+        @test err isa TCError && err.name == :TC_ERROR_UNSUPPORTED
+        err = try gradient(tc_define(MM), "nope") catch e; e end
+        @test err isa TCError && err.name == :TC_ERROR_INVALID_ARGUMENT
     end
 
     @testset "finalizers and ownership" begin
