@@ -62,6 +62,11 @@ struct StmtVersions {
   int prev = -1;    // the version it overwrites or accumulates into
   ExprPtr rhs;      // the right-hand side with reads renamed to versions
   std::vector<ReadSite> reads;
+  std::vector<ExprPtr> write;  // a scatter's written subscripts, reads renamed
+  // It writes every element of its tensor (its left-hand side variables span the extents),
+  // or is a scatter (whose '+=!' zeroes, and '+=' keeps, the whole tensor). Otherwise the
+  // elements outside its box keep the previous value.
+  bool whole = true;
 };
 
 bool accumulates(const lang::Stmt& s) { return s.reduce != ReduceOp::None && !s.init; }
@@ -151,6 +156,11 @@ class GradientWriter {
       StmtVersions& sv = stmts_[si];
       sv.prev = current[s.lhs_tensor];
       sv.rhs = renamed(*s.rhs, static_cast<int>(si), current, sv.reads);
+      if (s.is_scatter()) {
+        std::vector<ReadSite> index_reads;  // integer: they carry no gradient
+        for (const ExprPtr& a : s.write->args) sv.write.push_back(renamed(*a, static_cast<int>(si), current, index_reads));
+      }
+      sv.whole = s.is_scatter() || spans_extents(static_cast<int>(si));
       Version v;
       v.tensor = s.lhs_tensor;
       v.writer = static_cast<int>(si);
@@ -159,11 +169,22 @@ class GradientWriter {
       v.name = ++written[s.lhs_tensor] == writers[s.lhs_tensor] ? base : fresh(base + "_v" + std::to_string(written[s.lhs_tensor]));
       v.reaches = is_float(def_.tensors[s.lhs_tensor].type) &&
                   (std::any_of(sv.reads.begin(), sv.reads.end(), [&](const ReadSite& r) { return versions_[r.version].reaches; }) ||
-                   (accumulates(s) && versions_[sv.prev].reaches));
+                   ((accumulates(s) || !sv.whole) && versions_[sv.prev].reaches));
       sv.writes = add_version(v);
       current[s.lhs_tensor] = sv.writes;
     }
     final_ = current;
+  }
+
+  // Whether a plain statement's left-hand side variables range over its tensor's extents.
+  bool spans_extents(int si) const {
+    const lang::Stmt& s = def_.stmts[si];
+    for (size_t d = 0; d < s.num_lhs_vars(); ++d) {
+      const infer::Range& r = ranges_.stmts[si].vars[d];
+      if (!r.lo.provably_equal(infer::SymExpr::constant(0)) || !r.hi.provably_equal(ranges_.extents[s.lhs_tensor][d]))
+        return false;
+    }
+    return true;
   }
 
   int add_version(const Version& v) {
@@ -208,56 +229,73 @@ class GradientWriter {
     }
   }
 
+  // Index variables with their ranges, in the order a where clause lists them.
+  using Ranges = std::vector<std::pair<std::string, infer::Range>>;
+
+  Ranges stmt_ranges(int si) const {
+    Ranges out;
+    for (size_t k = 0; k < def_.stmts[si].vars.size(); ++k)
+      out.push_back({def_.stmts[si].vars[k], ranges_.stmts[si].vars[k]});
+    return out;
+  }
+
+  Ranges lhs_ranges(int si) const {
+    Ranges out = stmt_ranges(si);
+    out.resize(def_.stmts[si].num_lhs_vars());
+    return out;
+  }
+
+  // Variables over the whole of tensor t ("i0 in 0:E0, ..."), named once per def.
+  Ranges whole_ranges(int t) {
+    Ranges out;
+    const auto& extents = ranges_.extents[t];
+    for (size_t d = 0; d < extents.size(); ++d) {
+      if (d == dim_vars_.size()) dim_vars_.push_back(fresh("i" + std::to_string(d)));
+      out.push_back({dim_vars_[d], infer::Range{infer::SymExpr::constant(0), extents[d]}});
+    }
+    return out;
+  }
+
+  static std::vector<std::string> names_of(const Ranges& ranges) {
+    std::vector<std::string> out;
+    for (const auto& r : ranges) out.push_back(r.first);
+    return out;
+  }
+
   struct Contribution {
     std::vector<ExprPtr> subscripts;  // of the gradient tensor
     ExprPtr value;
-    int stmt = -1;                    // whose variables and ranges it uses
-    std::vector<std::string> vars;    // those of the forward statement it may use
+    Ranges ranges;                    // the variables it may use
   };
-
-  const infer::Range& range_of(int stmt, const std::string& var) const {
-    const auto& vars = def_.stmts[stmt].vars;
-    size_t k = static_cast<size_t>(std::find(vars.begin(), vars.end(), var) - vars.begin());
-    return ranges_.stmts[stmt].vars.at(k);
-  }
 
   static void collect_names(const Expr& e, std::set<std::string>& out) {
     if (e.kind == ExprKind::Ident || e.kind == ExprKind::Call) out.insert(e.name);
     for (const ExprPtr& a : e.args) collect_names(*a, out);
   }
 
-  // "where v in lo:hi, ..." for the variables of `vars` that the text uses.
-  std::string where_clause(int stmt, const std::vector<std::string>& vars, const std::set<std::string>& used) const {
+  // " where v in lo:hi, ..." for the variables the text uses.
+  static std::string where_clause(const Ranges& ranges, const std::set<std::string>& used) {
     std::string out;
-    for (const std::string& v : vars) {
+    for (const auto& [v, r] : ranges) {
       if (!used.count(v)) continue;
-      const infer::Range& r = range_of(stmt, v);
       out += (out.empty() ? " where " : ", ") + v + " in " + r.lo.to_tc_source() + ":" + r.hi.to_tc_source();
     }
     return out;
   }
 
-  std::string lhs_text(const std::string& tensor, const std::vector<ExprPtr>& subscripts) const {
-    return lang::to_source(*read(tensor, subscripts));
+  // One generated statement: "lhs op value where ...", over the variables both sides use.
+  static std::string statement(const ExprPtr& lhs, const std::string& op, const ExprPtr& value, const Ranges& ranges) {
+    std::set<std::string> used;
+    collect_names(*lhs, used);
+    collect_names(*value, used);
+    return "  " + lang::to_source(*lhs) + " " + op + " " + lang::to_source(*value) + where_clause(ranges, used);
   }
 
-  // Variables over the whole of tensor t ("where i0 in 0:E0, ..."), named once per def.
-  std::string whole_range(int t, std::vector<std::string>& vars) {
-    const auto& extents = ranges_.extents[t];
-    std::string where;
-    for (size_t d = 0; d < extents.size(); ++d) {
-      if (d == dim_vars_.size()) dim_vars_.push_back(fresh("i" + std::to_string(d)));
-      vars.push_back(dim_vars_[d]);
-      where += (d ? ", " : " where ") + vars.back() + " in 0:" + extents[d].to_tc_source();
-    }
-    return where;
-  }
-
-  // "X(i0, i1) = value where i0 in 0:E0, i1 in 0:E1" over the whole of version v's tensor.
+  // "X(i0, ...) = value(i0, ...)" over the whole of version v's tensor.
   void emit_whole(const std::string& tensor, int v, const std::function<ExprPtr(const std::vector<std::string>&)>& value) {
-    std::vector<std::string> vars;
-    std::string where = whole_range(versions_[v].tensor, vars);
-    backward_.push_back("  " + lang::to_source(*read_vars(tensor, vars)) + " = " + lang::to_source(*value(vars)) + where);
+    Ranges whole = whole_ranges(versions_[v].tensor);
+    std::vector<std::string> vars = names_of(whole);
+    backward_.push_back(statement(read_vars(tensor, vars), "=", value(vars), whole));
   }
 
   // Whether the subscripts are distinct index variables spanning the whole tensor.
@@ -267,9 +305,10 @@ class GradientWriter {
     for (size_t d = 0; d < c.subscripts.size(); ++d) {
       const Expr& e = *c.subscripts[d];
       if (e.kind != ExprKind::Ident || !seen.insert(e.name).second) return false;
-      if (std::find(c.vars.begin(), c.vars.end(), e.name) == c.vars.end()) return false;
-      const infer::Range& r = range_of(c.stmt, e.name);
-      if (!r.lo.provably_equal(infer::SymExpr::constant(0)) || !r.hi.provably_equal(extents[d])) return false;
+      auto r = std::find_if(c.ranges.begin(), c.ranges.end(), [&](const auto& x) { return x.first == e.name; });
+      if (r == c.ranges.end()) return false;
+      if (!r->second.lo.provably_equal(infer::SymExpr::constant(0)) || !r->second.hi.provably_equal(extents[d]))
+        return false;
     }
     return true;
   }
@@ -297,16 +336,14 @@ class GradientWriter {
     for (const ExprPtr& s : c.subscripts) collect_names(*s, used);
     collect_names(*c.value, used);
     // A forward variable the contribution no longer mentions still counts its points.
-    for (const std::string& var : c.vars) {
+    for (const auto& [var, r] : c.ranges) {
       if (used.count(var)) continue;
-      const infer::Range& r = range_of(c.stmt, var);
       std::string count = r.lo.provably_equal(infer::SymExpr::constant(0))
                               ? r.hi.to_tc_source()
                               : "(" + r.hi.to_tc_source() + " - " + r.lo.to_tc_source() + ")";
       c.value = mul(c.value, ident(count));
     }
-    backward_.push_back("  " + lhs_text(g.name, c.subscripts) + (init ? " +=! " : " += ") + lang::to_source(*c.value) +
-                        where_clause(c.stmt, c.vars, used));
+    backward_.push_back(statement(read(g.name, c.subscripts), init ? "+=!" : "+=", c.value, c.ranges));
     reads_.push_back(c.value);
     for (const ExprPtr& s : c.subscripts) reads_.push_back(s);
   }
@@ -318,7 +355,9 @@ class GradientWriter {
     for (size_t d = 0; d < site.node->args.size(); ++d) {
       const Expr& e = *site.node->args[d];
       if (e.kind != ExprKind::Ident || e.ref != Ref::Index) return false;
-      const infer::Range& r = range_of(site.stmt, e.name);
+      const infer::Range& r = ranges_.stmts[site.stmt].vars[static_cast<size_t>(
+          std::find(def_.stmts[site.stmt].vars.begin(), def_.stmts[site.stmt].vars.end(), e.name) -
+          def_.stmts[site.stmt].vars.begin())];
       if (!r.lo.provably_equal(infer::SymExpr::constant(0)) || !r.hi.provably_equal(extents[d])) return false;
     }
     return true;
@@ -333,8 +372,13 @@ class GradientWriter {
     bool clamp = site.guarded && !in_bounds(site);
     for (size_t d = 0; d < site.node->args.size(); ++d) {
       ExprPtr sub = site.node->args[d]->clone();
-      if (clamp)
+      if (clamp) {
         sub = call("min", {call("max", {sub, literal("0")}), ident("(" + extents[d].to_tc_source() + " - 1)")});
+      } else if (sub->kind == ExprKind::Ident && sub->ref == Ref::Tensor) {
+        sub = call(sub->name, {});  // a 0-d tensor as `r()`: a bare name would be a variable there
+      } else if (sub->kind == ExprKind::Ident && sub->ref == Ref::Size) {
+        sub = binary(Tok::Plus, sub, literal("0"));  // likewise for a size
+      }
       out.push_back(sub);
     }
     return out;
@@ -345,41 +389,62 @@ class GradientWriter {
     return call(name(to), {std::move(value)});
   }
 
+  // The element statement si writes, of the tensor named `tensor` (its version or gradient).
+  ExprPtr written(int si, const std::string& tensor) const {
+    const lang::Stmt& s = def_.stmts[si];
+    if (!s.is_scatter()) return read_vars(tensor, lhs_vars(si));
+    std::vector<ExprPtr> subs;
+    for (const ExprPtr& a : stmts_[si].write) subs.push_back(a->clone());
+    return read(tensor, subs);
+  }
+
+  std::vector<std::string> lhs_vars(int si) const {
+    const lang::Stmt& s = def_.stmts[si];
+    return std::vector<std::string>(s.vars.begin(), s.vars.begin() + static_cast<long>(s.num_lhs_vars()));
+  }
+
+  // "lo <= v && v < hi && ..." over the statement's written box, in the whole tensor's
+  // variables `vars`.
+  ExprPtr in_box(int si, const std::vector<std::string>& vars) const {
+    ExprPtr cond;
+    for (size_t d = 0; d < vars.size(); ++d) {
+      const infer::Range& r = ranges_.stmts[si].vars[d];
+      ExprPtr both = binary(Tok::AndAnd, binary(Tok::Le, ident("(" + r.lo.to_tc_source() + ")"), ident(vars[d])),
+                            binary(Tok::Lt, ident(vars[d]), ident("(" + r.hi.to_tc_source() + ")")));
+      cond = cond ? binary(Tok::AndAnd, cond, both) : both;
+    }
+    return cond;
+  }
+
   void backward(int si) {
     const lang::Stmt& s = def_.stmts[si];
     const StmtVersions& sv = stmts_[si];
     const Version& out = versions_[sv.writes];
     const Grad& g = grads_[sv.writes];
     if (g.state == Grad::Zero || !out.reaches) return;  // no gradient flows through it
-    std::vector<std::string> lhs_vars(s.vars.begin(), s.vars.begin() + static_cast<long>(s.num_lhs_vars()));
-    ExprPtr d_out = read_vars(g.name, lhs_vars);
+    std::vector<std::string> lhs = lhs_vars(si);
+    ExprPtr d_out = written(si, g.name);
     ScalarType type = def_.tensors[s.lhs_tensor].type;
     ExprPtr seed = d_out;
     if (s.reduce == ReduceOp::Product)
       refuse(s.op_loc, "'*=' reductions have no gradient in libtc (the quotient rule fails at zeros); "
                        "write the product with exp and log, or as separate factors");
-    ExprPtr ties;  // min=/max=: how many terms equal the result
+    std::string ties;  // min=/max=: the tensor counting the terms equal to the result
     if (s.reduce == ReduceOp::Min || s.reduce == ReduceOp::Max) {
       // The result's gradient is split evenly among the terms equal to it (every point of the
       // domain whose value is the result, and the accumulated value for min=/max= without
       // '!'), as PyTorch's amax does: a term read at several points gets its share per point.
-      ExprPtr result = read_vars(out.name, lhs_vars);
+      ExprPtr result = read_vars(out.name, lhs);
       ExprPtr equal = binary(Tok::Eq, converted(sv.rhs->clone(), s.rhs->type, type), result);
       reads_.push_back(equal);
-      std::string count = fresh("ties_" + out.name);
-      std::set<std::string> used(lhs_vars.begin(), lhs_vars.end());
-      collect_names(*equal, used);
-      backward_.push_back("  " + lang::to_source(*read_vars(count, lhs_vars)) + " +=! " +
-                          lang::to_source(*ternary(equal, literal("1.0"), nullptr)) + where_clause(si, s.vars, used));
+      ties = fresh("ties_" + out.name);
+      backward_.push_back(statement(read_vars(ties, lhs), "+=!", ternary(equal, literal("1.0"), nullptr), stmt_ranges(si)));
       if (accumulates(s)) {
-        ExprPtr kept = binary(Tok::Eq, read_vars(versions_[sv.prev].name, lhs_vars), read_vars(out.name, lhs_vars));
+        ExprPtr kept = binary(Tok::Eq, read_vars(versions_[sv.prev].name, lhs), read_vars(out.name, lhs));
         reads_.push_back(kept);
-        std::set<std::string> lhs_used(lhs_vars.begin(), lhs_vars.end());
-        backward_.push_back("  " + lang::to_source(*read_vars(count, lhs_vars)) + " += " +
-                            lang::to_source(*ternary(kept, literal("1.0"), nullptr)) + where_clause(si, lhs_vars, lhs_used));
+        backward_.push_back(statement(read_vars(ties, lhs), "+=", ternary(kept, literal("1.0"), nullptr), lhs_ranges(si)));
       }
-      ties = read_vars(count, lhs_vars);
-      seed = ternary(equal->clone(), binary(Tok::Slash, d_out, ties), nullptr);
+      seed = ternary(equal->clone(), binary(Tok::Slash, d_out, read_vars(ties, lhs)), nullptr);
     }
     // Reads of one version at the same subscripts share one contribution (their partials sum).
     std::vector<std::pair<const ReadSite*, ExprPtr>> groups;
@@ -399,18 +464,51 @@ class GradientWriter {
       else groups[it->second].second = add(groups[it->second].second, p);
     }
     for (const auto& [site, p] : groups)
-      contribute(site->version, Contribution{write_subscripts(*site), mul(seed->clone(), p), si, s.vars});
-    if (accumulates(s) && versions_[sv.prev].reaches) {
-      ExprPtr value = d_out;
-      if (s.reduce == ReduceOp::Min || s.reduce == ReduceOp::Max) {
-        ExprPtr equal = binary(Tok::Eq, read_vars(versions_[sv.prev].name, lhs_vars), read_vars(out.name, lhs_vars));
-        reads_.push_back(equal);
-        value = ternary(equal, binary(Tok::Slash, d_out, ties), nullptr);
-      }
-      std::vector<ExprPtr> subs;
-      for (const std::string& v : lhs_vars) subs.push_back(ident(v));
-      contribute(sv.prev, Contribution{subs, value, si, lhs_vars});
+      contribute(site->version, Contribution{write_subscripts(*site), mul(seed->clone(), p), stmt_ranges(si)});
+    backward_to_previous(si, ties);
+  }
+
+  // The gradient of the value the statement overwrote or accumulated into: where it kept it
+  // (outside a partial box; everywhere for '+=' and for a scatter's '+=') the written value's
+  // gradient passes through; min=/max= without '!' pass the kept value its share of ties.
+  void backward_to_previous(int si, const std::string& ties) {
+    const lang::Stmt& s = def_.stmts[si];
+    const StmtVersions& sv = stmts_[si];
+    if (!versions_[sv.prev].reaches) return;
+    const std::string& d_new = grads_[sv.writes].name;
+    const std::string& prev = versions_[sv.prev].name;
+    const std::string& now = versions_[sv.writes].name;
+    bool minmax = s.reduce == ReduceOp::Min || s.reduce == ReduceOp::Max;
+    auto inside = [&](const std::vector<std::string>& vars) -> ExprPtr {
+      if (!accumulates(s)) return nullptr;  // overwritten: no gradient
+      if (!minmax) return read_vars(d_new, vars);
+      return ternary(binary(Tok::Eq, read_vars(prev, vars), read_vars(now, vars)),
+                     binary(Tok::Slash, read_vars(d_new, vars), read_vars(ties, vars)), nullptr);
+    };
+    if (s.is_scatter()) {
+      if (!accumulates(s)) return;  // '+=!' zeroed the whole tensor first
+      Ranges whole = whole_ranges(s.lhs_tensor);
+      std::vector<std::string> vars = names_of(whole);
+      contribute(sv.prev, Contribution{to_idents(vars), read_vars(d_new, vars), whole});
+    } else if (sv.whole) {
+      if (!accumulates(s)) return;
+      std::vector<std::string> vars = lhs_vars(si);
+      ExprPtr value = inside(vars);
+      reads_.push_back(value);
+      contribute(sv.prev, Contribution{to_idents(vars), value, lhs_ranges(si)});
+    } else {
+      Ranges whole = whole_ranges(s.lhs_tensor);
+      std::vector<std::string> vars = names_of(whole);
+      ExprPtr value = ternary(in_box(si, vars), inside(vars), read_vars(d_new, vars));
+      reads_.push_back(value);
+      contribute(sv.prev, Contribution{to_idents(vars), value, whole});
     }
+  }
+
+  static std::vector<ExprPtr> to_idents(const std::vector<std::string>& vars) {
+    std::vector<ExprPtr> out;
+    for (const std::string& v : vars) out.push_back(ident(v));
+    return out;
   }
 
   void finish_input_gradients() {
@@ -429,6 +527,11 @@ class GradientWriter {
     for (const ExprPtr& a : e.args) mark_needed(*a, needed);
   }
 
+  // Whether recomputing statement si starts from the previous value (it keeps some of it).
+  bool keeps_previous(int si) const {
+    return accumulates(def_.stmts[si]) || !stmts_[si].whole;
+  }
+
   std::vector<std::string> recompute_statements() {
     std::set<int> needed;
     for (const ExprPtr& e : reads_) mark_needed(*e, needed);
@@ -438,7 +541,10 @@ class GradientWriter {
       if (!needed.count(sv.writes)) continue;
       emit[si] = true;
       mark_needed(*sv.rhs, needed);
-      if (accumulates(def_.stmts[si])) needed.insert(sv.prev);
+      for (const ExprPtr& a : sv.write) mark_needed(*a, needed);
+      // A partial overwrite of a value no statement wrote keeps zeros (docs: unwritten
+      // elements are 0); an accumulation needs the value itself.
+      if (accumulates(def_.stmts[si]) || (keeps_previous(si) && versions_[sv.prev].writer >= 0)) needed.insert(sv.prev);
     }
     for (int v : needed) {
       const Version& ver = versions_[v];
@@ -461,19 +567,19 @@ class GradientWriter {
     const lang::Stmt& s = def_.stmts[si];
     const StmtVersions& sv = stmts_[si];
     const std::string& name = versions_[sv.writes].name;
-    std::vector<std::string> lhs_vars(s.vars.begin(), s.vars.begin() + static_cast<long>(s.num_lhs_vars()));
-    if (accumulates(s)) {
-      // The accumulation starts from the previous value, a tensor of its own here.
-      std::vector<std::string> vars;
-      std::string where = whole_range(s.lhs_tensor, vars);
-      out.push_back("  " + lang::to_source(*read_vars(name, vars)) + " = " +
-                    lang::to_source(*read_vars(versions_[sv.prev].name, vars)) + where);
+    if (keeps_previous(si) || s.is_scatter()) {
+      // The value starts from the previous one (or zeros), as a tensor of its own here; this
+      // also gives a scatter's tensor its shape.
+      Ranges whole = whole_ranges(s.lhs_tensor);
+      std::vector<std::string> vars = names_of(whole);
+      bool from_prev = keeps_previous(si) && versions_[sv.prev].writer >= 0;
+      out.push_back(statement(read_vars(name, vars), "=", from_prev ? read_vars(versions_[sv.prev].name, vars) : literal("0.0"),
+                              whole));
     }
     ExprPtr rhs = converted(sv.rhs->clone(), s.rhs->type, def_.tensors[s.lhs_tensor].type);
-    std::set<std::string> used(lhs_vars.begin(), lhs_vars.end());
-    collect_names(*rhs, used);
-    out.push_back("  " + lang::to_source(*read_vars(name, lhs_vars)) + " " + op_text(s, false) + " " +
-                  lang::to_source(*rhs) + where_clause(si, s.vars, used));
+    // After the copy, a scatter accumulates ('+=!' would zero the copy again: same result).
+    std::string op = s.is_scatter() ? "+=" : op_text(s, false);
+    out.push_back(statement(written(si, name), op, rhs, stmt_ranges(si)));
   }
 
   // ---- the def ----

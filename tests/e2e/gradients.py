@@ -5,11 +5,14 @@ gradient d_O per floating-point output; the gradient kernel <entry>_grad runs on
 under test and every element of every d_<input> is compared with the central difference of
 L = sum over outputs of sum(d_O * O), whose forward runs on the reference backend. Then the
 rejections: defs whose gradient cannot be expressed must be TC_ERROR_UNSUPPORTED with a message
-naming the reason. Not torch-based (bindings/python/tests/test_autograd.py runs
+naming the reason. `--corpus` sweeps the whole accept corpus (cases_accept.py) the same way:
+every def tc_gradient accepts must give a gradient that checks, compiles and agrees with the
+finite differences (24 sampled elements per input) on both backends. Not torch-based (bindings/python/tests/test_autograd.py runs
 torch.autograd.gradcheck through the Python binding).
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/gradients.py [--backend B] [NAME...]
     ... gradients.py --list
+    ... gradients.py --corpus
 """
 import argparse
 import os
@@ -29,11 +32,6 @@ TC_ERROR_UNSUPPORTED = -5
 def bench(name):
     with open(os.path.join(KERNELS, name + ".tc")) as f:
         return f.read()
-
-
-def double(src):
-    """Every def's float parameters as float64 (gradients are checked in double precision)."""
-    return re.sub(r"def [^{]*\{", lambda m: re.sub(r"\bfloat\b", "double", m.group(0)), src)
 
 
 def n(*shape):
@@ -135,8 +133,26 @@ REJECTIONS = {
 }
 
 
+# Accept-corpus cases whose finite differences legitimately disagree: a ?: choosing between
+# equal values (a kink: the difference sees half of each side), size-0 inputs (min=! of none
+# is +inf, so the loss is NaN), and cases that need checked=0 to run at all.
+CORPUS_SKIP = {
+    "comparisons_logic": "ties on purpose at a ?: kink",
+    "zero_size_input": "the loss of empty reductions is NaN",
+    "gather_unchecked_clamps": "needs checked=0",
+    "scatter_unchecked_skips_bad_indices": "needs checked=0",
+    "scatter_unchecked_skips_bad_uint8_and_gathered_reads_clamp": "needs checked=0",
+}
+
+
 def rng_for(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def all_double(src):
+    """Every def's floating-point parameters as float64 (float16 and float32 included)."""
+    return re.sub(r"def [^{]*\{",
+                  lambda m: re.sub(r"\b(float|float32|float16|half)\b(?=\s*[(\s])", "double", m.group(0)), src)
 
 
 def run(prog, entry, inputs, backend):
@@ -150,36 +166,73 @@ def check(name, backend):
     src, makers = CASES[name]
     entry = ENTRY.get(name)
     rng = rng_for(name)
-    prog = tclib.Program(double(src))
+    prog = tclib.Program(all_double(src))
     entry = entry or prog.def_names()[-1]
     inputs = [m(rng) for m in makers]
     inputs = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
     outs = run(prog, entry, inputs, "reference")
     d_outs = [rng.standard_normal(o.shape) for o in outs if o.dtype.kind == "f"]
     grad = prog.gradient(entry)
-    got = run(grad, entry + "_grad", inputs + d_outs, backend)
+    finite_difference_check(name, prog, grad, entry, inputs, d_outs, (backend,))
+
+
+def finite_difference_check(name, prog, grad, entry, inputs, d_outs, backends, samples=None, rng=None):
+    """Every (or `samples` random) element of every d_<input> against central differences."""
     float_inputs = [k for k, a in enumerate(inputs) if a.dtype.kind == "f"]
-    if len(got) != len(float_inputs):
-        raise AssertionError("%d gradients for %d floating-point inputs" % (len(got), len(float_inputs)))
+    got = {b: run(grad, entry + "_grad", inputs + d_outs, b) for b in backends}
+    for b in backends:
+        if len(got[b]) != len(float_inputs):
+            raise AssertionError("%d gradients for %d floating-point inputs" % (len(got[b]), len(float_inputs)))
 
     def loss(args):
         o = [x for x in run(prog, entry, args, "reference") if x.dtype.kind == "f"]
         return sum(float(np.sum(a * d)) for a, d in zip(o, d_outs))
 
-    eps = 1e-6
-    for g, k in zip(got, float_inputs):
-        if g.shape != inputs[k].shape:
-            raise AssertionError("d_input %d has shape %s, input %s" % (k, g.shape, inputs[k].shape))
-        for pos_ in np.ndindex(*inputs[k].shape):
+    for gi, k in enumerate(float_inputs):
+        points = list(np.ndindex(*inputs[k].shape))
+        if samples is not None and len(points) > samples:
+            points = [points[i] for i in rng.choice(len(points), samples, replace=False)]
+        for pos_ in points:
             args = [a.copy() for a in inputs]
+            eps = 1e-6 * max(1.0, abs(float(inputs[k][pos_])))
             args[k][pos_] += eps
             up = loss(args)
             args[k][pos_] -= 2 * eps
             down = loss(args)
             numeric = (up - down) / (2 * eps)
-            if abs(numeric - g[pos_]) > TOLERANCE.get(name, 1e-5) * max(1.0, abs(numeric)):
-                raise AssertionError("%s: d_input %d at %s: gradient %r, finite difference %r\n%s"
-                                     % (name, k, pos_, g[pos_], numeric, grad.source()))
+            for b in backends:
+                g = got[b][gi]
+                if g.shape != inputs[k].shape:
+                    raise AssertionError("d_input %d has shape %s, input %s" % (k, g.shape, inputs[k].shape))
+                if not abs(numeric - g[pos_]) <= TOLERANCE.get(name, 1e-5) * max(1.0, abs(numeric)):
+                    raise AssertionError("%s on %s: d_input %d at %s: gradient %r, finite difference %r\n%s"
+                                         % (name, b, k, pos_, g[pos_], numeric, grad.source()))
+
+
+def corpus_sweep():
+    """The accept corpus: returns (checked, refused) counts; raises on the first bad gradient."""
+    import cases_accept
+    checked = refused = 0
+    for case in cases_accept.CASES:
+        if case.name in CORPUS_SKIP:
+            continue
+        prog = tclib.Program(all_double(case.src))
+        entry = case.entry or prog.def_names()[-1]
+        rng = rng_for(case.name)
+        inputs = [np.asarray(a) for a in case.inputs(rng)]
+        inputs = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
+        try:
+            grad = prog.gradient(entry)
+        except tclib.TCError as e:
+            if e.status != TC_ERROR_UNSUPPORTED:  # anything else is a generator bug
+                raise AssertionError("%s: %s" % (case.name, e))
+            refused += 1
+            continue
+        outs = run(prog, entry, inputs, "reference")
+        d_outs = [rng.standard_normal(o.shape).astype(o.dtype) for o in outs if o.dtype.kind == "f"]
+        finite_difference_check(case.name, prog, grad, entry, inputs, d_outs, ("reference", "cpu"), 24, rng)
+        checked += 1
+    return checked, refused
 
 
 def reject(name):
@@ -198,10 +251,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", default="reference")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--corpus", action="store_true", help="sweep the accept corpus on both backends")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.list:
         print("\n".join(["grad." + c for c in CASES] + ["grad_reject." + c for c in REJECTIONS]))
+        return 0
+    if args.corpus:
+        checked, refused = corpus_sweep()
+        print("accept corpus: %d gradients agree with finite differences on both backends, %d defs refused "
+              "(UNSUPPORTED), %d skipped" % (checked, refused, len(CORPUS_SKIP)))
         return 0
     names = args.names or ["grad." + c for c in CASES] + ["grad_reject." + c for c in REJECTIONS]
     failed = 0
