@@ -20,6 +20,7 @@
 
 #include "grad/derivative.h"
 #include "grad/expr_build.h"
+#include "grad/gather_form.h"
 #include "lang/printer.h"
 #include "support/error.h"
 
@@ -203,7 +204,7 @@ class GradientWriter {
   // A copy of `e` whose tensor reads name the versions they see; T.d becomes its extent.
   ExprPtr renamed(const Expr& e, int stmt, const std::vector<int>& current, std::vector<ReadSite>& reads) {
     if (e.kind == ExprKind::Dim)
-      return ident("(" + ranges_.extents[e.tensor][static_cast<size_t>(e.int_value)].to_tc_source() + ")");
+      return ident(ranges_.extents[e.tensor][static_cast<size_t>(e.int_value)].to_tc_source());
     auto copy = std::make_shared<Expr>(e);
     for (ExprPtr& a : copy->args) a = renamed(*a, stmt, current, reads);
     if (e.ref == Ref::Tensor) {
@@ -228,9 +229,6 @@ class GradientWriter {
       }
     }
   }
-
-  // Index variables with their ranges, in the order a where clause lists them.
-  using Ranges = std::vector<std::pair<std::string, infer::Range>>;
 
   Ranges stmt_ranges(int si) const {
     Ranges out;
@@ -261,12 +259,6 @@ class GradientWriter {
     for (const auto& r : ranges) out.push_back(r.first);
     return out;
   }
-
-  struct Contribution {
-    std::vector<ExprPtr> subscripts;  // of the gradient tensor
-    ExprPtr value;
-    Ranges ranges;                    // the variables it may use
-  };
 
   static void collect_names(const Expr& e, std::set<std::string>& out) {
     if (e.kind == ExprKind::Ident || e.kind == ExprKind::Call) out.insert(e.name);
@@ -315,8 +307,11 @@ class GradientWriter {
 
   // Adds the contribution to version v's gradient as one statement (after a zero fill or a
   // copy of the seed when needed).
-  void contribute(int v, Contribution c) {
+  void contribute(int v, Contribution c, const std::set<std::string>& solve_first = {}) {
     Grad& g = grads_[v];
+    // A scatter through affine subscripts becomes a gather over the gradient's elements.
+    std::vector<std::string> dims = names_of(whole_ranges(versions_[v].tensor));
+    to_gather_form(c, ranges_.extents[versions_[v].tensor], dims, solve_first);
     if (g.state == Grad::Alias) {
       std::string seed = g.name;
       g = Grad{Grad::Owned, fresh(seed + "_total")};
@@ -409,8 +404,9 @@ class GradientWriter {
     ExprPtr cond;
     for (size_t d = 0; d < vars.size(); ++d) {
       const infer::Range& r = ranges_.stmts[si].vars[d];
-      ExprPtr both = binary(Tok::AndAnd, binary(Tok::Le, ident("(" + r.lo.to_tc_source() + ")"), ident(vars[d])),
-                            binary(Tok::Lt, ident(vars[d]), ident("(" + r.hi.to_tc_source() + ")")));
+      // to_tc_source parenthesises every compound expression: the texts are operands as they are.
+      ExprPtr both = binary(Tok::AndAnd, binary(Tok::Le, ident(r.lo.to_tc_source()), ident(vars[d])),
+                            binary(Tok::Lt, ident(vars[d]), ident(r.hi.to_tc_source())));
       cond = cond ? binary(Tok::AndAnd, cond, both) : both;
     }
     return cond;
@@ -463,8 +459,10 @@ class GradientWriter {
       if (fresh_group) groups.push_back({&site, p});
       else groups[it->second].second = add(groups[it->second].second, p);
     }
+    std::vector<std::string> lhs_names = lhs_vars(si);
+    std::set<std::string> solve_first(lhs_names.begin(), lhs_names.end());
     for (const auto& [site, p] : groups)
-      contribute(site->version, Contribution{write_subscripts(*site), mul(seed->clone(), p), stmt_ranges(si)});
+      contribute(site->version, Contribution{write_subscripts(*site), mul(seed->clone(), p), stmt_ranges(si)}, solve_first);
     backward_to_previous(si, ties);
   }
 

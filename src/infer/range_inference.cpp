@@ -8,7 +8,8 @@
 //     dimension of the same tensor (the paper's sconv2d);
 //   - statements are visited until a fixpoint, because a statement that reads a temporary or
 //     output needs that tensor's final extents (the maximum over all its writers).
-// It also records preconditions: bounds of every unguarded subscript, checked at binding.
+// It also records preconditions: bounds of every subscript, checked at binding (those of
+// guarded reads only tell binding whether a run-time check can be dropped).
 // A scatter (Stmt::write) is different in two ways: its written access constrains its
 // variables like a read of the tensor it writes (whose extents must come from elsewhere: an
 // annotation or earlier plain statements, which sema checked), and it never gives that
@@ -362,14 +363,14 @@ class DefInference {
     if (s.is_scatter()) accesses.insert(accesses.begin(), Access{s.write.get(), false});
     for (const Access& a : accesses) {
       bool write = a.expr == s.write.get();
-      if (a.guarded || (a.expr->tensor == s.lhs_tensor && !write)) continue;
+      if (a.expr->tensor == s.lhs_tensor && !write) continue;
       for (size_t d = 0; d < a.expr->args.size(); ++d) {
         Halide::Expr idx = to_halide(*a.expr->args[d], dim_fn());
         if (!idx.defined()) continue;
         HI::Interval b = narrowed_bounds(simplify(idx), scope);
         if (!b.is_bounded()) continue;
         out.push_back(Precondition{si, a.expr, a.expr->loc, lang::to_source(*a.expr), a.expr->tensor, static_cast<int>(d),
-                                   SymExpr(simplify(b.min)), SymExpr(simplify(b.max)), write});
+                                   SymExpr(simplify(b.min)), SymExpr(simplify(b.max)), write, a.guarded});
       }
     }
   }

@@ -28,6 +28,10 @@ struct Precondition {
   int dim = -1;
   SymExpr min_index, max_index;  // inclusive bounds of the index over the statement's domain
   bool write = false;            // the written access of a scatter, not a read
+  // A read under ?: or the right of && || (evaluated only where its guard holds, so it may be
+  // out of bounds elsewhere): never an error; binding records whether it holds, and where it
+  // does the read needs no run-time check (ir/bind.h, BoundDef::proven).
+  bool guarded = false;
 };
 
 // A tensor read of a statement's right-hand side or exists clauses (and of a scatter's

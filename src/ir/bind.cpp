@@ -196,14 +196,18 @@ class Binder {
                                                    sizes_text() + ")"));
   }
 
-  void check_preconditions() const {
-    for (const auto& p : def().preconditions) {
+  void check_preconditions() {
+    b_.guarded_in_bounds.assign(def().preconditions.size(), false);
+    for (size_t k = 0; k < def().preconditions.size(); ++k) {
+      const auto& p = def().preconditions[k];
       bool empty = false;
       for (const auto& r : b_.ranges[p.stmt]) empty = empty || r.first >= r.second;
       if (empty) continue;
       std::optional<int64_t> lo = p.min_index.try_evaluate(b_.sizes), hi = p.max_index.try_evaluate(b_.sizes);
       int64_t extent = b_.tensors[p.tensor].shape[p.dim];
-      if (lo && hi && *lo >= 0 && *hi < extent) continue;
+      bool inside = lo && hi && *lo >= 0 && *hi < extent;
+      if (p.guarded) b_.guarded_in_bounds[k] = inside;  // never an error: the guard may exclude the rest
+      if (inside || p.guarded) continue;
       std::string indices = lo && hi ? std::to_string(*lo) + ".." + std::to_string(*hi) : "beyond 64-bit integers";
       fail(TC_ERROR_SHAPE, located(p.loc, "'" + p.access + (p.write ? "' writes '" : "' reads '") + def().tensors[p.tensor].name +
                                "' out of bounds in dimension " + std::to_string(p.dim) + ": indices " +

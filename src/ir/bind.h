@@ -26,6 +26,13 @@ struct BoundDef {
   std::vector<int64_t> size_values;  // by position (Def::size_names), for the IR's Size nodes
   std::vector<TensorSig> tensors;  // every tensor of the def, indexed like Def::tensors
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;  // per statement, per var: [lo, hi)
+  std::vector<bool> guarded_in_bounds;  // per Def::preconditions entry of a guarded read
+
+  // Whether a subscript needs no run-time check: proven by inference and binding, or a
+  // guarded read whose bounds over the whole domain are inside its tensor for these sizes.
+  bool proven(const Subscript& s) const {
+    return s.proven || (s.guarded_precondition >= 0 && guarded_in_bounds[static_cast<size_t>(s.guarded_precondition)]);
+  }
 
   const Def& def() const { return *program->ir[def_index]; }
   std::vector<TensorSig> outputs() const;

@@ -49,6 +49,9 @@ struct Subscript {
   // the written element itself: no run-time check is needed. Otherwise (gathers, reads under
   // ?: or the right of && ||, indices inference cannot bound) each evaluation is checked.
   bool proven = false;
+  // A guarded read's bounds over the whole domain (Def::preconditions[k]): where binding
+  // finds them inside the tensor, no check is needed either (BoundDef::proven).
+  int guarded_precondition = -1;
   int var = -1;  // the statement variable it is, when it is exactly one
 };
 

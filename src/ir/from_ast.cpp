@@ -39,8 +39,9 @@ bool affine(const lang::Expr& e) {
 class StmtBuilder {
  public:
   StmtBuilder(const lang::Def& def, const lang::Stmt& st, const infer::StmtRanges& ranges,
-              const std::set<std::pair<const lang::Expr*, int>>& proven)
-      : def_(def), st_(st), ranges_(ranges), proven_(proven) {}
+              const std::set<std::pair<const lang::Expr*, int>>& proven,
+              const std::map<std::pair<const lang::Expr*, int>, int>& guarded)
+      : def_(def), st_(st), ranges_(ranges), proven_(proven), guarded_(guarded) {}
 
   Stmt build() {
     Stmt s;
@@ -114,6 +115,7 @@ class StmtBuilder {
       sub.index = expr(a);
       sub.kind = lang::reads_tensor(a) ? IndexKind::DataDependent : affine(a) ? IndexKind::Affine : IndexKind::NonAffine;
       sub.proven = (!write && e.tensor == st_.lhs_tensor) || proven_.count({&e, static_cast<int>(d)}) > 0;
+      if (auto g = guarded_.find({&e, static_cast<int>(d)}); g != guarded_.end()) sub.guarded_precondition = g->second;
       if (a.kind == ExprKind::Ident && a.ref == Ref::Index) sub.var = var_slot(a.name);
       r.pointwise = r.pointwise && sub.var == static_cast<int>(d);
       r.subscripts.push_back(std::move(sub));
@@ -170,6 +172,7 @@ class StmtBuilder {
   const lang::Stmt& st_;
   const infer::StmtRanges& ranges_;
   const std::set<std::pair<const lang::Expr*, int>>& proven_;
+  const std::map<std::pair<const lang::Expr*, int>, int>& guarded_;
   std::vector<Read> reads_;
 };
 
@@ -199,9 +202,14 @@ std::shared_ptr<const Def> from_ast(const lang::Def& def, const infer::DefRanges
     out->tensors.push_back(std::move(x));
   }
   std::set<std::pair<const lang::Expr*, int>> proven;
-  for (const auto& p : ranges.preconditions) proven.insert({p.expr, p.dim});
+  std::map<std::pair<const lang::Expr*, int>, int> guarded;  // -> its precondition
+  for (size_t k = 0; k < ranges.preconditions.size(); ++k) {
+    const auto& p = ranges.preconditions[k];
+    if (p.guarded) guarded[{p.expr, p.dim}] = static_cast<int>(k);
+    else proven.insert({p.expr, p.dim});
+  }
   for (size_t s = 0; s < def.stmts.size(); ++s)
-    out->stmts.push_back(StmtBuilder(def, def.stmts[s], ranges.stmts[s], proven).build());
+    out->stmts.push_back(StmtBuilder(def, def.stmts[s], ranges.stmts[s], proven, guarded).build());
   return out;
 }
 

@@ -338,3 +338,27 @@ TEST(Bind, ScatterWriteOutOfBoundsIsAShapeError) {
   EXPECT_TRUE(has(m, "'O(i + k)' writes 'O' out of bounds in dimension 0: indices 0..5 but the extent is 5")) << m;
   EXPECT_TRUE(has(m, "t:2:3: error:")) << m;
 }
+
+// A guarded read is never a binding error, but where its bounds over the whole domain fall
+// inside its tensor for the bound sizes, binding records that it needs no run-time check
+// (BoundDef::proven); ReLU's `X(i) > 0 ? X(i) : 0` always, a padded read `A(i - 1)` never.
+TEST(Bind, GuardedReadsProvenWhereTheirBoundsFit) {
+  auto p = build("def t(float(N) X, float(N) A, float(M) Y) -> (O, P) {\n"
+                 "  O(i) = X(i) > 0 ? Y(i) : 0.0 where i in 0:N\n"
+                 "  P(i) = (i >= 1) ? A(i - 1) : 0.0 where i in 0:N\n}");
+  const tc::ir::Def& def = *p->ir.at(0);
+  const tc::ir::Read& y = def.stmts[0].reads.at(1);
+  const tc::ir::Read& a = def.stmts[1].reads.at(0);
+  ASSERT_TRUE(y.guarded);
+  ASSERT_TRUE(a.guarded);
+  EXPECT_FALSE(y.subscripts[0].proven);  // statically unknown: M may be smaller than N
+  Inputs fits;
+  fits.f32({4}).f32({4}).f32({6});
+  auto b = bind_def(p, fits);
+  EXPECT_TRUE(b.proven(y.subscripts[0]));
+  EXPECT_FALSE(b.proven(a.subscripts[0]));  // i - 1 = -1 at i = 0: the guard excludes it
+  Inputs short_y;
+  short_y.f32({4}).f32({4}).f32({3});
+  auto s = bind_def(p, short_y);  // no error: the guard may keep i < 3
+  EXPECT_FALSE(s.proven(y.subscripts[0]));
+}

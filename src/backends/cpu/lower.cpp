@@ -310,7 +310,7 @@ class Builder {
     for (size_t d = 0; d < index.size(); ++d) {
       int dim = static_cast<int>(d);
       Expr i = index[d];
-      if (access.subscripts[d].proven) {
+      if (b_.proven(access.subscripts[d])) {
         if (shape(t)[d] == 0) return Halide::Internal::make_zero(value_type(def_.tensors[t].type));  // never evaluated
       } else {
         clamped = true;
@@ -334,7 +334,7 @@ class Builder {
     size_t lhs = def_.stmts[current_stmt_].num_lhs_vars();
     int k = 0;
     while (static_cast<size_t>(k) < access.subscripts.size() && static_cast<size_t>(k) < lhs &&
-           access.subscripts[k].proven && access.subscripts[k].var == k)
+           b_.proven(access.subscripts[k]) && access.subscripts[k].var == k)
       ++k;
     return k;
   }
@@ -475,7 +475,7 @@ class Builder {
       const ir::Subscript& sub = st.write.subscripts[d];
       Expr i = comparable_index(lower_expr(*sub.index, ctx));
       Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), shape(t)[d] - 1);
-      if (!sub.proven) {
+      if (!b_.proven(sub)) {
         if (checked_) check_stage(st.write, static_cast<int>(d), i, Expr(), /*write=*/true);
         else inside = inside && i >= lo && i <= hi;
       }

@@ -176,7 +176,7 @@ class Lowerer {
     std::vector<Expr> index;
     for (size_t d = 0; d < e.args.size(); ++d) {
       bool outer = native_;
-      native_ = read.subscripts[d].proven;
+      native_ = ctx_.bound->proven(read.subscripts[d]);
       index.push_back(lower(*e.args[d], guard));
       native_ = outer;
     }

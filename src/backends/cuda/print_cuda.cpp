@@ -448,7 +448,7 @@ class Printer {
     for (size_t d = 0; d < e.args.size(); ++d) {
       std::string s = "(long long)" + expr(*e.args[d]);
       // Not proven in bounds: clamped into the tensor (checked reporting is a later step).
-      if (!r.subscripts[d].proven) s = "tc_clamp(" + s + ", " + std::to_string(shape[d]) + "ll)";
+      if (!b_.proven(r.subscripts[d])) s = "tc_clamp(" + s + ", " + std::to_string(shape[d]) + "ll)";
       subs.push_back(s);
     }
     const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(r.tensor)];
