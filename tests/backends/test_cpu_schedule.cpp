@@ -547,6 +547,27 @@ TEST(Scatter, BetweenAReductionAndARowReductionUnderEveryKnobExtreme) {
   check_every_knob_extreme(kMixed, {&a, &b, &idx, &like});
 }
 
+// A scatter's update runs in parallel over a variable that is exactly one of its written
+// subscripts (d in dLUT(I(b,l), d): different d never write one element), with the bits of
+// the serial order; never over a gather alone (H(I(k))), nor with cpu.parallel=none.
+TEST(Scatter, ParallelOnlyOverAPlainWrittenVariable) {
+  Arg lut({37, 40}, false), idx({9, 21}, true), d_o({9, 40}, false);
+  fill_small(d_o, 5);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 11) % 37);
+  Outcome ref = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"backend", "reference"}});
+  Outcome par = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"threads", "2"}});
+  Outcome none = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"threads", "2"}, {"cpu.parallel", "none"}});
+  ASSERT_EQ(par.status, TC_OK) << par.message;
+  EXPECT_TRUE(has(par.description, "update in parallel over")) << par.description;
+  EXPECT_FALSE(has(none.description, "update in parallel over")) << none.description;
+  EXPECT_EQ(par.outputs, ref.outputs);
+  EXPECT_EQ(none.outputs, ref.outputs);
+  Arg hidx({6000}, true), v({6000}, false), like({400}, false);
+  for (size_t j = 0; j < hidx.i.size(); ++j) hidx.i[j] = static_cast<int32_t>((j * 13) % 400);
+  Outcome hist = run(kHistogram, {&hidx, &v, &like}, {{"threads", "2"}});
+  EXPECT_FALSE(has(hist.description, "update in parallel over")) << hist.description;
+}
+
 // A bad written index (checked=1) is reported, naming the write, before any statement writes
 // an output: the check runs in the checks sink, the pipeline's first output.
 TEST(Scatter, ABadWrittenIndexLeavesEveryOutputUntouched) {

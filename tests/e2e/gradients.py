@@ -70,6 +70,9 @@ CASES = {
     "lut1": (bench("lut1"), [n(6, 3), idx(6, 2, 4)]),
     "lut2": (bench("lut2"), [n(5, 3), idx(5, 2, 3), n(4, 3), idx(4, 2, 2)]),
     "maxpool": (bench("maxpool"), [perm(1, 2, 4, 6)]),
+    "maxpool_odd_sizes": (bench("maxpool"), [perm(1, 1, 5, 7)]),
+    "stride_3_window_2": ("""def s(float(N) X) -> (O) {
+                              O(i) +=! X(3 * i + k) * X(3 * i + k) where k in 0:2 }""", [n(8)]),
     "maxpool_where": ("""def pool(float(N,C,H,W) I) -> (O) {
                            O(n,c,h,w) max=! I(n,c,2*h+kh,2*w+kw) where kh in 0:2, kw in 0:2 }""", [perm(2, 1, 4, 4)]),
     "min_accumulate": ("""def m(float(N,K) A, float(N) B) -> (O) {

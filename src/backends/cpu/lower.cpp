@@ -431,8 +431,9 @@ class Builder {
   // written index is clamped into the tensor, which gives Halide the update's bounds; it is a
   // no-op where binding proved the subscript, or with `checked`, whose check stage (run
   // before any statement) reports a bad index first. Unchecked, a point with an index out of
-  // bounds leaves the element as it was (the reference skips it). The update stays serial
-  // (the scheduler never touches a Scatter's update): points hitting one element all add.
+  // bounds leaves the element as it was (the reference skips it). The update is serial, except
+  // over a variable that is exactly one written subscript (the scheduler may parallelise it:
+  // different values write different elements, and each element's additions keep their order).
   void lower_scatter(int si) {
     const ir::Stmt& st = def_.stmts[si];
     const auto& ranges = b_.ranges[si];
@@ -450,6 +451,7 @@ class Builder {
     Halide::RDom dom;
     bool runs = !empty && !region.empty();
     if (runs) dom = Halide::RDom(region, "r_s" + std::to_string(si));
+    p_.stages[me].scatter_rdom = dom;
 
     std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
     Halide::Type type = p_.stages[me].type;
@@ -471,8 +473,20 @@ class Builder {
     };
     std::vector<Expr> idx;
     Expr inside = Halide::Internal::make_bool(true);
+    std::vector<int> plain_uses(st.vars.size(), 0);  // per variable: written subscripts that are exactly it
+    for (const ir::Subscript& sub : st.write.subscripts)
+      if (sub.var >= 0) ++plain_uses[static_cast<size_t>(sub.var)];
     for (size_t d = 0; d < st.write.subscripts.size(); ++d) {
       const ir::Subscript& sub = st.write.subscripts[d];
+      if (sub.var >= 0 && b_.proven(sub) && plain_uses[static_cast<size_t>(sub.var)] == 1) {
+        // Exactly a variable, in bounds: written as the bare RVar so that Halide sees that
+        // different values of it write different elements (the scheduler may then run the
+        // update in parallel over it: scatter_parallel_rvar).
+        idx.push_back(dom[static_cast<int>(st.vars.size() - 1 - static_cast<size_t>(sub.var))]);
+        int rvar = static_cast<int>(st.vars.size() - 1 - static_cast<size_t>(sub.var));
+        p_.stages[me].scatter_parallel_rvar = std::max(p_.stages[me].scatter_parallel_rvar, rvar);
+        continue;
+      }
       Expr i = comparable_index(lower_expr(*sub.index, ctx));
       Expr lo = Halide::Internal::make_zero(i.type()), hi = Halide::Internal::make_const(i.type(), shape(t)[d] - 1);
       if (!b_.proven(sub)) {

@@ -61,6 +61,10 @@ struct Stage {
   int block_var = -1;             // var whose iterations share the vector reads (register block)
   // Pack only: the var (Halide order) stored innermost.
   int packed_var = -1;
+  // Scatter only: the outermost RDom dimension that is exactly one of the written subscripts
+  // (no two of its values write one element), or -1.
+  int scatter_parallel_rvar = -1;
+  Halide::RDom scatter_rdom;
 };
 
 // A subscript checked at run time (not proven by binding): the generated code reports

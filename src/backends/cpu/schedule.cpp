@@ -14,7 +14,9 @@
 //     of rows (cpu.rows), one pass per block while its rows are in cache, instead of one pass
 //     over the whole tensor per stage;
 //   - root stages vectorise their contiguous dimension and run their outer loops in parallel;
-//   - a scatter's update (computed subscripts, lower.h) is never scheduled: it runs serially.
+//   - a scatter's update (computed subscripts, lower.h) runs serially, or in parallel over a
+//     variable that is exactly one of its written subscripts (no two threads add to one
+//     element, and each element's additions keep their order).
 #include "backends/cpu/schedule.h"
 
 #include <algorithm>
@@ -177,6 +179,7 @@ class Scheduler {
       else if (block_rows_[i] > 0) schedule_row_blocks(static_cast<int>(i));
       else if (root_[i] && b >= 0) schedule_in_block(in_block(s, b), b);
       else if (root_[i] && hosts_[i] < 0) schedule_root(s);
+      if (s.kind == Stage::Kind::Scatter) schedule_scatter(s);
       else if (!root_[i]) say(s, "inlined into its consumer");
     }
     return log_;
@@ -328,9 +331,10 @@ class Scheduler {
       case Stage::Kind::Pack:
       case Stage::Kind::Initial:  // a snapshot of the caller's buffer, before anything writes it
       case Stage::Kind::Partial:
-      // A scatter is computed whole at root; schedule_root schedules only its pure definition
-      // (the tensor before it), so its update runs serially in its own order and no two threads
-      // ever add to one element: no knob value can make it racy.
+      // A scatter is computed whole at root; schedule_root schedules its pure definition (the
+      // tensor before it) and schedule_scatter its update: serial in its own order, or in
+      // parallel only over a variable that is exactly a written subscript (different values
+      // write different elements), so no knob value can make it racy.
       case Stage::Kind::Scatter: root_[i] = true; return;
       case Stage::Kind::Reduction: {
         root_[i] = true;
@@ -453,6 +457,15 @@ class Scheduler {
       what += run_parallel ? ", outer loops in parallel" : parallel() ? ", one thread (small)" : "";
     }
     say(s, what);
+  }
+
+  void schedule_scatter(Stage& s) {
+    if (!parallel() || s.scatter_parallel_rvar < 0) return;
+    Halide::RVar r = s.scatter_rdom[s.scatter_parallel_rvar];
+    if (s.scatter_rdom[s.scatter_parallel_rvar].extent().defined()) {
+      s.func.update(0).parallel(r);
+      say(s, "update in parallel over " + r.name());
+    }
   }
 
   // A transposing copy: 8x8 tiles vectorised both ways (whole rows in, shuffles, whole rows
