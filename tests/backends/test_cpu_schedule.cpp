@@ -547,24 +547,31 @@ TEST(Scatter, BetweenAReductionAndARowReductionUnderEveryKnobExtreme) {
   check_every_knob_extreme(kMixed, {&a, &b, &idx, &like});
 }
 
-// A scatter's update runs in parallel over a variable that is exactly one of its written
-// subscripts (d in dLUT(I(b,l), d): different d never write one element), with the bits of
-// the serial order; never over a gather alone (H(I(k))), nor with cpu.parallel=none.
-TEST(Scatter, ParallelOnlyOverAPlainWrittenVariable) {
-  Arg lut({37, 40}, false), idx({9, 21}, true), d_o({9, 40}, false);
+// A scatter's update runs in parallel over its outermost variable when that is exactly one of
+// its written subscripts (b in dX(b, 2*i + k): different b never write one element), with the
+// bits of the serial order; not over an inner one (d in dLUT(I(b,l), d), under b), not over a
+// gather alone (H(I(k))), not with cpu.parallel=none.
+TEST(Scatter, ParallelOnlyOverAPlainOutermostVariable) {
+  const char* pool_grad =
+      "def p(float(B,O,K) dO, float(B,N) Like) -> (float(B,N) dX) {\n"
+      "  dX(b, n) = 0.0 where b in 0:B, n in 0:N\n  dX(b, 2*i + k) += dO(b, i, k)\n}";
+  Arg d_o({6, 10, 2}, false), like({6, 20}, false);
   fill_small(d_o, 5);
-  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 11) % 37);
-  Outcome ref = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"backend", "reference"}});
-  Outcome par = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"threads", "2"}});
-  Outcome none = run(kEmbeddingGrad, {&lut, &idx, &d_o}, {{"threads", "2"}, {"cpu.parallel", "none"}});
+  Outcome ref = run(pool_grad, {&d_o, &like}, {{"backend", "reference"}});
+  Outcome par = run(pool_grad, {&d_o, &like}, {{"threads", "2"}});
+  Outcome none = run(pool_grad, {&d_o, &like}, {{"threads", "2"}, {"cpu.parallel", "none"}});
   ASSERT_EQ(par.status, TC_OK) << par.message;
   EXPECT_TRUE(has(par.description, "update in parallel over")) << par.description;
   EXPECT_FALSE(has(none.description, "update in parallel over")) << none.description;
   EXPECT_EQ(par.outputs, ref.outputs);
   EXPECT_EQ(none.outputs, ref.outputs);
-  Arg hidx({6000}, true), v({6000}, false), like({400}, false);
+  Arg lut({37, 40}, false), idx({9, 21}, true), d_lut({9, 40}, false);
+  for (size_t j = 0; j < idx.i.size(); ++j) idx.i[j] = static_cast<int32_t>((j * 11) % 37);
+  Outcome emb = run(kEmbeddingGrad, {&lut, &idx, &d_lut}, {{"threads", "2"}});
+  EXPECT_FALSE(has(emb.description, "update in parallel over")) << emb.description;
+  Arg hidx({6000}, true), v({6000}, false), hlike({400}, false);
   for (size_t j = 0; j < hidx.i.size(); ++j) hidx.i[j] = static_cast<int32_t>((j * 13) % 400);
-  Outcome hist = run(kHistogram, {&hidx, &v, &like}, {{"threads", "2"}});
+  Outcome hist = run(kHistogram, {&hidx, &v, &hlike}, {{"threads", "2"}});
   EXPECT_FALSE(has(hist.description, "update in parallel over")) << hist.description;
 }
 

@@ -62,7 +62,8 @@ struct Stage {
   // Pack only: the var (Halide order) stored innermost.
   int packed_var = -1;
   // Scatter only: the outermost RDom dimension that is exactly one of the written subscripts
-  // (no two of its values write one element), or -1.
+  // (no two of its values write one element), or -1; the update runs in parallel over it when
+  // it is the RDom's outermost dimension (schedule.cpp).
   int scatter_parallel_rvar = -1;
   Halide::RDom scatter_rdom;
 };

@@ -14,9 +14,9 @@
 //     of rows (cpu.rows), one pass per block while its rows are in cache, instead of one pass
 //     over the whole tensor per stage;
 //   - root stages vectorise their contiguous dimension and run their outer loops in parallel;
-//   - a scatter's update (computed subscripts, lower.h) runs serially, or in parallel over a
-//     variable that is exactly one of its written subscripts (no two threads add to one
-//     element, and each element's additions keep their order).
+//   - a scatter's update (computed subscripts, lower.h) runs serially, or in parallel over its
+//     outermost variable when that is exactly one of its written subscripts (no two threads
+//     add to one element, and each element's additions keep their order).
 #include "backends/cpu/schedule.h"
 
 #include <algorithm>
@@ -459,8 +459,12 @@ class Scheduler {
     say(s, what);
   }
 
+  // Only the outermost loop: one parallel dispatch. A plain variable further in (d in the
+  // embedding gradient's d_LUT(I(b, l), d), under the loop over b) would dispatch tiny tasks
+  // once per outer iteration, threads writing neighbouring elements: measured 1.3 -> 8.0 ms.
   void schedule_scatter(Stage& s) {
     if (!parallel() || s.scatter_parallel_rvar < 0) return;
+    if (s.scatter_parallel_rvar != s.scatter_rdom.dimensions() - 1) return;
     Halide::RVar r = s.scatter_rdom[s.scatter_parallel_rvar];
     if (s.scatter_rdom[s.scatter_parallel_rvar].extent().defined()) {
       s.func.update(0).parallel(r);
