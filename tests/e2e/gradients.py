@@ -101,7 +101,9 @@ CASES = {
                               + log1p(P(i)) + rsqrt(P(i)) + cbrt(P(i)) + atan(X(i)) + asinh(X(i)) + sinh(X(i))
                               + cosh(X(i)) + exp2(X(i)) + log2(P(i)) + log10(P(i)) + fma(X(i), P(i), X(i))
                               + max(X(i), 0.1) + min(P(i), 1.5) + fmax(X(i), P(i)) + fabs(P(i)) + tan(X(i) / 4)
-                              + asin(X(i) / 4) + acos(X(i) / 4) + atanh(X(i) / 4) + acosh(P(i) + 1) }""",
+                              + asin(X(i) / 4) + acos(X(i) / 4) + atanh(X(i) / 4) + acosh(P(i) + 1)
+                              + erfc(X(i)) + copysign(X(i), P(i) - 1) + fmod(X(i), P(i)) + floor(X(i))
+                              + ceil(X(i)) + round(X(i)) + trunc(X(i)) }""",
                     [n(6), pos(6)]),
     "relu_ternary": ("def r(float(N) X) -> (O) { O(i) = X(i) > 0 ? X(i) : 0.1 * X(i) }", [n(7)]),
     "two_outputs": ("""def two(float(N) X, float(N) Y) -> (S, P) {
