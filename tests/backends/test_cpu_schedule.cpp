@@ -360,6 +360,35 @@ TEST(Panels, AGatheredOperandIsNotCopied) {
   }
 }
 
+// Compiles and runs `src` with `threads`, its two outputs (shapes p_shape, o_shape) filled
+// with 7 first: what tc_run returned, its message, and the outputs as it left them.
+struct SentinelRun {
+  int status = TC_OK;
+  std::string message;
+  std::vector<float> p, o;
+};
+SentinelRun run_on_sentinels(tc_program* prog, DLTensor* ins, size_t n, const std::vector<int64_t>& p_shape,
+                             const std::vector<int64_t>& o_shape, const char* threads) {
+  SentinelRun r;
+  tc_options* opts = nullptr;
+  tc_options_create(&opts);
+  tc_options_set(opts, "cache", "off");
+  tc_options_set(opts, "threads", threads);
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_compile(&k, prog, nullptr, ins, n, opts), TC_OK) << tc_last_error_message();
+  Arg out_p(p_shape, false), out_o(o_shape, false);
+  out_p.f.assign(out_p.f.size(), 7.0f);
+  out_o.f.assign(out_o.f.size(), 7.0f);
+  DLTensor outs[] = {out_p.t, out_o.t};
+  r.status = k ? tc_run(k, ins, n, outs, 2) : TC_ERROR_INTERNAL;
+  r.message = tc_last_error_message();
+  r.p = out_p.f;
+  r.o = out_o.f;
+  tc_kernel_destroy(k);
+  tc_options_destroy(opts);
+  return r;
+}
+
 // Range checks (src/backends/cpu/lower.cpp, check_stage; the checks sink is the pipeline's
 // first output): every check runs before any statement, so a bad index leaves every output as
 // the caller left it, also the first output, which a statement without a check writes (before
@@ -377,24 +406,12 @@ TEST(Checks, ABadIndexLeavesEveryOutputUntouched) {
   ASSERT_EQ(tc_define(&p, src), TC_OK) << tc_last_error_message();
   DLTensor ins[] = {lut.t, idx.t, x.t};
   for (const char* threads : {"1", "2"}) {
-    tc_options* o = nullptr;
-    tc_options_create(&o);
-    tc_options_set(o, "cache", "off");
-    tc_options_set(o, "threads", threads);
-    tc_kernel* k = nullptr;
-    ASSERT_EQ(tc_compile(&k, p, nullptr, ins, 3, o), TC_OK) << tc_last_error_message();
-    Arg out_o({9, 40}, false), out_p({9, 40}, false);
-    out_o.f.assign(out_o.f.size(), 7.0f);
-    out_p.f.assign(out_p.f.size(), 7.0f);
-    DLTensor outs[] = {out_p.t, out_o.t};
-    EXPECT_EQ(tc_run(k, ins, 3, outs, 2), TC_ERROR_RUNTIME);
-    std::string message = tc_last_error_message();
-    EXPECT_TRUE(has(message, "index 30")) << message;
-    EXPECT_TRUE(has(message, "b=4, l=16")) << message;
-    EXPECT_EQ(out_o.f, std::vector<float>(out_o.f.size(), 7.0f)) << "threads=" << threads;
-    EXPECT_EQ(out_p.f, std::vector<float>(out_p.f.size(), 7.0f)) << "threads=" << threads;
-    tc_kernel_destroy(k);
-    tc_options_destroy(o);
+    SentinelRun r = run_on_sentinels(p, ins, 3, {9, 40}, {9, 40}, threads);
+    EXPECT_EQ(r.status, TC_ERROR_RUNTIME);
+    EXPECT_TRUE(has(r.message, "index 30")) << r.message;
+    EXPECT_TRUE(has(r.message, "b=4, l=16")) << r.message;
+    EXPECT_EQ(r.o, std::vector<float>(r.o.size(), 7.0f)) << "threads=" << threads;
+    EXPECT_EQ(r.p, std::vector<float>(r.p.size(), 7.0f)) << "threads=" << threads;
   }
   tc_program_destroy(p);
 }
@@ -590,25 +607,13 @@ TEST(Scatter, ABadWrittenIndexLeavesEveryOutputUntouched) {
     ASSERT_EQ(tc_define(&p, src), TC_OK) << tc_last_error_message();
     DLTensor ins[] = {x.t, idx.t, like.t};
     for (const char* threads : {"1", "2"}) {
-      tc_options* o = nullptr;
-      tc_options_create(&o);
-      tc_options_set(o, "cache", "off");
-      tc_options_set(o, "threads", threads);
-      tc_kernel* k = nullptr;
-      ASSERT_EQ(tc_compile(&k, p, nullptr, ins, 3, o), TC_OK) << tc_last_error_message();
-      Arg out_p({9, 40}, false), out_o({30, 40}, false);
-      out_p.f.assign(out_p.f.size(), 7.0f);
-      out_o.f.assign(out_o.f.size(), 7.0f);
-      DLTensor outs[] = {out_p.t, out_o.t};
-      EXPECT_EQ(tc_run(k, ins, 3, outs, 2), TC_ERROR_RUNTIME);
-      std::string message = tc_last_error_message();
-      EXPECT_TRUE(has(message, "g:3:3: error: 'O(I(b, l), d)' writes 'O' out of bounds: index " + std::to_string(bad) +
-                                   " in dimension 0, whose extent is 30 (at b=4, l=16)"))
-          << message;
-      EXPECT_EQ(out_p.f, std::vector<float>(out_p.f.size(), 7.0f)) << "threads=" << threads;
-      EXPECT_EQ(out_o.f, std::vector<float>(out_o.f.size(), 7.0f)) << "threads=" << threads;
-      tc_kernel_destroy(k);
-      tc_options_destroy(o);
+      SentinelRun r = run_on_sentinels(p, ins, 3, {9, 40}, {30, 40}, threads);
+      EXPECT_EQ(r.status, TC_ERROR_RUNTIME);
+      EXPECT_TRUE(has(r.message, "g:3:3: error: 'O(I(b, l), d)' writes 'O' out of bounds: index " + std::to_string(bad) +
+                                     " in dimension 0, whose extent is 30 (at b=4, l=16)"))
+          << r.message;
+      EXPECT_EQ(r.p, std::vector<float>(r.p.size(), 7.0f)) << "threads=" << threads;
+      EXPECT_EQ(r.o, std::vector<float>(r.o.size(), 7.0f)) << "threads=" << threads;
     }
     tc_program_destroy(p);
   }
