@@ -4,8 +4,10 @@
 //              floating-point input (only those get gradients) is recorded;
 //   backward   statements in reverse: the written version's gradient times the partial
 //              derivative of the right-hand side is added to the gradient of every version
-//              read; the first covering contribution initialises ('+=!'), others accumulate
-//              ('+=') after a zero fill; computed subscripts scatter;
+//              read (and, where the statement kept the previous value, outside a partial box
+//              or under an accumulation, that value's gradient too); the first covering
+//              contribution initialises ('+=!'), others accumulate ('+=') after a zero fill;
+//              computed subscripts scatter, unless gather_form.h turns them into a gather;
 //   recompute  the forward statements whose versions the backward statements read, in order.
 // Every generated statement ranges its index variables explicitly with the forward
 // statement's inferred ranges, so the gradient iterates exactly the forward domains.
@@ -72,13 +74,14 @@ struct StmtVersions {
 
 bool accumulates(const lang::Stmt& s) { return s.reduce != ReduceOp::None && !s.init; }
 
-std::string op_text(const lang::Stmt& s, bool force_init) {
+// The statement's operator as written (an '=' that sums over ranged variables is '+=!').
+std::string op_text(const lang::Stmt& s) {
   switch (s.reduce) {
     case ReduceOp::None: return "=";
-    case ReduceOp::Sum: return s.init || force_init ? "+=!" : "+=";
-    case ReduceOp::Product: return s.init || force_init ? "*=!" : "*=";
-    case ReduceOp::Min: return s.init || force_init ? "min=!" : "min=";
-    case ReduceOp::Max: return s.init || force_init ? "max=!" : "max=";
+    case ReduceOp::Sum: return s.init ? "+=!" : "+=";
+    case ReduceOp::Product: return s.init ? "*=!" : "*=";
+    case ReduceOp::Min: return s.init ? "min=!" : "min=";
+    case ReduceOp::Max: return s.init ? "max=!" : "max=";
   }
   return "=";
 }
@@ -576,7 +579,7 @@ class GradientWriter {
     }
     ExprPtr rhs = converted(sv.rhs->clone(), s.rhs->type, def_.tensors[s.lhs_tensor].type);
     // After the copy, a scatter accumulates ('+=!' would zero the copy again: same result).
-    std::string op = s.is_scatter() ? "+=" : op_text(s, false);
+    std::string op = s.is_scatter() ? "+=" : op_text(s);
     out.push_back(statement(written(si, name), op, rhs, stmt_ranges(si)));
   }
 
