@@ -319,6 +319,13 @@ TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tenso
  * why the cache was not used), the backend, and for cpu the target, thread count and the
  * schedule chosen for each stage. *text is owned by the kernel and valid until it is destroyed. */
 TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
+/* The code the kernel runs, as text: for backend=cpu the Halide loop nest after lowering (the
+ * statement Halide compiles to machine code: loops, vectorisation, parallel loops, buffers);
+ * CUDA C for backend=cuda (issue 13: not a registered backend yet). TC_ERROR_UNSUPPORTED for
+ * backend=reference, an interpreter that generates no code. Made on the first call (cpu:
+ * about as long as lowering the pipeline again, no machine code is generated), kept: *text is
+ * owned by the kernel and valid until it is destroyed. Thread-safe. */
+TC_API int tc_kernel_code(const tc_kernel *kernel, const char **text);
 /* *hit = 1 if the kernel's knob values came from the cache, 0 otherwise. */
 TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
 

@@ -480,6 +480,19 @@ TC_API int tc_kernel_describe(const tc_kernel* kernel, const char** text) {
   });
 }
 
+TC_API int tc_kernel_code(const tc_kernel* kernel, const char** text) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(text, "text");
+    std::call_once(kernel->code_once, [&] { kernel->code = kernel->kernel->code(); });
+    if (kernel->code.empty())
+      fail(TC_ERROR_UNSUPPORTED, std::string("backend '") + kernel->backend->name() +
+                                     "' generates no code (it interprets the IR): tc_kernel_code shows the code of "
+                                     "backend=cpu (the Halide loop nest) and backend=cuda (CUDA C)");
+    *text = kernel->code.c_str();
+  });
+}
+
 TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tensor_info* info) {
   return guarded([&] {
     require(kernel, "kernel");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct tc_kernel {
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
   bool cache_hit = false;    // its knob values came from the cache
   std::string description;  // tc_kernel_describe
+  mutable std::once_flag code_once;  // tc_kernel_code: made on first use (a throw: the next call tries again)
+  mutable std::string code;
 };
 
 struct tc_options {

@@ -27,6 +27,9 @@ class Kernel {
   // The compiled code as bytes that Backend::load turns back into this kernel in a later
   // process (the cache keeps them), or "" when the backend cannot reload its kernels.
   virtual std::string artefact() const { return {}; }
+  // The code it runs, as text (cpu: Halide's lowered loop nest), for tc_kernel_code; "" when
+  // the backend generates none (the reference interpreter). May take as long as lowering.
+  virtual std::string code() const { return {}; }
 };
 
 }  // namespace tc::backends

@@ -312,6 +312,35 @@ static void test_gradient(void **state) {
   tc_program_destroy(bad);
 }
 
+/* tc_kernel_code: the cpu kernel's Halide loop nest (the same text on a second call, owned by
+ * the kernel); the reference backend generates none: UNSUPPORTED naming it. */
+static void test_kernel_code(void **state) {
+  (void)state;
+  tc_program *p = define_ok(MM_SRC);
+  int64_t sa[2] = {8, 4}, sb[2] = {4, 16};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, sa, NULL), make_tensor(NULL, dt_f32(), 2, sb, NULL)};
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, in, 2, NULL));
+  const char *text = NULL, *again = NULL;
+  assert_tc_ok(tc_kernel_code(k, &text));
+  assert_non_null(strstr(text, "produce "));
+  assert_non_null(strstr(text, "for ("));
+  assert_tc_ok(tc_kernel_code(k, &again));
+  assert_ptr_equal(text, again);
+  assert_fails_with(tc_kernel_code(k, NULL), TC_ERROR_INVALID_ARGUMENT);
+  assert_fails_with(tc_kernel_code(NULL, &text), TC_ERROR_INVALID_ARGUMENT);
+  tc_kernel_destroy(k);
+  tc_options *o = NULL;
+  assert_tc_ok(tc_options_create(&o));
+  assert_tc_ok(tc_options_set(o, "backend", "reference"));
+  assert_tc_ok(tc_compile(&k, p, NULL, in, 2, o));
+  assert_fails_with(tc_kernel_code(k, &text), TC_ERROR_UNSUPPORTED);
+  assert_non_null(strstr(tc_last_error_message(), "backend 'reference' generates no code"));
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+  tc_program_destroy(p);
+}
+
 static void test_infer_outputs_capacity(void **state) {
   (void)state;
   tc_program *p = define_ok(TWO_SRC);
@@ -599,6 +628,7 @@ int main(void) {
       cmocka_unit_test(test_program_describe),
       cmocka_unit_test(test_program_source),
       cmocka_unit_test(test_gradient),
+      cmocka_unit_test(test_kernel_code),
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),
       cmocka_unit_test(test_options),

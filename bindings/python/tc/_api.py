@@ -236,6 +236,13 @@ class Kernel(_Handle):
         check(lib.tc_kernel_describe(self._handle, ctypes.byref(text)))
         return _dec(text.value)
 
+    def code(self):
+        """The code the kernel runs, as text (tc_kernel_code): for backend=cpu the Halide loop
+        nest. TcUnsupportedError for backend=reference (an interpreter: no code)."""
+        text = ctypes.c_char_p()
+        check(lib.tc_kernel_code(self._handle, ctypes.byref(text)))
+        return _dec(text.value)
+
     def __call__(self, *inputs, out=None):
         with contextlib.ExitStack() as stack:
             return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out)

@@ -142,6 +142,7 @@ def _declare(lib):
         "tc_kernel_num_outputs": (i, [vp, P(sz)]),
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
         "tc_kernel_describe": (i, [vp, P(cs)]),
+        "tc_kernel_code": (i, [vp, P(cs)]),
         "tc_kernel_cache_hit": (i, [vp, P(i)]),
         "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
         "tc_run_async": (i, [vp, P(DLTensor), sz, P(DLTensor), sz, vp]),

@@ -72,6 +72,10 @@ class Tune(unittest.TestCase):
         cached = self.prog.compile("mm", self.A, self.B, cache=self.cache)
         self.assertTrue(cached.cache_hit, cached.describe())
         np.testing.assert_array_equal(cached(self.A, self.B), self.expected)
+        # tc_kernel_code lowers again: a kernel linked from the cache has its loop nest too.
+        self.assertIn("produce ", cached.code())
+        with self.assertRaises(tc.TcUnsupportedError):
+            self.prog.compile("mm", self.A, self.B, backend="reference").code()
 
     def test_true_from_the_callable_stops_after_one_call(self):
         calls = []

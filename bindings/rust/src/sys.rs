@@ -191,6 +191,7 @@ extern "C" {
     pub fn tc_kernel_num_outputs(kernel: *const tc_kernel, count: *mut usize) -> c_int;
     pub fn tc_kernel_output_info(kernel: *const tc_kernel, index: usize, info: *mut tc_tensor_info) -> c_int;
     pub fn tc_kernel_describe(kernel: *const tc_kernel, text: *mut *const c_char) -> c_int;
+    pub fn tc_kernel_code(kernel: *const tc_kernel, text: *mut *const c_char) -> c_int;
     pub fn tc_kernel_cache_hit(kernel: *const tc_kernel, hit: *mut c_int) -> c_int;
     pub fn tc_run(
         kernel: *const tc_kernel,

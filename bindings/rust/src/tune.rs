@@ -240,6 +240,15 @@ impl Kernel {
         check(unsafe { sys::tc_kernel_describe(self.raw.as_ptr(), &mut text) })?;
         Ok(owned(text))
     }
+
+    /// The code the kernel runs, as text (`tc_kernel_code`): the Halide loop nest for
+    /// backend=cpu; an `Unsupported` error for backend=reference, which generates none.
+    pub fn code(&self) -> Result<String> {
+        let mut text = ptr::null();
+        // SAFETY: valid handle; the text is owned by the kernel and copied out.
+        check(unsafe { sys::tc_kernel_code(self.raw.as_ptr(), &mut text) })?;
+        Ok(owned(text))
+    }
 }
 
 /// A path as a C string: its bytes as the OS has them (a NUL inside is an error).

@@ -187,6 +187,8 @@ fn tune_reports_progress_and_a_later_compile_hits_the_cache() {
     let cached = case.compile(&dir.as_option());
     assert!(cached.cache_hit().unwrap(), "{}", cached.describe().unwrap());
     assert_eq!(case.run(&cached), want);
+    // tc_kernel_code lowers again: a kernel linked from the cache has its loop nest too.
+    assert!(cached.code().unwrap().contains("produce "));
 }
 
 #[test]

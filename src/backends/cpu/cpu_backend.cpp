@@ -181,6 +181,20 @@ class CpuKernel : public Kernel {
            std::to_string(schedule_.threads) + "\nschedule:\n" + dense_.schedule;
   }
 
+  // Lowered again (no machine code is made), once: a kernel from the cache has no pipeline.
+  std::string code() const override {
+    std::call_once(code_once_, [&] {  // a throw leaves it to the next call
+      quiet_halide_reporter();
+      LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
+      apply_schedule(p, schedule_, target_);
+      std::vector<Halide::Func> outs;
+      if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
+      for (int s : p.output_stage) outs.push_back(p.stages[s].func);
+      code_ = lowered_loop_nest(outs, arguments(p), target_, b_.def().name);
+    });
+    return code_;
+  }
+
   std::string artefact() const override {
     return kArtefactMagic + fingerprint(b_.def().name, target_, dense_.schedule) + "\n" + dense_.fn->object();
   }
@@ -190,13 +204,9 @@ class CpuKernel : public Kernel {
     Variant v;
     LoweredPipeline p = lower(b_, dense, checked_, schedule_.pack);
     v.schedule = apply_schedule(p, schedule_, target_);
-    std::vector<Halide::Argument> args;
-    for (const auto& in : p.inputs) args.push_back(in);
+    std::vector<Halide::Argument> args = arguments(p);
     for (size_t o = 0; o < p.caller_outputs.size(); ++o)
-      if (p.caller_outputs[o].defined()) {
-        args.push_back(p.caller_outputs[o]);
-        v.caller_outputs.push_back(static_cast<int>(o));
-      }
+      if (p.caller_outputs[o].defined()) v.caller_outputs.push_back(static_cast<int>(o));
     std::vector<Halide::Func> outs;
     if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);  // first: the checks run first
     for (int s : p.output_stage) outs.push_back(p.stages[s].func);
@@ -210,6 +220,15 @@ class CpuKernel : public Kernel {
     else
       v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
+  }
+
+  // The pipeline's arguments: the inputs, then the outputs whose entry values it reads.
+  static std::vector<Halide::Argument> arguments(const LoweredPipeline& p) {
+    std::vector<Halide::Argument> args;
+    for (const auto& in : p.inputs) args.push_back(in);
+    for (const auto& o : p.caller_outputs)
+      if (o.defined()) args.push_back(o);
+    return args;
   }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.
@@ -315,6 +334,8 @@ class CpuKernel : public Kernel {
   Variant dense_;
   mutable std::once_flag general_once_;
   mutable Variant general_;
+  mutable std::once_flag code_once_;
+  mutable std::string code_;
 };
 
 // Halide's compile time grows faster than linearly with the number of stages (about 5 s for

@@ -4,8 +4,12 @@
 #include <cpuid.h>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <new>
+
+#include <unistd.h>
 
 #include "backends/cpu/lowering_passes.h"
 #include "runtime/thread_pool.h"
@@ -199,6 +203,32 @@ void use_runtime_object(const std::string& object) {
   Runtime& r = the_runtime();
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.object.empty()) install_runtime(r, object);
+}
+
+std::string lowered_loop_nest(const std::vector<Halide::Func>& outputs, const std::vector<Halide::Argument>& inputs,
+                              const Halide::Target& target, const std::string& def_name) {
+  // Halide prints the statement only into a file: a private temporary one, read and removed.
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/tc-loop-nest-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0) fail(TC_ERROR_INTERNAL, "cpu backend: no temporary file for the loop nest of '" + def_name + "'");
+  close(fd);
+  std::string text;
+  try {
+    Halide::Pipeline pipeline(outputs);
+    pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
+    pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
+    pipeline.compile_to_lowered_stmt(path, inputs, Halide::Text, code_target(target).with_feature(Halide::Target::NoRuntime));
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  } catch (const Halide::Error& e) {
+    unlink(path.c_str());
+    fail(TC_ERROR_INTERNAL, "cpu backend: could not lower '" + def_name + "' (a libtc bug)" + halide_detail(e.what()));
+  }
+  unlink(path.c_str());
+  return text;
 }
 
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,

@@ -53,6 +53,11 @@ struct CallOutcome {
   std::string thread_failure;     // why a worker thread could not be started, or empty
 };
 
+// The loop nest Halide lowers `outputs` to for `target` (with the lowering passes a
+// JitFunction's compile uses), as Halide prints it. Throws TC_ERROR_INTERNAL on failure.
+std::string lowered_loop_nest(const std::vector<Halide::Func>& outputs, const std::vector<Halide::Argument>& inputs,
+                              const Halide::Target& target, const std::string& def_name);
+
 class JitFunction {
  public:
   // Compiles `outputs` as one pipeline taking `inputs` (then one buffer per output) and links
