@@ -1283,6 +1283,18 @@ def f(float(N) X, int32(K) I, float(K) V) -> (O) {
      lambda X, I, V: [_add_at(f64(X) * 2, I, f64(V)).astype(F32)], red=4,
      note="'+=' adds to what the first statement wrote, which also gives O its shape")
 
+case("scatter_with_no_variable_runs_once", """
+def f(float(N) X, float Y) -> (O, float(N) P) {
+  O(i) = X(i)
+  O(0) += X(1) * 2
+  P(i) = 0.0 where i in 0:N
+  P(N - 1) += Y
+}""", lambda r: [rf(r, 4), np.array(rf(r, 1)[0], F32)],
+     lambda X, Y: [np.concatenate([[f64(X)[0] + 2 * f64(X)[1]], f64(X)[1:]]).astype(F32),
+                   np.array([0, 0, 0, f64(Y)], F32)],
+     note="a scatter whose subscripts use no variable adds once (the cpu backend skipped it: "
+          "found by the generated gradients, d_B(0) += ...)")
+
 case("scatter_into_the_callers_output", """
 def f(int32(K) I, float(K) V, float(N) Like) -> (float(N) O) {
   O(I(k)) += V(k)

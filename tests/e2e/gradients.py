@@ -7,12 +7,16 @@ L = sum over outputs of sum(d_O * O), whose forward runs on the reference backen
 rejections: defs whose gradient cannot be expressed must be TC_ERROR_UNSUPPORTED with a message
 naming the reason. `--corpus` sweeps the whole accept corpus (cases_accept.py) the same way:
 every def tc_gradient accepts must give a gradient that checks, compiles and agrees with the
-finite differences (24 sampled elements per input) on both backends. Not torch-based (bindings/python/tests/test_autograd.py runs
+finite differences (24 sampled elements per input) on both backends. `--fuzz N` takes N random
+programs of the differential fuzzer (tests/fuzz/diff/gen.py, seed --seed): tc_gradient never
+fails with anything but UNSUPPORTED, and each gradient it makes gives the same results (or the
+same error) on both backends. Not torch-based (bindings/python/tests/test_autograd.py runs
 torch.autograd.gradcheck through the Python binding).
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/gradients.py [--backend B] [NAME...]
     ... gradients.py --list
     ... gradients.py --corpus
+    ... gradients.py --fuzz 100 [--seed 7]
 """
 import argparse
 import os
@@ -240,6 +244,60 @@ def corpus_sweep():
     return checked, refused
 
 
+def fuzz_sweep(programs, seed):
+    """The differential fuzzer's random programs through tc_gradient: returns counts."""
+    import random
+    sys.path.insert(0, os.path.join(HERE, "..", "fuzz", "diff"))
+    import gen
+    import tcast
+    generator = gen.Generator(random.Random(seed))
+    counts = {"gradients": 0, "refused": 0, "not defined": 0, "agree": 0}
+    for k in range(programs):
+        case = generator.case()
+        src = tcast.fmt_prog(case["prog"])
+        try:
+            prog = tclib.Program(src)
+        except tclib.TCError:
+            counts["not defined"] += 1
+            continue
+        try:
+            grad = prog.gradient("main")
+        except tclib.TCError as e:
+            if e.status != TC_ERROR_UNSUPPORTED:
+                raise AssertionError("program %d (seed %d): %s\n%s" % (k, seed, e, src))
+            counts["refused"] += 1
+            continue
+        counts["gradients"] += 1
+        if any(spec["as_bool"] for spec in case["inputs"]):
+            continue
+        inputs = [np.ascontiguousarray(np.asarray(spec["data"])) for spec in case["inputs"]]
+        try:
+            shapes = prog.infer_outputs("main", inputs)
+        except tclib.TCError:
+            continue
+        d_outs = [np.ones(shape, dtype) for dtype, shape in shapes if np.dtype(dtype).kind == "f"]
+        results = []
+        for backend in ("reference", "cpu"):
+            try:
+                results.append(run(grad, "main_grad", inputs + d_outs, backend))
+            except tclib.TCError as e:
+                results.append(e.status)
+        a, b = results
+        if isinstance(a, int) or isinstance(b, int):
+            if a != b:
+                raise AssertionError("program %d (seed %d): reference %r, cpu %r\n%s" % (
+                    k, seed, a if isinstance(a, int) else "ok", b if isinstance(b, int) else "ok", grad.source()))
+            continue
+        for x, y in zip(a, b):
+            xf, yf = x.astype(np.float64), y.astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                close = (xf == yf) | (np.isnan(xf) & np.isnan(yf)) | (np.abs(xf - yf) <= 1e-3 * np.maximum(1, np.abs(xf)))
+            if not close.all():
+                raise AssertionError("program %d (seed %d): the backends' gradients differ\n%s" % (k, seed, grad.source()))
+        counts["agree"] += 1
+    return counts
+
+
 def reject(name):
     src, fragment = REJECTIONS[name]
     prog = tclib.Program(src)
@@ -257,6 +315,8 @@ def main():
     ap.add_argument("--backend", default="reference")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--corpus", action="store_true", help="sweep the accept corpus on both backends")
+    ap.add_argument("--fuzz", type=int, default=0, help="this many random programs of the differential fuzzer")
+    ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.list:
@@ -266,6 +326,9 @@ def main():
         checked, refused = corpus_sweep()
         print("accept corpus: %d gradients agree with finite differences on both backends, %d defs refused "
               "(UNSUPPORTED), %d skipped" % (checked, refused, len(CORPUS_SKIP)))
+        return 0
+    if args.fuzz:
+        print("fuzzed programs (seed %d): %s" % (args.seed, fuzz_sweep(args.fuzz, args.seed)))
         return 0
     names = args.names or ["grad." + c for c in CASES] + ["grad_reject." + c for c in REJECTIONS]
     failed = 0

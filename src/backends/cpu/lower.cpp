@@ -418,6 +418,7 @@ class Builder {
   // reference runs 'O(i) +=! 1 where exists C(i, j)' once per j, so every variable of dom is
   // mentioned (return_second(r, rhs) is rhs; the simplifier drops it after the loops exist).
   static Expr mention_every_rvar(Expr rhs, const Halide::RDom& dom) {
+    if (!dom.defined()) return rhs;
     for (int k = 0; k < dom.dimensions(); ++k)
       if (!Halide::Internal::expr_uses_var(rhs, dom[k].name()))
         rhs = Halide::Internal::Call::make(rhs.type(), Halide::Internal::Call::return_second, {Expr(dom[k]), rhs},
@@ -448,9 +449,11 @@ class Builder {
     std::vector<Halide::Range> region;  // rdom[0] is the last variable: loops nest as the reference's
     for (size_t v = st.vars.size(); v-- > 0;)
       region.emplace_back(static_cast<int>(ranges[v].first), static_cast<int>(ranges[v].second - ranges[v].first));
+    // A scatter with no variable (`d_B(0) += ...`) runs at its one point: an update without
+    // an RDom.
     Halide::RDom dom;
-    bool runs = !empty && !region.empty();
-    if (runs) dom = Halide::RDom(region, "r_s" + std::to_string(si));
+    bool runs = !empty;
+    if (runs && !region.empty()) dom = Halide::RDom(region, "r_s" + std::to_string(si));
     p_.stages[me].scatter_rdom = dom;
 
     std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
