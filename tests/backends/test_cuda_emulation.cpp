@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/driver.h"
 #include "backends/cuda/emulate.h"
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
@@ -224,4 +225,27 @@ TEST(CudaEmulation, NoNvrtcIsUnsupportedNamingWhereItLooked) {
   EXPECT_NE(m.find("/nonexistent/libnvrtc.so.13"), std::string::npos) << m;
   EXPECT_NE(m.find("libnvrtc-not-there.so"), std::string::npos) << m;
   EXPECT_NE(Nvrtc::default_candidates()[0].find("libnvrtc.so"), std::string::npos);
+}
+
+// The CUDA driver: without libcuda.so.1 (this machine has no GPU), TC_ERROR_UNSUPPORTED naming
+// every place it looked; the toolkit's stub library (every driver function, no driver) binds
+// all the functions libtc uses, so their names are right, and then cuInit refuses: also
+// UNSUPPORTED, with the driver's own text. On a GPU machine Driver::get() finds the real one.
+TEST(CudaDriver, NoDriverIsUnsupportedNamingWhereItLooked) {
+  std::string m = tc_test::error_of([] { Driver({"/nonexistent/libcuda.so.1", "libcuda-not-there.so.1"}); },
+                                    TC_ERROR_UNSUPPORTED);
+  EXPECT_NE(m.find("the CUDA driver (libcuda.so.1) was not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("/nonexistent/libcuda.so.1"), std::string::npos) << m;
+  EXPECT_NE(m.find("libcuda-not-there.so.1"), std::string::npos) << m;
+  std::vector<std::string> defaults = Driver::default_candidates();
+  EXPECT_EQ(defaults.back(), "libcuda.so.1");
+}
+
+TEST(CudaDriver, TheToolkitsStubBindsEveryFunctionThenCuInitRefuses) {
+  const char* stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (access(stub, R_OK) != 0) GTEST_SKIP() << "no CUDA toolkit stub at " << stub;
+  std::string m = tc_test::error_of([&] { Driver({stub}); }, TC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(m.find("lacks"), std::string::npos) << m;  // every function bound
+  EXPECT_NE(m.find("did not initialise (cuInit: error 34, CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << m;
+  EXPECT_NE(m.find(stub), std::string::npos) << m;
 }

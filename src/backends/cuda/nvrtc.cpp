@@ -2,12 +2,11 @@
 // signatures (nvrtc.h is not needed to build).
 #include "backends/cuda/nvrtc.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 
+#include "backends/cuda/dynamic_library.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {
@@ -27,48 +26,28 @@ struct Nvrtc::Api {
   const char* (*error)(Result);
 };
 
-namespace {
-
-template <typename F>
-bool bind(void* lib, const char* name, F& f, std::string& missing) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (f == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  return f != nullptr;
-}
-
-}  // namespace
-
 Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
+  auto api = std::make_unique<Api>();
   std::string tried;
-  for (const std::string& c : candidates) {
-    void* lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = dlerror();
-      tried += "\n  " + c + ": " + (why ? why : "not loaded");
-      continue;
-    }
-    auto api = std::make_unique<Api>();
-    std::string missing;
-    bind(lib, "nvrtcVersion", api->version, missing);
-    bind(lib, "nvrtcCreateProgram", api->create, missing);
-    bind(lib, "nvrtcDestroyProgram", api->destroy, missing);
-    bind(lib, "nvrtcCompileProgram", api->compile, missing);
-    bind(lib, "nvrtcGetProgramLogSize", api->log_size, missing);
-    bind(lib, "nvrtcGetProgramLog", api->log, missing);
-    bind(lib, "nvrtcGetCUBINSize", api->cubin_size, missing);
-    bind(lib, "nvrtcGetCUBIN", api->cubin, missing);
-    bind(lib, "nvrtcGetErrorString", api->error, missing);
-    if (!missing.empty()) {
-      tried += "\n  " + c + ": lacks " + missing;
-      dlclose(lib);
-      continue;
-    }
-    path_ = c;
-    api_ = api.release();
-    return;
-  }
-  fail(TC_ERROR_UNSUPPORTED, "NVRTC (CUDA's run-time compiler) was not found; tried:" + tried +
-                                 "\n(install the CUDA toolkit, or set CUDA_HOME to where it is)");
+  std::optional<LoadedLibrary> lib = load_first(
+      candidates,
+      [&](void* h, std::string& missing) {
+        bind_function(h, "nvrtcVersion", api->version, missing);
+        bind_function(h, "nvrtcCreateProgram", api->create, missing);
+        bind_function(h, "nvrtcDestroyProgram", api->destroy, missing);
+        bind_function(h, "nvrtcCompileProgram", api->compile, missing);
+        bind_function(h, "nvrtcGetProgramLogSize", api->log_size, missing);
+        bind_function(h, "nvrtcGetProgramLog", api->log, missing);
+        bind_function(h, "nvrtcGetCUBINSize", api->cubin_size, missing);
+        bind_function(h, "nvrtcGetCUBIN", api->cubin, missing);
+        bind_function(h, "nvrtcGetErrorString", api->error, missing);
+      },
+      tried);
+  if (!lib)
+    fail(TC_ERROR_UNSUPPORTED, "NVRTC (CUDA's run-time compiler) was not found; tried:" + tried +
+                                   "\n(install the CUDA toolkit, or set CUDA_HOME to where it is)");
+  path_ = lib->path;
+  api_ = api.release();
 }
 
 Nvrtc::~Nvrtc() { delete api_; }

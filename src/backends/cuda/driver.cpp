@@ -1,0 +1,159 @@
+// driver.cpp — see driver.h. The driver functions libtc calls, declared here with their C
+// signatures (cuda.h is not needed to build); the `_v2` names are the ones cuda.h maps the
+// plain names to. Bound all at once, so a library missing one is refused up front.
+#include "backends/cuda/driver.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "backends/cuda/dynamic_library.h"
+#include "support/error.h"
+
+namespace tc::backends::cuda {
+
+using Result = int;  // CUresult; 0 is CUDA_SUCCESS
+using Device = int;  // CUdevice
+using Context = void*;
+using Module = void*;
+using Function = void*;
+using Stream = void*;
+
+constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+
+struct Driver::Api {
+  Result (*init)(unsigned);
+  Result (*driver_version)(int*);
+  Result (*device_count)(int*);
+  Result (*device_get)(Device*, int);
+  Result (*device_attribute)(int*, int, Device);
+  Result (*error_string)(Result, const char**);
+  // For loading and launching (the next step): bound now so that a driver lacking one is
+  // refused when it is found, not at the first launch.
+  Result (*primary_ctx_retain)(Context*, Device);
+  Result (*primary_ctx_release)(Device);
+  Result (*ctx_push)(Context);
+  Result (*ctx_pop)(Context*);
+  Result (*module_load_data)(Module*, const void*);
+  Result (*module_unload)(Module);
+  Result (*module_function)(Function*, Module, const char*);
+  Result (*launch)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
+                   void**);
+  Result (*stream_synchronize)(Stream);
+};
+
+namespace {
+
+// The driver's text for `r`, or for the errors that come before it can give one (cuInit on a
+// stub or an old driver) a text of our own.
+std::string error_text(Result (*error_string)(Result, const char**), Result r) {
+  const char* text = nullptr;
+  if (error_string(r, &text) == 0 && text != nullptr) return text;
+  switch (r) {
+    case 34: return "CUDA_ERROR_STUB_LIBRARY: this is the toolkit's stub library, not a driver";
+    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER: the driver is older than the runtime needs";
+    case 100: return "CUDA_ERROR_NO_DEVICE: no CUDA-capable device";
+    default: return "unknown error";
+  }
+}
+
+}  // namespace
+
+Driver::Driver(const std::vector<std::string>& candidates) {
+  auto api = std::make_unique<Api>();
+  std::string tried;
+  std::optional<LoadedLibrary> lib = load_first(
+      candidates,
+      [&](void* h, std::string& missing) {
+        bind_function(h, "cuInit", api->init, missing);
+        bind_function(h, "cuDriverGetVersion", api->driver_version, missing);
+        bind_function(h, "cuDeviceGetCount", api->device_count, missing);
+        bind_function(h, "cuDeviceGet", api->device_get, missing);
+        bind_function(h, "cuDeviceGetAttribute", api->device_attribute, missing);
+        bind_function(h, "cuGetErrorString", api->error_string, missing);
+        bind_function(h, "cuDevicePrimaryCtxRetain", api->primary_ctx_retain, missing);
+        bind_function(h, "cuDevicePrimaryCtxRelease_v2", api->primary_ctx_release, missing);
+        bind_function(h, "cuCtxPushCurrent_v2", api->ctx_push, missing);
+        bind_function(h, "cuCtxPopCurrent_v2", api->ctx_pop, missing);
+        bind_function(h, "cuModuleLoadData", api->module_load_data, missing);
+        bind_function(h, "cuModuleUnload", api->module_unload, missing);
+        bind_function(h, "cuModuleGetFunction", api->module_function, missing);
+        bind_function(h, "cuLaunchKernel", api->launch, missing);
+        bind_function(h, "cuStreamSynchronize", api->stream_synchronize, missing);
+      },
+      tried);
+  if (!lib)
+    fail(TC_ERROR_UNSUPPORTED, "the CUDA driver (libcuda.so.1) was not found; tried:" + tried +
+                                   "\n(backend=cuda needs an NVIDIA GPU with its driver installed)");
+  Result r = api->init(0);
+  if (r != 0) {
+    fail(TC_ERROR_UNSUPPORTED, "the CUDA driver at '" + lib->path + "' did not initialise (cuInit: error " +
+                                   std::to_string(r) + ", " + error_text(api->error_string, r) +
+                                   ")\n(backend=cuda needs an NVIDIA GPU with its driver installed)");
+  }
+  path_ = lib->path;
+  api_ = api.release();
+}
+
+Driver::~Driver() { delete api_; }
+
+std::vector<std::string> Driver::default_candidates() {
+  std::vector<std::string> out;
+  if (const char* path = std::getenv("TC_CUDA_DRIVER"); path && *path) out.push_back(path);
+  out.push_back("libcuda.so.1");
+  return out;
+}
+
+const Driver& Driver::get() {
+  static std::once_flag once;
+  static const Driver* found = nullptr;
+  static Error* failure = nullptr;  // kept for the process, like the library
+  std::call_once(once, [] {
+    try {
+      found = new Driver(default_candidates());
+    } catch (const Error& e) {
+      failure = new Error(e);
+    }
+  });
+  if (failure) throw *failure;
+  return *found;
+}
+
+void Driver::check(int result, const char* call) const {
+  if (result == 0) return;
+  fail(TC_ERROR_RUNTIME, std::string("CUDA driver: ") + call + " failed: error " + std::to_string(result) + ", " +
+                             error_text(api_->error_string, result));
+}
+
+int Driver::version() const {
+  int v = 0;
+  check(api_->driver_version(&v), "cuDriverGetVersion");
+  return v;
+}
+
+int Driver::device_count() const {
+  int n = 0;
+  check(api_->device_count(&n), "cuDeviceGetCount");
+  return n;
+}
+
+std::pair<int, int> Driver::compute_capability(int ordinal) const {
+  int n = device_count();
+  if (ordinal < 0 || ordinal >= n)
+    fail(TC_ERROR_INVALID_ARGUMENT, "CUDA device " + std::to_string(ordinal) + " does not exist (the driver sees " +
+                                        std::to_string(n) + ")");
+  Device d = 0;
+  check(api_->device_get(&d, ordinal), "cuDeviceGet");
+  int major = 0, minor = 0;
+  check(api_->device_attribute(&major, kComputeCapabilityMajor, d), "cuDeviceGetAttribute");
+  check(api_->device_attribute(&minor, kComputeCapabilityMinor, d), "cuDeviceGetAttribute");
+  return {major, minor};
+}
+
+std::string Driver::arch(int ordinal) const {
+  auto [major, minor] = compute_capability(ordinal);
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+}  // namespace tc::backends::cuda

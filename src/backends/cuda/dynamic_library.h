@@ -1,0 +1,34 @@
+// dynamic_library.h — one of several candidate shared libraries loaded with dlopen and its
+// functions bound by name: how the cuda backend reaches NVRTC and the CUDA driver, which libtc
+// never links (so it builds and runs without CUDA). It does not call any of them.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc::backends::cuda {
+
+// Binds `f` to the function `name` of `lib`; a name not found is appended to `missing`.
+template <typename F>
+void bind_function(void* lib, const char* name, F& f, std::string& missing) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  if (f == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
+}
+
+struct LoadedLibrary {
+  void* handle = nullptr;  // stays loaded for the process
+  std::string path;        // the candidate that loaded
+};
+
+// The first of `candidates` (paths or sonames) that dlopen loads and for which `bind` (given
+// the handle and a list to append missing names to) finds every function. nullopt if none
+// does; `tried` then says, per candidate, why ("<candidate>: <dlerror>" or "lacks f, g").
+std::optional<LoadedLibrary> load_first(const std::vector<std::string>& candidates,
+                                        const std::function<void(void* handle, std::string& missing)>& bind,
+                                        std::string& tried);
+
+}  // namespace tc::backends::cuda
