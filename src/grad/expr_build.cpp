@@ -39,10 +39,20 @@ ExprPtr read(const std::string& tensor, const std::vector<ExprPtr>& subscripts) 
   return e;
 }
 
-ExprPtr read_vars(const std::string& tensor, const std::vector<std::string>& vars) {
-  std::vector<ExprPtr> subscripts;
-  for (const std::string& v : vars) subscripts.push_back(ident(v));
-  return read(tensor, subscripts);
+std::vector<ExprPtr> idents(const std::vector<std::string>& names) {
+  std::vector<ExprPtr> out;
+  for (const std::string& n : names) out.push_back(ident(n));
+  return out;
+}
+
+ExprPtr read_vars(const std::string& tensor, const std::vector<std::string>& vars) { return read(tensor, idents(vars)); }
+
+// to_tc_source parenthesises every compound expression: the text is an operand as it is.
+ExprPtr size(const infer::SymExpr& s) { return ident(s.to_tc_source()); }
+
+ExprPtr clamp_into(ExprPtr e, const infer::Range& r) {
+  ExprPtr last = ident("(" + r.hi.to_tc_source() + " - 1)");
+  return call("min", {call("max", {std::move(e), size(r.lo)}), last});
 }
 
 ExprPtr call(const std::string& name, std::vector<ExprPtr> args) {

@@ -70,8 +70,6 @@ ExprPtr substitute(const Expr& e, const std::string& var, const ExprPtr& with) {
   return copy;
 }
 
-// to_tc_source parenthesises every compound expression: the text is an operand as it is.
-ExprPtr raw(const infer::SymExpr& s) { return ident(s.to_tc_source()); }
 
 }  // namespace
 
@@ -127,12 +125,11 @@ bool to_gather_form(Contribution& c, const std::vector<infer::SymExpr>& extents,
     ExprPtr numerator = sub(ident(new_vars[d]), s.rest);
     ExprPtr value = s.a == 1 ? numerator : sub(s.rest, ident(new_vars[d]));  // a is 1 or -1
     auto r = std::find_if(ranges.begin(), ranges.end(), [&](const auto& x) { return x.first == s.var; });
-    both(binary(Tok::Le, raw(r->second.lo), value->clone()));
-    both(binary(Tok::Lt, value->clone(), raw(r->second.hi)));
+    both(binary(Tok::Le, size(r->second.lo), value->clone()));
+    both(binary(Tok::Lt, value->clone(), size(r->second.hi)));
     // In the value v is clamped into its range: where the guard holds that changes nothing,
     // and the reads through it stay provably inside their tensors (no run-time checks).
-    ExprPtr hi = ident("(" + r->second.hi.to_tc_source() + " - 1)");
-    c.value = substitute(*c.value, s.var, call("min", {call("max", {value, raw(r->second.lo)}), hi}));
+    c.value = substitute(*c.value, s.var, clamp_into(value, r->second));
     for (size_t e = 0; e < plan.size(); ++e)
       if (plan[e].var.empty()) c.subscripts[e] = substitute(*c.subscripts[e], s.var, value);
     ranges.erase(r);

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -164,7 +163,8 @@ class GradientWriter {
         std::vector<ReadSite> index_reads;  // integer: they carry no gradient
         for (const ExprPtr& a : s.write->args) sv.write.push_back(renamed(*a, static_cast<int>(si), current, index_reads));
       }
-      sv.whole = s.is_scatter() || spans_extents(static_cast<int>(si));
+      sv.whole = s.is_scatter() || spans(idents(lhs_vars(static_cast<int>(si))), lhs_ranges(static_cast<int>(si)),
+                                         ranges_.extents[s.lhs_tensor], true);
       Version v;
       v.tensor = s.lhs_tensor;
       v.writer = static_cast<int>(si);
@@ -180,13 +180,16 @@ class GradientWriter {
     final_ = current;
   }
 
-  // Whether a plain statement's left-hand side variables range over its tensor's extents.
-  bool spans_extents(int si) const {
-    const lang::Stmt& s = def_.stmts[si];
-    for (size_t d = 0; d < s.num_lhs_vars(); ++d) {
-      const infer::Range& r = ranges_.stmts[si].vars[d];
-      if (!r.lo.provably_equal(infer::SymExpr::constant(0)) || !r.hi.provably_equal(ranges_.extents[s.lhs_tensor][d]))
-        return false;
+  // Whether each subscript is a variable of `ranges` ranging over its dimension's whole extent
+  // (`distinct`: and none is repeated).
+  static bool spans(const std::vector<ExprPtr>& subscripts, const Ranges& ranges,
+                    const std::vector<infer::SymExpr>& extents, bool distinct) {
+    std::set<std::string> seen;
+    for (size_t d = 0; d < subscripts.size(); ++d) {
+      const Expr& e = *subscripts[d];
+      if (e.kind != ExprKind::Ident || (distinct && !seen.insert(e.name).second)) return false;
+      auto r = std::find_if(ranges.begin(), ranges.end(), [&](const auto& x) { return x.first == e.name; });
+      if (r == ranges.end() || !r->second.spans(extents[d])) return false;
     }
     return true;
   }
@@ -286,26 +289,17 @@ class GradientWriter {
     return "  " + lang::to_source(*lhs) + " " + op + " " + lang::to_source(*value) + where_clause(ranges, used);
   }
 
-  // "X(i0, ...) = value(i0, ...)" over the whole of version v's tensor.
-  void emit_whole(const std::string& tensor, int v, const std::function<ExprPtr(const std::vector<std::string>&)>& value) {
-    Ranges whole = whole_ranges(versions_[v].tensor);
+  // "target(i0, ...) = source(i0, ...)" (source "": 0.0) over the whole of forward tensor t.
+  std::string whole_assignment(const std::string& target, int t, const std::string& source) {
+    Ranges whole = whole_ranges(t);
     std::vector<std::string> vars = names_of(whole);
-    backward_.push_back(statement(read_vars(tensor, vars), "=", value(vars), whole));
+    return statement(read_vars(target, vars), "=", source.empty() ? literal("0.0") : read_vars(source, vars), whole);
   }
 
-  // Whether the subscripts are distinct index variables spanning the whole tensor.
+  // Whether the contribution writes every element of version v's tensor exactly once per
+  // point of the other variables (then it may initialise with '+=!').
   bool covers(const Contribution& c, int v) const {
-    const auto& extents = ranges_.extents[versions_[v].tensor];
-    std::set<std::string> seen;
-    for (size_t d = 0; d < c.subscripts.size(); ++d) {
-      const Expr& e = *c.subscripts[d];
-      if (e.kind != ExprKind::Ident || !seen.insert(e.name).second) return false;
-      auto r = std::find_if(c.ranges.begin(), c.ranges.end(), [&](const auto& x) { return x.first == e.name; });
-      if (r == c.ranges.end()) return false;
-      if (!r->second.lo.provably_equal(infer::SymExpr::constant(0)) || !r->second.hi.provably_equal(extents[d]))
-        return false;
-    }
-    return true;
+    return spans(c.subscripts, c.ranges, ranges_.extents[versions_[v].tensor], true);
   }
 
   // Adds the contribution to version v's gradient as one statement (after a zero fill or a
@@ -318,7 +312,7 @@ class GradientWriter {
     if (g.state == Grad::Alias) {
       std::string seed = g.name;
       g = Grad{Grad::Owned, fresh(seed + "_total")};
-      emit_whole(g.name, v, [&](const std::vector<std::string>& vars) { return read_vars(seed, vars); });
+      backward_.push_back(whole_assignment(g.name, versions_[v].tensor, seed));
     }
     bool init = false;
     if (g.state == Grad::Zero) {
@@ -326,7 +320,7 @@ class GradientWriter {
       if (covers(c, v)) {
         init = true;
       } else {
-        emit_whole(g.name, v, [](const std::vector<std::string>&) { return literal("0.0"); });
+        backward_.push_back(whole_assignment(g.name, versions_[v].tensor, ""));
       }
       g.state = Grad::Owned;
     }
@@ -336,10 +330,8 @@ class GradientWriter {
     // A forward variable the contribution no longer mentions still counts its points.
     for (const auto& [var, r] : c.ranges) {
       if (used.count(var)) continue;
-      std::string count = r.lo.provably_equal(infer::SymExpr::constant(0))
-                              ? r.hi.to_tc_source()
-                              : "(" + r.hi.to_tc_source() + " - " + r.lo.to_tc_source() + ")";
-      c.value = mul(c.value, ident(count));
+      c.value = mul(c.value, r.lo.provably_equal(infer::SymExpr::constant(0)) ? size(r.hi)
+                                                                              : binary(Tok::Minus, size(r.hi), size(r.lo)));
     }
     backward_.push_back(statement(read(g.name, c.subscripts), init ? "+=!" : "+=", c.value, c.ranges));
     reads_.push_back(c.value);
@@ -349,16 +341,7 @@ class GradientWriter {
   // Whether every subscript of the read is an index variable ranging over exactly its
   // dimension (a guarded read such as ReLU's 'X(i) > 0 ? X(i) : 0' is then in bounds anyway).
   bool in_bounds(const ReadSite& site) const {
-    const auto& extents = ranges_.extents[versions_[site.version].tensor];
-    for (size_t d = 0; d < site.node->args.size(); ++d) {
-      const Expr& e = *site.node->args[d];
-      if (e.kind != ExprKind::Ident || e.ref != Ref::Index) return false;
-      const infer::Range& r = ranges_.stmts[site.stmt].vars[static_cast<size_t>(
-          std::find(def_.stmts[site.stmt].vars.begin(), def_.stmts[site.stmt].vars.end(), e.name) -
-          def_.stmts[site.stmt].vars.begin())];
-      if (!r.lo.provably_equal(infer::SymExpr::constant(0)) || !r.hi.provably_equal(extents[d])) return false;
-    }
-    return true;
+    return spans(site.node->args, stmt_ranges(site.stmt), ranges_.extents[versions_[site.version].tensor], false);
   }
 
   // The subscripts a contribution writes for the read at `site`: those of the read, clamped
@@ -371,7 +354,7 @@ class GradientWriter {
     for (size_t d = 0; d < site.node->args.size(); ++d) {
       ExprPtr sub = site.node->args[d]->clone();
       if (clamp) {
-        sub = call("min", {call("max", {sub, literal("0")}), ident("(" + extents[d].to_tc_source() + " - 1)")});
+        sub = clamp_into(sub, infer::Range{infer::SymExpr::constant(0), extents[d]});
       } else if (sub->kind == ExprKind::Ident && sub->ref == Ref::Tensor) {
         sub = call(sub->name, {});  // a 0-d tensor as `r()`: a bare name would be a variable there
       } else if (sub->kind == ExprKind::Ident && sub->ref == Ref::Size) {
@@ -490,32 +473,26 @@ class GradientWriter {
       if (!accumulates(s)) return;  // '+=!' zeroed the whole tensor first
       Ranges whole = whole_ranges(s.lhs_tensor);
       std::vector<std::string> vars = names_of(whole);
-      contribute(sv.prev, Contribution{to_idents(vars), read_vars(d_new, vars), whole});
+      contribute(sv.prev, Contribution{idents(vars), read_vars(d_new, vars), whole});
     } else if (sv.whole) {
       if (!accumulates(s)) return;
       std::vector<std::string> vars = lhs_vars(si);
       ExprPtr value = inside(vars);
       reads_.push_back(value);
-      contribute(sv.prev, Contribution{to_idents(vars), value, lhs_ranges(si)});
+      contribute(sv.prev, Contribution{idents(vars), value, lhs_ranges(si)});
     } else {
       Ranges whole = whole_ranges(s.lhs_tensor);
       std::vector<std::string> vars = names_of(whole);
       ExprPtr value = ternary(in_box(si, vars), inside(vars), read_vars(d_new, vars));
       reads_.push_back(value);
-      contribute(sv.prev, Contribution{to_idents(vars), value, whole});
+      contribute(sv.prev, Contribution{idents(vars), value, whole});
     }
-  }
-
-  static std::vector<ExprPtr> to_idents(const std::vector<std::string>& vars) {
-    std::vector<ExprPtr> out;
-    for (const std::string& v : vars) out.push_back(ident(v));
-    return out;
   }
 
   void finish_input_gradients() {
     for (const auto& [t, name] : input_grads_)
       if (grads_[static_cast<size_t>(t)].state == Grad::Zero)
-        emit_whole(name, t, [](const std::vector<std::string>&) { return literal("0.0"); });
+        backward_.push_back(whole_assignment(name, t, ""));
   }
 
   // ---- recompute ----
@@ -571,11 +548,8 @@ class GradientWriter {
     if (keeps_previous(si) || s.is_scatter()) {
       // The value starts from the previous one (or zeros), as a tensor of its own here; this
       // also gives a scatter's tensor its shape.
-      Ranges whole = whole_ranges(s.lhs_tensor);
-      std::vector<std::string> vars = names_of(whole);
       bool from_prev = keeps_previous(si) && versions_[sv.prev].writer >= 0;
-      out.push_back(statement(read_vars(name, vars), "=", from_prev ? read_vars(versions_[sv.prev].name, vars) : literal("0.0"),
-                              whole));
+      out.push_back(whole_assignment(name, s.lhs_tensor, from_prev ? versions_[sv.prev].name : ""));
     }
     ExprPtr rhs = converted(sv.rhs->clone(), s.rhs->type, def_.tensors[s.lhs_tensor].type);
     // After the copy, a scatter accumulates ('+=!' would zero the copy again: same result).

@@ -16,6 +16,8 @@ namespace tc::infer {
 struct Range {
   SymExpr lo, hi;
   bool from_where = false;  // given by a where clause rather than inferred
+  // Provably [0, extent) for every size.
+  bool spans(const SymExpr& extent) const { return lo.provably_equal(SymExpr::constant(0)) && hi.provably_equal(extent); }
 };
 
 // An access whose index bounds inference did not guarantee: checked when sizes are known.
