@@ -187,10 +187,7 @@ class CpuKernel : public Kernel {
       quiet_halide_reporter();
       LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
       apply_schedule(p, schedule_, target_);
-      std::vector<Halide::Func> outs;
-      if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
-      for (int s : p.output_stage) outs.push_back(p.stages[s].func);
-      code_ = lowered_loop_nest(outs, arguments(p), target_, b_.def().name);
+      code_ = lowered_loop_nest(outputs(p), arguments(p), target_, b_.def().name);
     });
     return code_;
   }
@@ -207,9 +204,7 @@ class CpuKernel : public Kernel {
     std::vector<Halide::Argument> args = arguments(p);
     for (size_t o = 0; o < p.caller_outputs.size(); ++o)
       if (p.caller_outputs[o].defined()) v.caller_outputs.push_back(static_cast<int>(o));
-    std::vector<Halide::Func> outs;
-    if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);  // first: the checks run first
-    for (int s : p.output_stage) outs.push_back(p.stages[s].func);
+    std::vector<Halide::Func> outs = outputs(p);
     v.has_sink = p.sink_stage >= 0;
     v.snapshot_caller_outputs = !v.caller_outputs.empty() && outs.size() > 1;
     v.gather_checks = p.gather_checks;
@@ -220,6 +215,15 @@ class CpuKernel : public Kernel {
     else
       v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
+  }
+
+  // The pipeline's outputs: the checks sink first (so every check runs before anything is
+  // written), then the def's outputs.
+  static std::vector<Halide::Func> outputs(const LoweredPipeline& p) {
+    std::vector<Halide::Func> outs;
+    if (p.sink_stage >= 0) outs.push_back(p.stages[p.sink_stage].func);
+    for (int s : p.output_stage) outs.push_back(p.stages[s].func);
+    return outs;
   }
 
   // The pipeline's arguments: the inputs, then the outputs whose entry values it reads.

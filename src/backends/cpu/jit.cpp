@@ -205,6 +205,24 @@ void use_runtime_object(const std::string& object) {
   if (r.object.empty()) install_runtime(r, object);
 }
 
+namespace {
+
+// The pipeline of `outputs` with libtc's lowering passes, and the target its code is made
+// for (no runtime: one per process is linked separately): the same for the machine code and
+// for the loop nest tc_kernel_code shows.
+Halide::Pipeline tc_pipeline(const std::vector<Halide::Func>& outputs) {
+  Halide::Pipeline pipeline(outputs);
+  pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
+  pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
+  return pipeline;
+}
+
+Halide::Target object_target(const Halide::Target& target) {
+  return code_target(target).with_feature(Halide::Target::NoRuntime);
+}
+
+}  // namespace
+
 std::string lowered_loop_nest(const std::vector<Halide::Func>& outputs, const std::vector<Halide::Argument>& inputs,
                               const Halide::Target& target, const std::string& def_name) {
   // Halide prints the statement only into a file: a private temporary one, read and removed.
@@ -215,10 +233,7 @@ std::string lowered_loop_nest(const std::vector<Halide::Func>& outputs, const st
   close(fd);
   std::string text;
   try {
-    Halide::Pipeline pipeline(outputs);
-    pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
-    pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
-    pipeline.compile_to_lowered_stmt(path, inputs, Halide::Text, code_target(target).with_feature(Halide::Target::NoRuntime));
+    tc_pipeline(outputs).compile_to_lowered_stmt(path, inputs, Halide::Text, object_target(target));
     std::ifstream in(path);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -236,11 +251,7 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
   std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
   runtime_object();  // in place before the first kernel links
   try {
-    Halide::Pipeline pipeline(outputs);
-    pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
-    pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
-    Halide::Target t = code_target(target).with_feature(Halide::Target::NoRuntime);
-    object_ = bytes_of(pipeline.compile_to_module(inputs, name, t).compile_to_buffer());
+    object_ = bytes_of(tc_pipeline(outputs).compile_to_module(inputs, name, object_target(target)).compile_to_buffer());
   } catch (const std::bad_alloc&) {
     fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
   } catch (const Halide::Error& e) {

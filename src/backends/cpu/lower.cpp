@@ -454,7 +454,7 @@ class Builder {
     Halide::RDom dom;
     bool runs = !empty;
     if (runs && !region.empty()) dom = Halide::RDom(region, "r_s" + std::to_string(si));
-    p_.stages[me].scatter_rdom = dom;
+    p_.stages[me].rdom = dom;
 
     std::vector<Expr> pure = as_exprs(p_.stages[me].vars);
     Halide::Type type = p_.stages[me].type;

@@ -54,8 +54,10 @@ struct Stage {
   bool forced = false;
   int stmt = -1;                  // defining statement, -1 for Initial and Output
   std::vector<Use> uses;
+  // Reduction and Scatter: the update's domain, rdom[0] the statement's last (reduction)
+  // variable.
+  Halide::RDom rdom;
   // Reduction only:
-  Halide::RDom rdom;              // rdom[0] is the statement's last reduction variable
   int contiguous_rvar = -1;       // rdom dimension the reads are contiguous in, when they are
                                   // contiguous in no pure variable (dot-product reductions)
   int block_var = -1;             // var whose iterations share the vector reads (register block)
@@ -65,7 +67,6 @@ struct Stage {
   // (no two of its values write one element), or -1; the update runs in parallel over it when
   // it is the RDom's outermost dimension (schedule.cpp).
   int scatter_parallel_rvar = -1;
-  Halide::RDom scatter_rdom;
 };
 
 // A subscript checked at run time (not proven by binding): the generated code reports

@@ -463,13 +463,10 @@ class Scheduler {
   // embedding gradient's d_LUT(I(b, l), d), under the loop over b) would dispatch tiny tasks
   // once per outer iteration, threads writing neighbouring elements: measured 1.3 -> 8.0 ms.
   void schedule_scatter(Stage& s) {
-    if (!parallel() || s.scatter_parallel_rvar < 0) return;
-    if (s.scatter_parallel_rvar != s.scatter_rdom.dimensions() - 1) return;
-    Halide::RVar r = s.scatter_rdom[s.scatter_parallel_rvar];
-    if (s.scatter_rdom[s.scatter_parallel_rvar].extent().defined()) {
-      s.func.update(0).parallel(r);
-      say(s, "update in parallel over " + r.name());
-    }
+    if (!parallel() || s.scatter_parallel_rvar < 0 || s.scatter_parallel_rvar != s.rdom.dimensions() - 1) return;
+    Halide::RVar r = s.rdom[s.scatter_parallel_rvar];
+    s.func.update(0).parallel(r);
+    say(s, "update in parallel over " + r.name());
   }
 
   // A transposing copy: 8x8 tiles vectorised both ways (whole rows in, shuffles, whole rows
