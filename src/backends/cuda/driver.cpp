@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 
 #include "backends/cuda/dynamic_library.h"
 #include "support/error.h"
@@ -105,20 +104,7 @@ std::vector<std::string> Driver::default_candidates() {
   return out;
 }
 
-const Driver& Driver::get() {
-  static std::once_flag once;
-  static const Driver* found = nullptr;
-  static Error* failure = nullptr;  // kept for the process, like the library
-  std::call_once(once, [] {
-    try {
-      found = new Driver(default_candidates());
-    } catch (const Error& e) {
-      failure = new Error(e);
-    }
-  });
-  if (failure) throw *failure;
-  return *found;
-}
+const Driver& Driver::get() { return load_once<Driver>(); }
 
 void Driver::check(int result, const char* call) const {
   if (result == 0) return;

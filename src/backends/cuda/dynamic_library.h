@@ -1,14 +1,18 @@
 // dynamic_library.h — one of several candidate shared libraries loaded with dlopen and its
-// functions bound by name: how the cuda backend reaches NVRTC and the CUDA driver, which libtc
-// never links (so it builds and runs without CUDA). It does not call any of them.
+// functions bound by name, once per process: how the cuda backend reaches NVRTC and the CUDA
+// driver, which libtc never links (so it builds and runs without CUDA). It does not call any
+// of them.
 #pragma once
 
 #include <dlfcn.h>
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "support/error.h"
 
 namespace tc::backends::cuda {
 
@@ -30,5 +34,24 @@ struct LoadedLibrary {
 std::optional<LoadedLibrary> load_first(const std::vector<std::string>& candidates,
                                         const std::function<void(void* handle, std::string& missing)>& bind,
                                         std::string& tried);
+
+// The process's one `Library` (Nvrtc, Driver), made from Library::default_candidates() on the
+// first call (thread-safe); a failure to find it is remembered and rethrown on every call. Both
+// are kept for the process, like the library they loaded.
+template <typename Library>
+const Library& load_once() {
+  static std::once_flag once;
+  static const Library* found = nullptr;
+  static Error* failure = nullptr;
+  std::call_once(once, [] {
+    try {
+      found = new Library(Library::default_candidates());
+    } catch (const Error& e) {
+      failure = new Error(e);
+    }
+  });
+  if (failure) throw *failure;
+  return *found;
+}
 
 }  // namespace tc::backends::cuda

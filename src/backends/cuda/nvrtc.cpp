@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 
 #include "backends/cuda/dynamic_library.h"
 #include "support/error.h"
@@ -63,20 +62,7 @@ std::vector<std::string> Nvrtc::default_candidates() {
   return out;
 }
 
-const Nvrtc& Nvrtc::get() {
-  static std::once_flag once;
-  static const Nvrtc* found = nullptr;
-  static Error* failure = nullptr;  // kept for the process, like the library
-  std::call_once(once, [] {
-    try {
-      found = new Nvrtc(default_candidates());
-    } catch (const Error& e) {
-      failure = new Error(e);
-    }
-  });
-  if (failure) throw *failure;
-  return *found;
-}
+const Nvrtc& Nvrtc::get() { return load_once<Nvrtc>(); }
 
 std::string Nvrtc::version() const {
   int major = 0, minor = 0;
