@@ -53,15 +53,19 @@ tc_program::ParamStrings param_strings(const tc::ir::Program& p, size_t d) {
   return s;
 }
 
+// A program handle for `source`: parsed, checked, inferred, with its query strings.
+std::unique_ptr<tc_program> new_program(const std::string& source, const std::string& source_name) {
+  auto prog = std::make_unique<tc_program>();
+  prog->program = tc::ir::build_program(source, source_name);
+  for (size_t i = 0; i < prog->program->num_defs(); ++i) prog->strings.push_back(param_strings(*prog->program, i));
+  return prog;
+}
+
 int define(tc_program** out, const char* source, const char* source_name) {
   return guarded([&] {
     require(out, "out");
     require(source, "source");
-    auto prog = std::make_unique<tc_program>();
-    prog->program = tc::ir::build_program(source, source_name ? source_name : "");
-    for (size_t i = 0; i < prog->program->num_defs(); ++i)
-      prog->strings.push_back(param_strings(*prog->program, i));
-    *out = prog.release();
+    *out = new_program(source, source_name ? source_name : "").release();
   });
 }
 
@@ -268,16 +272,13 @@ TC_API int tc_gradient(tc_program** out, const tc_program* program, const char* 
       fail(TC_ERROR_UNSUPPORTED, "cannot differentiate '" + name + "': it is rank-polymorphic ('...'); tc_gradient "
                                  "differentiates fixed-rank defs, so write the def for the rank you need");
     std::string text = tc::grad::gradient_source(forward.def(d), forward.ranges[d], forward.ast.source);
-    auto prog = std::make_unique<tc_program>();
     try {
-      prog->program = tc::ir::build_program(text, name + "_grad.tc");
+      *out = new_program(text, name + "_grad.tc").release();
     } catch (const tc::Error& e) {
       // The generator writes only what the language accepts; anything else is our bug.
       fail(TC_ERROR_INTERNAL, "the generated gradient of '" + name + "' does not check (a libtc bug; please report "
                               "it with this message): " + e.what() + "\n--- generated source ---\n" + text);
     }
-    for (size_t i = 0; i < prog->program->num_defs(); ++i) prog->strings.push_back(param_strings(*prog->program, i));
-    *out = prog.release();
   });
 }
 
