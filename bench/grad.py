@@ -154,14 +154,24 @@ def main():
         for r in range(args.runs):
             tc, pt = spawn(args, "libtc", work, names), spawn(args, "pytorch", work, names)
             runs.append((tc, pt))
-        print("| kernel | libtc forward ms | libtc gradient ms | PyTorch backward ms | gradient / PyTorch "
-              "(run %s) | max rel. diff | compile ms |" % ", ".join(str(i + 1) for i in range(args.runs)))
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        runs_label = " / ".join("run %d" % (i + 1) for i in range(args.runs))
+
+        def per_run(values):
+            return " / ".join("%.3f" % v for v in values)
+
+        def agree(values):  # every run within +-10% of the runs' median
+            mid = statistics.median(values)
+            return "yes" if all(abs(v - mid) <= 0.10 * mid for v in values) else "no"
+        print("| kernel | libtc forward ms | libtc gradient ms (%s) | PyTorch backward ms (%s) | gradient / PyTorch "
+              "(%s) | runs within +-10%% (libtc, PyTorch) | max rel. diff | compile ms |" % ((runs_label,) * 3))
+        print("|---|---:|---:|---:|---:|---|---:|---:|")
         for n in names:
-            tc, pt = runs[0][0][n], runs[0][1][n]
-            ratios = " / ".join("%.2f" % (r[0][n]["grad_ms"] / r[1][n]["grad_ms"]) for r in runs)
-            print("| %s | %.3f | %.3f | %.3f | %s | %.1e | %.0f |" % (
-                n, tc["forward_ms"], tc["grad_ms"], pt["grad_ms"], ratios, agreement(work, n), tc["compile_ms"]))
+            tc_ms = [r[0][n]["grad_ms"] for r in runs]
+            pt_ms = [r[1][n]["grad_ms"] for r in runs]
+            ratios = " / ".join("%.2f" % (a / b) for a, b in zip(tc_ms, pt_ms))
+            print("| %s | %.3f | %s | %s | %s | %s, %s | %.1e | %.0f |" % (
+                n, runs[0][0][n]["forward_ms"], per_run(tc_ms), per_run(pt_ms), ratios, agree(tc_ms), agree(pt_ms),
+                agreement(work, n), runs[0][0][n]["compile_ms"]))
     print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
     return 0
 
