@@ -415,6 +415,15 @@ def f(int32(N) A) -> (O, P, Q, R) {
                                      np.full(2, -128, i32)],
        note="Halide's folding of 1 % 2147483647 overflowed at compile time")
 
+accept("fuzz_divisor_found_constant_by_folding", """
+def main(uint32(M) A) -> (O, P) {
+  O(i) = (0 < A(i)) % abs(2147483647)
+  P(i) = int32(A(i)) / abs(-2147483647)
+}""", [np.array([0, 3, 2147483647], np.uint32)],
+       lambda A: [np.array([0, 1, 1], i32), np.array([0, 0, 1], i32)],
+       note="a divisor that is constant only once folded (abs of a literal): Halide's lowering of "
+            "% 2147483647 overflowed at compile time (differential fuzzer, seed 128853225)")
+
 accept("fuzz_float_literal_of_bool_type", """
 def main() -> (bool(4) O) { O(i) = 0.5 }""", [], lambda: [np.ones(4, np.bool_)],
        note="a float literal settled into bool is true when nonzero, as a cast")

@@ -291,9 +291,15 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
     return round_if_half(infer::binary_op(op, a, b), t);
   }
-  // A constant divisor of a value (not of index arithmetic, whose bounds Halide must see) is
-  // opaque: Halide's own lowering of % 2147483647 overflows while folding constants.
-  if (op == ir::BinOp::Div || op == ir::BinOp::Mod) return integer_division(op, a, !native && HI::is_const(b) ? opaque(b) : b);
+  // A divisor of a value (not of index arithmetic, whose bounds Halide must see) that folds to a
+  // constant is opaque: Halide's own lowering of % 2147483647 overflows while folding constants,
+  // also where the constant is only found by folding (`% abs(2147483647)`: differential fuzzer,
+  // seed 128853225, program 56).
+  if (op == ir::BinOp::Div || op == ir::BinOp::Mod) {
+    Expr divisor = b;
+    if (!native && !HI::is_const(b)) divisor = HI::simplify(b);
+    return integer_division(op, a, !native && HI::is_const(divisor) ? opaque(divisor) : b);
+  }
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);
 }
