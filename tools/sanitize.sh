@@ -23,10 +23,11 @@ fi
 if [ "$which" = thread ] || [ "$which" = all ]; then
   # The e2e corpus is single-threaded Python; under TSan it runs on the reference backend only
   # (the cpu backend's JIT reserves address space that TSan's shadow memory can fail to map
-  # under memory pressure). The ABI tests, threads included, use the cpu backend here too.
+  # under memory pressure; the cuda emulation is single-threaded host code). The ABI tests,
+  # threads included, use the cpu backend here too.
   # ignore_noninstrumented_modules: libHalide and LLVM are not instrumented; TSan cannot see the
   # synchronisation of their function-local statics and reported their first use from two
   # compiling threads as races (issue 10's measurements; libtc's own code stays checked).
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1 \
-    run tsan thread -DTC_E2E_BACKENDS=reference
+    run tsan thread -DTC_E2E_BACKENDS=reference -DTC_E2E_CUDA_EMULATION=OFF
 fi

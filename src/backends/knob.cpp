@@ -25,6 +25,7 @@ std::string Knob::values_text() const {
     case KnobKind::Integer: return out + range_text(min, max);
     case KnobKind::Boolean: return out + "1|0";
     case KnobKind::Pair: return out + range_text(min, max) + "x" + range_text(min, max);
+    case KnobKind::Sizes: return out + "N[xN]... (at most " + std::to_string(max_items) + ", N in " + range_text(min, max) + ")";
     case KnobKind::Choice:
     case KnobKind::Text:
       for (size_t i = 0; i < choices.size(); ++i) out += (i ? "|" : "") + choices[i];
@@ -56,6 +57,18 @@ KnobValue Knob::parse(const std::string& text) const {
       v.x = number_in(text.substr(0, at), min, max);
       v.y = number_in(text.substr(at + 1), min, max);
       ok = v.x >= 0 && v.y >= 0;
+      break;
+    }
+    case KnobKind::Sizes: {
+      ok = true;
+      for (size_t from = 0; ok;) {
+        size_t at = text.find('x', from);
+        int64_t n = number_in(text.substr(from, at == std::string::npos ? at : at - from), min, max);
+        ok = n >= 0 && static_cast<int>(v.sizes.size()) < max_items;
+        v.sizes.push_back(n);
+        if (at == std::string::npos) break;
+        from = at + 1;
+      }
       break;
     }
     case KnobKind::Choice:

@@ -22,6 +22,7 @@ enum class KnobKind {
   Boolean,  // 1 or 0
   Pair,     // XxY, each in min..max
   Text,     // one of `choices`, or any other one-line text (named `text_name` in the values)
+  Sizes,    // X, XxY, ... up to `max_items` numbers, each in min..max
 };
 
 // A parsed value.
@@ -29,6 +30,7 @@ struct KnobValue {
   std::string text;      // as given, e.g. "32x4"
   bool is_auto = false;  // the word "auto" (where the knob allows it)
   int64_t x = 0, y = 0;  // Integer, Boolean (0/1) and Pair (XxY) values
+  std::vector<int64_t> sizes;  // Sizes values, in the order given
 };
 
 struct Knob {
@@ -38,7 +40,8 @@ struct Knob {
   std::string help;                  // one line
   bool allows_auto = false;          // "auto": the backend decides
   std::vector<std::string> choices;  // Choice
-  int64_t min = 0, max = 0;          // Integer, and each half of a Pair
+  int64_t min = 0, max = 0;          // Integer, and each half of a Pair or item of Sizes
+  int max_items = 3;                 // Sizes
   std::string text_name;             // Text: what the free text is ("DIR")
   // What a tuner tries for `bound` (as value texts); empty: not tuned.
   std::function<std::vector<std::string>(const ir::BoundDef& bound)> domain;

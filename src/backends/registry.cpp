@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "support/error.h"
 
@@ -56,7 +57,7 @@ const std::vector<Knob>& general() {
 }  // namespace
 
 const std::vector<const Backend*>& all_backends() {
-  static const std::vector<const Backend*> kBackends = {&cpu::backend(), &reference::backend()};
+  static const std::vector<const Backend*> kBackends = {&cpu::backend(), &reference::backend(), &cuda::backend()};
   return kBackends;
 }
 

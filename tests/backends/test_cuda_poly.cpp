@@ -162,14 +162,14 @@ TEST(Mapping, MatmulTiledAndMarked) {
   auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
   EXPECT_EQ(mapped_loops(*m, Fusion::Max, {32, 16}),
             "// kernel\n"
-            "// block.y\n"
+            "// block.y:32\n"
             "for (int c0 = 0; c0 <= 63; c0 += 32) {\n"
-            "  // block.x\n"
+            "  // block.x:16\n"
             "  for (int c1 = 0; c1 <= 63; c1 += 16)\n"
             "    for (int c2 = 0; c2 <= 63; c2 += 32) {\n"
-            "      // thread.y\n"
+            "      // thread.y:1\n"
             "      for (int c3 = 0; c3 <= 31; c3 += 1) {\n"
-            "        // thread.x\n"
+            "        // thread.x:1\n"
             "        for (int c4 = 0; c4 <= 15; c4 += 1) {\n"
             "          if (c2 == 0)\n"
             "            I0(c0 + c3, c1 + c4);\n"
@@ -188,10 +188,10 @@ TEST(Mapping, RowReductionKeepsItsReductionLoopInTheThread) {
   in.f32({64, 100});
   auto m = model_of("def rowmax(float(N,D) X) -> (M) { M(n) max=! X(n,d) }", in);
   std::string loops = mapped_loops(*m, Fusion::Min, {16});
-  EXPECT_EQ(count(loops, "// block.x"), 2u) << loops;   // I0's kernel and S0's
-  EXPECT_EQ(count(loops, "// thread.x"), 2u) << loops;
-  EXPECT_EQ(count(loops, "// block.y"), 0u) << loops;
-  EXPECT_EQ(count(loops, "// thread.y"), 0u) << loops;
+  EXPECT_EQ(count(loops, "// block.x:"), 2u) << loops;   // I0's kernel and S0's
+  EXPECT_EQ(count(loops, "// thread.x:"), 2u) << loops;
+  EXPECT_EQ(count(loops, "// block.y:"), 0u) << loops;
+  EXPECT_EQ(count(loops, "// thread.y:"), 0u) << loops;
 }
 
 // Min fusion gives softmax one kernel per statement; max fusion fewer.
@@ -208,14 +208,27 @@ TEST(Mapping, OneKernelPerBand) {
   EXPECT_LT(count(max, "// kernel"), 6u) << max;
 }
 
-// Scatters (computed left-hand side subscripts) are not modelled yet: refused, naming the
-// statement, before any isl object exists (docs/cuda.md).
-TEST(CudaPoly, ScattersAreRefusedNamingTheStatement) {
-  auto p = tc_test::build("def g(float(N) X, int32(N) I) -> (O) {\n  O(i) = X(i)\n  O(I(i)) += X(i)\n}");
+// A scatter (computed left-hand side subscripts): its write is over-approximated to the whole
+// written dimension and is a MAY write (it does not kill the plain statement's write: the flow
+// from O(i) = X(i) to every later read stays), and the dependences between two instances of
+// the scatter are left out (atomic additions commute): its loop is parallel, so it is mapped.
+TEST(PolyModel, ScatterWritesAreMayWritesAndItsInstancesCommute) {
   Inputs in;
   in.f32({4}).add(tc::ScalarType::Int32, {4});
-  std::string m = tc_test::error_of([&] { PolyModel model(tc_test::bind_def(p, in)); }, TC_ERROR_UNSUPPORTED);
-  EXPECT_NE(m.find("g:3:3: error: the cuda backend does not support scatters yet: statement 2 of 'g' writes 'O(I(i))'"),
-            std::string::npos)
-      << m;
+  auto m = model_of("def g(float(N) X, int32(N) I) -> (O, P) {\n  O(i) = X(i)\n  O(I(i)) += X(i)\n  P(i) = O(i)\n}", in);
+  EXPECT_TRUE(same_map(*m, m->writes(),
+                       "{ S0[i0] -> O[i0]; S1[i0] -> O[o0] : 0 <= o0 < 4; S2[i0] -> P[i0] }"));
+  // P(i) reads O(i) written by S0 (not killed by the scatter's may write) and by any scatter
+  // instance; the scatter's instances read each other's (flow keeps that; dependences do not).
+  EXPECT_TRUE(same_map(*m, m->flow(),
+                       "{ S0[i0] -> S1[j] : 0 <= i0 < 4 and 0 <= j < 4; S0[i0] -> S2[i0]; S1[j] -> S2[i0] : "
+                       "0 <= j < 4 and 0 <= i0 < 4; S1[i0] -> S1[j] : 0 <= i0 < j < 4 }"));
+  isl_union_map* self = isl_union_map_read_from_str(m->ctx(), "{ S1[i] -> S1[j] }");
+  isl_union_map* kept = isl_union_map_intersect(isl_union_map_copy(const_cast<isl_union_map*>(m->dependences())), self);
+  EXPECT_EQ(isl_union_map_is_empty(kept), isl_bool_true);
+  isl_union_map_free(kept);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(*m, Fusion::Min), {});
+  std::string loops = loop_nest_text(*m, mapped);
+  isl_schedule_free(mapped);
+  EXPECT_EQ(count(loops, "// thread.x:1"), 3u) << loops;  // every statement's loop, the scatter's too
 }

@@ -227,8 +227,8 @@ case("precondition_out_of_bounds", """def pre(float(I) B, float(L) C, float(J) D
 case("option_unknown_key", None, "options", INVALID, fragments=["'frobnicate'"],
      options={"frobnicate": "1"})
 
-case("option_unknown_backend", None, "options", INVALID, fragments=["'backend'", "'cuda'"],
-     options={"backend": "cuda"})
+case("option_unknown_backend", None, "options", INVALID, fragments=["'backend'", "'opencl'"],
+     options={"backend": "opencl"})
 
 case("option_bad_checked_value", None, "options", INVALID, fragments=["'checked'", "'maybe'"],
      options={"checked": "maybe"})

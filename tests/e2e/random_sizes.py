@@ -1,4 +1,4 @@
-"""random_sizes.py - the cpu backend against the reference backend on randomly drawn sizes.
+"""random_sizes.py - a backend (default cpu) against the reference backend on randomly drawn sizes.
 
 For each kernel below, --trials times: draw sizes (seeded; the seed is printed so a failure can
 be replayed with --seed), build inputs, run both backends on the same inputs and compare with a
@@ -6,6 +6,7 @@ tolerance that scales with the reduction length. Odd sizes on purpose: they exer
 schedule's partial tiles and vector tails, which the corpus's small fixed shapes may not.
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/random_sizes.py [--trials N] [--seed S]
+        [--backend B] [--option KEY=VALUE]...
 """
 import argparse
 import sys
@@ -69,8 +70,8 @@ def as_inputs(arrays):
     return [a.astype(F32) if a.dtype == np.float64 else a for a in arrays]
 
 
-def run_backend(prog, entry, inputs, backend):
-    k = prog.compile(entry, inputs, {"backend": backend})
+def run_backend(prog, entry, inputs, backend, options=None):
+    k = prog.compile(entry, inputs, dict(options or {}, backend=backend))
     outs = [np.zeros(shape, dtype) for dtype, shape in k.output_info()]
     k.run(inputs, outs)
     return outs
@@ -81,7 +82,11 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--backend", default="cpu", help="the backend compared with the reference")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra tc_options for the compared backend (e.g. cuda.emulate=1)")
     args = ap.parse_args()
+    options = dict(o.split("=", 1) for o in args.option)
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     print("seed %d (replay with --seed %d)" % (seed, seed))
     r = np.random.default_rng(seed)
@@ -95,7 +100,7 @@ def main():
             sizes = draw_sizes(r)
             inputs = as_inputs(make(r, sizes))
             ref = run_backend(prog, entry, inputs, "reference")
-            got = run_backend(prog, entry, inputs, "cpu")
+            got = run_backend(prog, entry, inputs, args.backend, options)
             shapes = [a.shape for a in inputs]
             try:
                 for i, (g, e) in enumerate(zip(got, ref)):

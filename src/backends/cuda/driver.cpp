@@ -4,7 +4,9 @@
 #include "backends/cuda/driver.h"
 
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "backends/cuda/dynamic_library.h"
 #include "support/error.h"
@@ -17,6 +19,7 @@ using Context = void*;
 using Module = void*;
 using Function = void*;
 using Stream = void*;
+using DevicePointer = unsigned long long;  // CUdeviceptr
 
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
@@ -40,6 +43,10 @@ struct Driver::Api {
   Result (*launch)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
                    void**);
   Result (*stream_synchronize)(Stream);
+  Result (*mem_alloc_async)(DevicePointer*, size_t, Stream);
+  Result (*mem_free_async)(DevicePointer, Stream);
+  Result (*memset_d8_async)(DevicePointer, unsigned char, size_t, Stream);
+  Result (*memcpy_dtoh_async)(void*, DevicePointer, size_t, Stream);
 };
 
 namespace {
@@ -80,6 +87,10 @@ Driver::Driver(const std::vector<std::string>& candidates) {
         bind_function(h, "cuModuleGetFunction", api->module_function, missing);
         bind_function(h, "cuLaunchKernel", api->launch, missing);
         bind_function(h, "cuStreamSynchronize", api->stream_synchronize, missing);
+        bind_function(h, "cuMemAllocAsync", api->mem_alloc_async, missing);
+        bind_function(h, "cuMemFreeAsync", api->mem_free_async, missing);
+        bind_function(h, "cuMemsetD8Async", api->memset_d8_async, missing);
+        bind_function(h, "cuMemcpyDtoHAsync_v2", api->memcpy_dtoh_async, missing);
       },
       tried);
   if (!lib)
@@ -140,6 +151,80 @@ std::pair<int, int> Driver::compute_capability(int ordinal) const {
 std::string Driver::arch(int ordinal) const {
   auto [major, minor] = compute_capability(ordinal);
   return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+void* Driver::context(int ordinal) const {
+  static std::mutex mutex;
+  static std::map<int, Context> contexts;  // retained for the process, as the library is kept
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = contexts.find(ordinal);
+  if (it != contexts.end()) return it->second;
+  compute_capability(ordinal);  // TC_ERROR_INVALID_ARGUMENT for a device the driver does not have
+  Device d = 0;
+  check(api_->device_get(&d, ordinal), "cuDeviceGet");
+  Context c = nullptr;
+  check(api_->primary_ctx_retain(&c, d), "cuDevicePrimaryCtxRetain");
+  contexts[ordinal] = c;
+  return c;
+}
+
+template <typename F>
+void Driver::in_context(int ordinal, F&& f) const {
+  check(api_->ctx_push(context(ordinal)), "cuCtxPushCurrent");
+  try {
+    f();
+  } catch (...) {
+    Context popped = nullptr;
+    api_->ctx_pop(&popped);
+    throw;
+  }
+  Context popped = nullptr;
+  check(api_->ctx_pop(&popped), "cuCtxPopCurrent");
+}
+
+void* Driver::load_module(int ordinal, const std::string& cubin) const {
+  Module m = nullptr;
+  in_context(ordinal, [&] { check(api_->module_load_data(&m, cubin.data()), "cuModuleLoadData"); });
+  return m;
+}
+
+void Driver::unload_module(int ordinal, void* module) const {
+  in_context(ordinal, [&] { check(api_->module_unload(module), "cuModuleUnload"); });
+}
+
+void* Driver::function(int ordinal, void* module, const std::string& name) const {
+  Function f = nullptr;
+  in_context(ordinal, [&] { check(api_->module_function(&f, module, name.c_str()), "cuModuleGetFunction"); });
+  return f;
+}
+
+void Driver::launch(int ordinal, void* function, const unsigned grid[3], const unsigned block[3], void* stream,
+                    void** args) const {
+  in_context(ordinal, [&] {
+    check(api_->launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream, args, nullptr),
+          "cuLaunchKernel");
+  });
+}
+
+unsigned long long Driver::allocate(int ordinal, size_t bytes, void* stream) const {
+  DevicePointer p = 0;
+  in_context(ordinal, [&] { check(api_->mem_alloc_async(&p, bytes, stream), "cuMemAllocAsync"); });
+  return p;
+}
+
+void Driver::zero(int ordinal, unsigned long long pointer, size_t bytes, void* stream) const {
+  in_context(ordinal, [&] { check(api_->memset_d8_async(pointer, 0, bytes, stream), "cuMemsetD8Async"); });
+}
+
+void Driver::release(int ordinal, unsigned long long pointer, void* stream) const {
+  in_context(ordinal, [&] { check(api_->mem_free_async(pointer, stream), "cuMemFreeAsync"); });
+}
+
+void Driver::copy_to_host(int ordinal, void* host, unsigned long long pointer, size_t bytes, void* stream) const {
+  in_context(ordinal, [&] {
+    check(api_->memcpy_dtoh_async(host, pointer, bytes, stream), "cuMemcpyDtoHAsync");
+    check(api_->stream_synchronize(stream), "cuStreamSynchronize");
+  });
 }
 
 }  // namespace tc::backends::cuda

@@ -1,9 +1,10 @@
 // driver.h — the CUDA driver API, loaded with dlopen (libcuda.so.1; libtc never links it):
 // found and initialised once per process, with what the cuda backend needs of it first — the
 // driver's version, the devices and their compute capability (for `cuda.arch=auto` and the
-// cubin cache's key, never a card's name). A machine without a driver or without a GPU gets
-// TC_ERROR_UNSUPPORTED naming what was not found and why. It does not compile (nvrtc.h) and
-// does not yet load modules or launch kernels (issue 13: the next step on a GPU machine).
+// cubin cache's key, never a card's name) — and what launching a kernel takes: modules,
+// functions, launches, stream-ordered memory, in each device's primary context. A machine
+// without a driver or without a GPU gets TC_ERROR_UNSUPPORTED naming what was not found and
+// why. It does not compile (nvrtc.h).
 #pragma once
 
 #include <string>
@@ -37,9 +38,29 @@ class Driver {
   // "sm_90" for (9, 0): the NVRTC architecture of that device.
   std::string arch(int ordinal) const;
 
+  // Launching (the cuda backend's kernels). Every call below runs in device `ordinal`'s primary
+  // context, retained once per process and kept (pushed for the call, popped after); all
+  // failures are TC_ERROR_RUNTIME with the driver's text.
+  // A module loaded from a cubin, and a function of it (cuModuleLoadData, cuModuleGetFunction).
+  void* load_module(int ordinal, const std::string& cubin) const;
+  void unload_module(int ordinal, void* module) const;
+  void* function(int ordinal, void* module, const std::string& name) const;
+  // cuLaunchKernel on `stream` (NULL: the default stream), no dynamic shared memory.
+  void launch(int ordinal, void* function, const unsigned grid[3], const unsigned block[3], void* stream,
+              void** args) const;
+  // Stream-ordered device memory (cuMemAllocAsync, cuMemsetD8Async, cuMemFreeAsync).
+  unsigned long long allocate(int ordinal, size_t bytes, void* stream) const;
+  void zero(int ordinal, unsigned long long pointer, size_t bytes, void* stream) const;
+  void release(int ordinal, unsigned long long pointer, void* stream) const;
+  // Device to host, then waits for the stream (cuMemcpyDtoHAsync, cuStreamSynchronize).
+  void copy_to_host(int ordinal, void* host, unsigned long long pointer, size_t bytes, void* stream) const;
+
  private:
   struct Api;
   void check(int result, const char* call) const;  // TC_ERROR_RUNTIME with the driver's text
+  void* context(int ordinal) const;                 // the retained primary context
+  template <typename F>
+  void in_context(int ordinal, F&& f) const;        // f() with the device's context current
   std::string path_;
   const Api* api_ = nullptr;  // owned; the library itself stays loaded for the process
 };

@@ -23,6 +23,17 @@ inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+// Threads run one after another: an atomic is a plain read-modify-write.
+template <typename T> inline T atomicCAS(T* a, T expected, T value) {
+  T old = *a;
+  if (old == expected) *a = value;
+  return old;
+}
+template <typename T> inline T atomicAdd(T* a, T value) {
+  T old = *a;
+  *a = old + value;
+  return old;
+}
 )";
 
 // The host entry point of one kernel: every block, every thread, in turn.
@@ -87,15 +98,9 @@ EmulatedKernels::~EmulatedKernels() {
   if (!dir_.empty()) rmdir(dir_.c_str());
 }
 
-void EmulatedKernels::run(const std::vector<void*>& tensors, std::array<unsigned, 3> grid,
-                          std::array<unsigned, 3> block) const {
-  std::vector<void*> args(tensors);
-  for (size_t k = 0; k < entries_.size(); ++k) {
-    unsigned g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
-    for (int a = 0; a < launches_[k].grid_axes; ++a) g[a] = grid[static_cast<size_t>(a)];
-    for (int a = 0; a < launches_[k].block_axes; ++a) b[a] = block[static_cast<size_t>(a)];
-    entries_[k](args.data(), g, b);
-  }
+void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const {
+  std::vector<void*> args(params);
+  for (size_t k = 0; k < entries_.size(); ++k) entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data());
 }
 
 }  // namespace tc::backends::cuda

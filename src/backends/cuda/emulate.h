@@ -3,7 +3,7 @@
 // NVRTC, compiled for the host by the system C++ compiler ($CXX, else c++) with a header that
 // defines CUDA's built-ins (__global__, __device__, blockIdx, threadIdx, gridDim, blockDim),
 // loaded with dlopen, and its launches run on host buffers: every block, and every thread of
-// it, one after another (no kernel synchronises its threads yet). Slow; for tests and
+// it, one after another (no kernel synchronises its threads yet; atomics are plain updates). Slow; for tests and
 // debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 
@@ -23,9 +23,9 @@ class EmulatedKernels {
   EmulatedKernels(const EmulatedKernels&) = delete;
   EmulatedKernels& operator=(const EmulatedKernels&) = delete;
 
-  // Runs every launch in order on `tensors` (one host pointer per parameter), each with this
-  // many blocks and threads along the axes it uses (1 along the others).
-  void run(const std::vector<void*>& tensors, std::array<unsigned, 3> grid, std::array<unsigned, 3> block) const;
+  // Runs every launch in order on `params` (one host pointer per parameter: the tensors, then
+  // the fault record), launch k with dims[k].
+  void run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const;
 
  private:
   using Entry = void (*)(void**, const unsigned*, const unsigned*);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <isl/ast.h>
+#include <isl/aff.h>
 #include <isl/ast_build.h>
 #include <isl/id.h>
 #include <isl/schedule.h>
@@ -16,6 +17,15 @@
 
 namespace tc::backends::cuda {
 namespace {
+
+// Tile loops are scaled (their values are multiples of the tile size) and point loops shifted
+// (0 to the tile size - 1): the strides marks declare rely on the first.
+struct IslTilingOptions {
+  explicit IslTilingOptions(isl_ctx* ctx) {
+    isl_options_set_tile_scale_tile_loops(ctx, 1);
+    isl_options_set_tile_shift_point_loops(ctx, 1);
+  }
+};
 
 struct TileRequest {
   const std::vector<int64_t>* tile;
@@ -30,18 +40,28 @@ int leading_coincident(isl_schedule_node* band) {
   return n;
 }
 
+void free_values(void* values) { isl_union_pw_aff_free(static_cast<isl_union_pw_aff*>(values)); }
+
 // The first n members of `band` (outermost first) each become a band of their own under a
-// mark "<kind>.<axis>", the innermost of them on axis x (consecutive threads then touch
-// consecutive elements), the next y, then z. Returns the node at `band`'s position (the
-// first mark).
-isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind) {
+// mark "<kind>.<axis>:<stride>", the innermost of them on axis x (consecutive threads then
+// touch consecutive elements), the next y, then z; <stride> is the spacing of the member's
+// values (a tile loop's: its tile size), which the printer's ownership rule divides by.
+// Returns the node at `band`'s position (the first mark).
+isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind, const std::vector<int64_t>& strides) {
   static const char kAxes[] = "xyz";
   isl_ctx* ctx = isl_schedule_node_get_ctx(band);
   isl_schedule_node* node = band;
   for (int i = 0; i < n; ++i) {
     if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
-    std::string name = std::string(kind) + "." + kAxes[n - 1 - i];
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name.c_str(), nullptr));
+    int64_t stride = static_cast<size_t>(i) < strides.size() ? strides[static_cast<size_t>(i)] : 1;
+    std::string name = std::string(kind) + "." + kAxes[n - 1 - i] + ":" + std::to_string(stride);
+    // The mark carries the member's values (statement instance -> value): the printer guards
+    // a statement for which isl prints no loop of this member with the owner of its value.
+    isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(node);
+    isl_union_pw_aff* values = isl_multi_union_pw_aff_get_union_pw_aff(partial, 0);
+    isl_multi_union_pw_aff_free(partial);
+    isl_id* id = isl_id_set_free_user(isl_id_alloc(ctx, name.c_str(), values), free_values);
+    node = isl_schedule_node_insert_mark(node, id);
     node = isl_schedule_node_child(node, 0);                 // the band of one member
     if (i + 1 < n) node = isl_schedule_node_child(node, 0);  // the members after it
   }
@@ -58,18 +78,20 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
   isl_ctx* ctx = isl_schedule_node_get_ctx(node);
   isl_size members = isl_schedule_node_band_n_member(node);
   bool tileable = members > 0 && (members == 1 || isl_schedule_node_band_get_permutable(node) == isl_bool_true);
+  std::vector<int64_t> block_strides;  // untiled: consecutive values
   if (tileable) {
     isl_multi_val* sizes = isl_multi_val_zero(isl_schedule_node_band_get_space(node));
     for (int i = 0; i < members; ++i) {
-      int64_t size = static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : kDefaultTile;
-      sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, std::max<int64_t>(1, size)));
+      int64_t size = std::max<int64_t>(1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : kDefaultTile);
+      sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, size));
+      block_strides.push_back(size);  // tile loops step by the tile size (isl scales them)
     }
     node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
     node = isl_schedule_node_child(node, 0);
-    node = mark_members(node, leading_coincident(node), "thread");
+    node = mark_members(node, leading_coincident(node), "thread", {});
     node = isl_schedule_node_parent(node);
   }
-  node = mark_members(node, leading_coincident(node), "block");
+  node = mark_members(node, leading_coincident(node), "block", block_strides);
   return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
 }
 
@@ -77,6 +99,7 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
 
 isl_schedule* tile_and_mark(isl_schedule* schedule, const std::vector<int64_t>& tile) {
   isl_ctx* ctx = isl_schedule_get_ctx(schedule);
+  IslTilingOptions options(ctx);
   TileRequest request{&tile};
   isl_schedule_node* root = isl_schedule_get_root(schedule);
   isl_schedule_free(schedule);

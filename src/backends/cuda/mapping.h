@@ -1,13 +1,14 @@
 // mapping.h — the start of mapping a schedule to the GPU (issue 13, step 3): the outermost band
-// of each kernel (each band with no band above it) is tiled (cuda.tile to be) and marked: a
+// of each kernel (each band with no band above it) is tiled (cuda.tile) and marked: a
 // "kernel" mark above it (one launch); its tile loops' leading parallel (coincident)
-// members, up to 3, each under a mark "block.<axis>" (the grid's blocks), and the point
-// loops' leading parallel members, up to 3, each under "thread.<axis>" (a block's threads),
+// members, up to 3, each under a mark "block.<axis>:<stride>" (the grid's blocks; stride:
+// the tile size, the spacing of the tile loop's values), and the point loops' leading
+// parallel members, up to 3, each under "thread.<axis>:1" (a block's threads),
 // the innermost on x so that neighbouring threads touch neighbouring elements (coalescing).
 // A loop that carries a dependence (a reduction's) is never marked: each thread runs it
 // itself. Also the loop nest isl's AST generator makes of a schedule, as C text. It does not
-// yet fix grid and block sizes, reduce across threads, promote to shared memory or
-// registers, unroll, or print CUDA C.
+// fix grid and block sizes, reduce across threads, promote to shared memory or registers,
+// unroll, or print CUDA C (print_cuda.h).
 #pragma once
 
 #include <cstdint>

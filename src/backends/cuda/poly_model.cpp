@@ -103,15 +103,68 @@ std::string read_text(const ir::BoundDef& b, const std::string& instance, const 
 }
 
 struct Texts {
-  std::string domains, writes, reads, order;
+  std::string domains, writes, may_writes, reads, order;  // may_writes: scatters' (over-approximated)
   void add(std::string& to, const std::string& part) { to += (to.empty() ? "" : "; ") + part; }
 };
 
-// The statement texts: `I<s>` (a '!' reduction's identity) and `S<s>`, in the def's order.
+// The part of output `t` that no statement writes, as constraints on i0, i1, ... ("" when one
+// statement writes all of it: then no Z statement). Those elements are 0 after a run, as on
+// every backend (the reference's zero fill).
+std::optional<std::string> unwritten(const ir::BoundDef& b, size_t t) {
+  const auto& shape = b.tensors[t].shape;
+  std::string out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    out += (d ? " and " : "") + std::string("0 <= ") + var(static_cast<int>(d)) + " < " + std::to_string(shape[d]);
+  for (size_t s = 0; s < b.def().stmts.size(); ++s) {
+    const ir::Stmt& st = b.def().stmts[s];
+    if (static_cast<size_t>(st.lhs_tensor) != t) continue;
+    if (st.scatter) return std::nullopt;  // refused before this (refuse_scatters)
+    bool full = true;
+    std::string written;
+    for (size_t d = 0; d < st.num_lhs; ++d) {
+      const auto& [lo, hi] = b.ranges[s][d];
+      full = full && lo <= 0 && hi >= shape[d];
+      written += (d ? " and " : "") + std::to_string(lo) + " <= " + var(static_cast<int>(d)) + " < " + std::to_string(hi);
+    }
+    if (full) return std::nullopt;
+    out += (out.empty() ? "not (" : " and not (") + written + ")";
+  }
+  return out;
+}
+
+// A scatter `S<s>`: it writes (and reads: it accumulates) its element through the written
+// subscripts, each exact where affine, else anywhere along that dimension; with '!', `I<s>`
+// first sets the whole tensor to 0.
+template <typename Schedule>
+void add_scatter(const ir::BoundDef& b, size_t s, Texts& t, Schedule&& schedule) {
+  const ir::Stmt& st = b.def().stmts[s];
+  size_t tensor = static_cast<size_t>(st.lhs_tensor);
+  const auto& shape = b.tensors[tensor].shape;
+  if (st.init) {
+    std::string init = "I" + std::to_string(s) + "[" + var_list(shape.size()) + "]";
+    std::string whole;
+    for (size_t d = 0; d < shape.size(); ++d)
+      whole += (d ? " and " : " : ") + std::string("0 <= ") + var(static_cast<int>(d)) + " < " + std::to_string(shape[d]);
+    t.add(t.domains, init + whole);
+    t.add(t.writes, init + " -> " + tuple_name(b.def().tensors[tensor].name) + "[" + var_list(shape.size()) + "]");
+    schedule(init, shape.size());
+  }
+  std::string instance = "S" + std::to_string(s) + "[" + var_list(st.vars.size()) + "]";
+  t.add(t.domains, instance + box(b, s, st.vars.size()));
+  std::string written = read_text(b, instance, st.write);
+  t.add(t.may_writes, written);
+  t.add(t.reads, written);
+  for (const ir::Read& r : st.reads) t.add(t.reads, read_text(b, instance, r));
+  schedule(instance, st.vars.size());
+}
+
+// The statement texts: `Z<t>` (the unwritten elements of output t set to 0) first, then per
+// statement `I<s>` (a '!' reduction's identity) and `S<s>`, in the def's order.
 Texts model_texts(const ir::BoundDef& b) {
   const ir::Def& def = b.def();
   size_t depth = 0;
   for (const auto& st : def.stmts) depth = std::max(depth, st.vars.size());
+  for (const auto& sig : b.tensors) depth = std::max(depth, sig.shape.size());
   Texts t;
   int position = 0;
   auto schedule = [&](const std::string& instance, size_t n) {
@@ -119,9 +172,23 @@ Texts model_texts(const ir::BoundDef& b) {
     for (size_t k = 0; k < depth; ++k) dims += ", " + (k < n ? var(static_cast<int>(k)) : std::string("0"));
     t.add(t.order, instance + " -> [" + dims + "]");
   };
+  for (size_t x = 0; x < def.tensors.size(); ++x) {
+    if (def.tensors[x].role != ir::TensorRole::Output) continue;
+    std::optional<std::string> rest = unwritten(b, x);
+    if (!rest) continue;
+    size_t rank = b.tensors[x].shape.size();
+    std::string zero = "Z" + std::to_string(x) + "[" + var_list(rank) + "]";
+    t.add(t.domains, zero + (rest->empty() ? "" : " : " + *rest));
+    t.add(t.writes, zero + " -> " + tuple_name(def.tensors[x].name) + "[" + var_list(rank) + "]");
+    schedule(zero, rank);
+  }
   for (size_t s = 0; s < def.stmts.size(); ++s) {
     const ir::Stmt& st = def.stmts[s];
     std::string tensor = tuple_name(def.tensors[static_cast<size_t>(st.lhs_tensor)].name);
+    if (st.scatter) {
+      add_scatter(b, s, t, schedule);
+      continue;
+    }
     std::string written = tensor + "[" + var_list(st.num_lhs) + "]";
     if (st.init && st.reduce != ir::ReduceOp::None) {
       std::string init = "I" + std::to_string(s) + "[" + var_list(st.num_lhs) + "]";
@@ -146,13 +213,15 @@ isl_union_map* read_map(isl_ctx* ctx, const std::string& body, const isl_union_s
   return checked(isl_union_map_intersect_domain(m, isl_union_set_copy(const_cast<isl_union_set*>(domains))), ctx, what);
 }
 
-// Dependences of `sinks` on earlier `sources` in `order`: must sources (writes) kill older
-// ones, may sources (reads, for anti dependences) do not.
-isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* sources, bool must, const isl_union_map* order) {
+// Dependences of `sinks` on earlier sources in `order`: must sources (exact writes) kill older
+// ones, may sources (a scatter's over-approximated writes; reads, for anti dependences) do
+// not. Either may be NULL.
+isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* must, const isl_union_map* may,
+                      const isl_union_map* order) {
   auto copy = [](const isl_union_map* m) { return isl_union_map_copy(const_cast<isl_union_map*>(m)); };
   isl_union_access_info* info = isl_union_access_info_from_sink(copy(sinks));
-  info = must ? isl_union_access_info_set_must_source(info, copy(sources))
-              : isl_union_access_info_set_may_source(info, copy(sources));
+  if (must) info = isl_union_access_info_set_must_source(info, copy(must));
+  if (may) info = isl_union_access_info_set_may_source(info, copy(may));
   info = isl_union_access_info_set_schedule_map(info, copy(order));
   isl_union_flow* flow = isl_union_access_info_compute_flow(info);
   isl_union_map* deps = isl_union_flow_get_may_dependence(flow);
@@ -160,39 +229,50 @@ isl_union_map* depend(const isl_union_map* sinks, const isl_union_map* sources, 
   return deps;
 }
 
-// A scatter writes through computed subscripts that several instances may share: its write
-// relation and the atomic updates it needs are not built yet, so the model refuses it, naming
-// the statement (docs/cuda.md), before it allocates anything.
-void refuse_scatters(const ir::BoundDef& b) {
+// Every pair of instances of a scatter: their updates are atomic additions, which commute, so
+// the dependences between them (all pairs: the written element is over-approximated) do not
+// order them, and the scatter's loops may run in parallel.
+isl_union_map* scatter_self_pairs(isl_ctx* ctx, const ir::BoundDef& b) {
+  std::string pairs;
   const ir::Def& def = b.def();
   for (size_t s = 0; s < def.stmts.size(); ++s) {
-    const ir::Stmt& st = def.stmts[s];
-    if (!st.scatter) continue;
-    fail(TC_ERROR_UNSUPPORTED,
-         def.located(st.loc, "the cuda backend does not support scatters yet: statement " + std::to_string(s + 1) +
-                                 " of '" + def.name + "' writes '" + st.write.text +
-                                 "' through computed subscripts (use backend=cpu or backend=reference)"));
+    if (!def.stmts[s].scatter) continue;
+    size_t n = def.stmts[s].vars.size();
+    std::string other;
+    for (size_t k = 0; k < n; ++k) other += (k ? ", " : "") + std::string("j") + std::to_string(k);
+    pairs += (pairs.empty() ? "" : "; ") + std::string("S") + std::to_string(s) + "[" + var_list(n) + "] -> S" +
+             std::to_string(s) + "[" + other + "]";
   }
+  return isl_union_map_read_from_str(ctx, braces(pairs).c_str());
 }
 
 }  // namespace
 
 PolyModel::PolyModel(const ir::BoundDef& bound) {
-  refuse_scatters(bound);
   ctx_ = isl_ctx_alloc();
   if (ctx_ == nullptr) fail(TC_ERROR_NO_MEMORY, "isl_ctx_alloc failed");
   isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);  // no messages on stderr: errors are returned
+  isl_union_map *exact = nullptr, *may = nullptr;  // the writes, exact and over-approximated
   try {
     Texts t = model_texts(bound);
     domains_ = checked(isl_union_set_read_from_str(ctx_, braces(t.domains).c_str()), ctx_, "domains");
-    writes_ = read_map(ctx_, t.writes, domains_, "writes");
+    exact = read_map(ctx_, t.writes, domains_, "writes");
+    may = read_map(ctx_, t.may_writes, domains_, "scatter writes");
+    writes_ = checked(isl_union_map_union(isl_union_map_copy(exact), isl_union_map_copy(may)), ctx_, "writes");
     reads_ = read_map(ctx_, t.reads, domains_, "reads");
     order_ = read_map(ctx_, t.order, domains_, "order");
-    flow_ = checked(depend(reads_, writes_, true, order_), ctx_, "flow dependences");
-    isl_union_map* anti = checked(depend(writes_, reads_, false, order_), ctx_, "anti dependences");
-    isl_union_map* output = depend(writes_, writes_, true, order_);
+    flow_ = checked(depend(reads_, exact, may, order_), ctx_, "flow dependences");
+    isl_union_map* anti = checked(depend(writes_, nullptr, reads_, order_), ctx_, "anti dependences");
+    isl_union_map* output = depend(writes_, exact, may, order_);
+    isl_union_map_free(exact);
+    isl_union_map_free(may);
+    exact = may = nullptr;
     deps_ = checked(isl_union_map_union(isl_union_map_union(isl_union_map_copy(flow_), anti), output), ctx_, "dependences");
+    deps_ = checked(isl_union_map_subtract(deps_, checked(scatter_self_pairs(ctx_, bound), ctx_, "scatter pairs")), ctx_,
+                    "dependences");
   } catch (...) {
+    isl_union_map_free(exact);
+    isl_union_map_free(may);
     release();
     throw;
   }

@@ -7,8 +7,11 @@
 // Subscripts are exact where they are affine at the bound sizes (sums of variables times
 // integers, floor division and modulo by a positive integer); others (gathers, products of
 // variables, casts) are over-approximated to the tensor's whole extent along that dimension.
-// It does not schedule (schedule.h), tile or map (mapping.h), or print code; it refuses a def
-// with a scatter (computed left-hand side subscripts) with TC_ERROR_UNSUPPORTED naming it.
+// A scatter (computed written subscripts) writes and reads its element over-approximated the
+// same way; its instances update atomically, so the dependences between two instances of one
+// scatter are left out (its loops may run in parallel). Outputs that no statement writes all
+// of get a statement `Z<t>` that sets the elements none writes to 0 (as every backend does).
+// It does not schedule (schedule.h), tile or map (mapping.h), or print code.
 #pragma once
 
 #include <memory>
@@ -37,7 +40,7 @@ class PolyModel {
   const isl_union_map* writes() const { return writes_; }
   const isl_union_map* order() const { return order_; }          // the sequential schedule
   const isl_union_map* flow() const { return flow_; }            // read after write
-  const isl_union_map* dependences() const { return deps_; }     // flow, anti and output
+  const isl_union_map* dependences() const { return deps_; }     // flow, anti and output (not within a scatter)
 
   // The model as isl prints it, one labelled line each (golden tests, debugging).
   std::string text() const;

@@ -4,16 +4,27 @@
 #include "backends/cuda/print_cuda.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <isl/ast.h>
 #include <isl/ast_build.h>
+#include <isl/aff.h>
 #include <isl/id.h>
+#include <isl/local_space.h>
+#include <isl/printer.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
 #include <isl/schedule.h>
+#include <isl/val.h>
 
 #include "backends/cuda/isl_util.h"
 #include "support/error.h"
+#include "support/half.h"
 
 namespace tc::backends::cuda {
 namespace {
@@ -26,6 +37,33 @@ TC_DEVICE long long tc_imin(long long a, long long b) { return a < b ? a : b; }
 TC_DEVICE long long tc_imax(long long a, long long b) { return a > b ? a : b; }
 TC_DEVICE long long tc_floord(long long n, long long d) { return n < 0 ? -((-n + d - 1) / d) : n / d; }
 TC_DEVICE long long tc_clamp(long long i, long long n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
+// The block (or thread) that runs the instances whose mapped schedule value is v: values step by
+// `stride`; consecutive steps go to consecutive ones of `count`, round robin. One rule for every
+// loop and every statement, so instances with equal values run on one thread.
+TC_DEVICE long long tc_owner(long long v, long long stride, long long count) {
+  long long r = tc_floord(v, stride) % count;
+  return r < 0 ? r + count : r;
+}
+// The first step of a loop (its first value's step index q) that `id` owns.
+TC_DEVICE long long tc_first(long long q, long long id, long long count) {
+  long long r = (id - q) % count;
+  return r < 0 ? r + count : r;
+}
+// A bad index of check `id`, recorded if it is the first (check id + 1, the index, the
+// statement's variables there).
+TC_DEVICE void tc_record(unsigned long long* fault, unsigned long long id, long long i, const long long* at, int vars) {
+  if (atomicCAS(fault, 0ull, id + 1) == 0ull) {
+    fault[1] = (unsigned long long)i;
+    for (int k = 0; k < vars; ++k) fault[2 + k] = (unsigned long long)at[k];
+  }
+}
+// A checked read's index: in [0, n), else recorded and the read clamped.
+TC_DEVICE long long tc_checked(long long i, long long n, unsigned long long* fault, unsigned long long id,
+                               const long long* at, int vars) {
+  if (i >= 0 && i < n) return i;
+  tc_record(fault, id, i, at, vars);
+  return tc_clamp(i, n);
+}
 TC_DEVICE float tc_nanf() { union { unsigned u; float f; } x; x.u = 0x7fc00000u; return x.f; }
 TC_DEVICE double tc_nan() { union { unsigned long long u; double f; } x; x.u = 0x7ff8000000000000ull; return x.f; }
 TC_DEVICE float tc_inff() { union { unsigned u; float f; } x; x.u = 0x7f800000u; return x.f; }
@@ -93,6 +131,72 @@ TC_DEVICE float tc_abs(float a) { return fabsf(a); }
 TC_DEVICE double tc_abs(double a) { return fabs(a); }
 TC_DEVICE float tc_rsqrt(float a) { return 1.0f / sqrtf(a); }
 TC_DEVICE double tc_rsqrt(double a) { return 1.0 / sqrt(a); }
+// float16 is stored as its bits (unsigned short) and computed as float, every result rounded
+// to half (round to nearest even), as support/half.h does for the other backends.
+TC_DEVICE float tc_h2f(unsigned short h) {
+  unsigned sign = (unsigned)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {
+      int e = -1;
+      do { ++e; man <<= 1; } while ((man & 0x400u) == 0);
+      bits = sign | (unsigned)(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | man << 13;
+  }
+  union { unsigned u; float f; } x; x.u = bits; return x.f;
+}
+TC_DEVICE unsigned short tc_f2h(float f) {
+  union { unsigned u; float f; } v; v.f = f;
+  unsigned x = v.u, abs = x & 0x7fffffffu;
+  unsigned short sign = (unsigned short)((x >> 16) & 0x8000u);
+  if (abs >= 0x7f800000u) return sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u);
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;
+  if (abs < 0x33000001u) return sign;
+  unsigned exp = abs >> 23, man = (abs & 0x7fffffu) | 0x800000u;
+  int shift = exp < 113 ? (int)(126 - exp) : 13;
+  unsigned half_man = man >> shift, rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (half_man & 1u))) ++half_man;
+  if (exp < 113) return sign | (unsigned short)half_man;
+  return sign | (unsigned short)(((exp - 112) << 10) + (half_man - 0x400u));
+}
+TC_DEVICE float tc_rh(float f) { return tc_h2f(tc_f2h(f)); }
+// A scatter's update, atomic (several threads may add to one element): CUDA's atomicAdd for 4-
+// and 8-byte elements (integers wrap), a compare-and-swap of the aligned 32-bit word holding
+// a 1- or 2-byte element (bool: or; float16: added as float, rounded to half).
+template <typename Op> TC_DEVICE void tc_atomic_field(void* p, unsigned width, Op op) {
+  unsigned long long a = (unsigned long long)p;
+  unsigned* word = (unsigned*)(a & ~3ull);
+  unsigned shift = (unsigned)(a & 3ull) * 8u, mask = (width == 1 ? 0xffu : 0xffffu) << shift;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    unsigned next = (op((assumed & mask) >> shift) << shift) & mask;
+    old = atomicCAS(word, assumed, (assumed & ~mask) | next);
+  } while (old != assumed);
+}
+struct tc_add_s8 { signed char v; TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned char)tc_add((signed char)x, v); } };
+struct tc_add_u8 { unsigned char v; TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned char)tc_add((unsigned char)x, v); } };
+struct tc_add_s16 { short v; TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned short)tc_add((short)x, v); } };
+struct tc_add_u16 { unsigned short v; TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned short)tc_add((unsigned short)x, v); } };
+struct tc_or_bool { bool v; TC_DEVICE unsigned operator()(unsigned x) const { return (x != 0u || v) ? 1u : 0u; } };
+struct tc_add_half { float v; TC_DEVICE unsigned operator()(unsigned x) const { return tc_f2h(tc_h2f((unsigned short)x) + v); } };
+TC_DEVICE void tc_atomic_add(float* p, float v) { atomicAdd(p, v); }
+TC_DEVICE void tc_atomic_add(double* p, double v) { atomicAdd(p, v); }
+TC_DEVICE void tc_atomic_add(int* p, int v) { atomicAdd((unsigned*)p, (unsigned)v); }
+TC_DEVICE void tc_atomic_add(unsigned* p, unsigned v) { atomicAdd(p, v); }
+TC_DEVICE void tc_atomic_add(long long* p, long long v) { atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+TC_DEVICE void tc_atomic_add(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
+TC_DEVICE void tc_atomic_add(signed char* p, signed char v) { tc_add_s8 op = {v}; tc_atomic_field(p, 1, op); }
+TC_DEVICE void tc_atomic_add(unsigned char* p, unsigned char v) { tc_add_u8 op = {v}; tc_atomic_field(p, 1, op); }
+TC_DEVICE void tc_atomic_add(short* p, short v) { tc_add_s16 op = {v}; tc_atomic_field(p, 2, op); }
+TC_DEVICE void tc_atomic_add(unsigned short* p, unsigned short v) { tc_add_u16 op = {v}; tc_atomic_field(p, 2, op); }
+TC_DEVICE void tc_atomic_or(unsigned char* p, bool v) { tc_or_bool op = {v}; tc_atomic_field(p, 1, op); }
+TC_DEVICE void tc_atomic_add_half(unsigned short* p, float v) { tc_add_half op = {v}; tc_atomic_field(p, 2, op); }
 // Float to integer: truncated toward zero, saturated, NaN gives 0.
 TC_DEVICE long long tc_f2s(double x, int bits) {
   if (x != x) return 0;
@@ -122,13 +226,18 @@ std::string c_type(ScalarType t) {
     case ScalarType::Int64: return "long long";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
-    case ScalarType::Float16: break;
+    case ScalarType::Float16: return "float";  // computed as float, rounded to half
   }
-  fail(TC_ERROR_UNSUPPORTED, "the cuda backend does not print float16 yet");
+  return "void";
 }
 
-// Tensors are stored as their C type, bool as one byte.
-std::string storage_type(ScalarType t) { return t == ScalarType::Bool ? "unsigned char" : c_type(t); }
+// Tensors are stored as their C type, bool as one byte, float16 as its bits.
+std::string storage_type(ScalarType t) {
+  return t == ScalarType::Bool ? "unsigned char" : t == ScalarType::Float16 ? "unsigned short" : c_type(t);
+}
+
+// A float16 result rounded to half; any other unchanged.
+std::string rounded(const std::string& x, ScalarType t) { return t == ScalarType::Float16 ? "tc_rh(" + x + ")" : x; }
 
 std::string param(const ir::Tensor& t) { return "p_" + t.name; }
 
@@ -136,6 +245,7 @@ std::string param(const ir::Tensor& t) { return "p_" + t.name; }
 std::string convert(const std::string& x, ScalarType from, ScalarType to) {
   if (from == to) return x;
   if (to == ScalarType::Bool) return "((" + x + ") != 0)";
+  if (to == ScalarType::Float16) return "tc_rh((float)(" + x + "))";  // float16 from double: twice, as the reference
   std::string T = c_type(to);
   if (is_float(from) && is_integer(to)) {
     const char* f = kind(to) == ScalarKind::Signed ? "tc_f2s" : "tc_f2u";
@@ -145,7 +255,8 @@ std::string convert(const std::string& x, ScalarType from, ScalarType to) {
 }
 
 std::string float_literal(double v, ScalarType t) {
-  bool f32 = t == ScalarType::Float32;
+  bool f32 = t != ScalarType::Float64;
+  if (t == ScalarType::Float16) v = tc::round_to_half(static_cast<float>(v));
   if (std::isnan(v)) return f32 ? "tc_nanf()" : "tc_nan()";
   if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? "tc_inff()" : "tc_inf()") + ")";
   char buf[64];
@@ -160,10 +271,8 @@ std::string int_literal(int64_t v, ScalarType t) {
   return "((" + c_type(t) + ")" + std::to_string(v) + "ll)";
 }
 
-// isl's expressions in C, with its min/max/floord spelled as the prelude's functions.
-std::string isl_c(isl_ast_expr* e) {
-  std::string s = owned_text(isl_ast_expr_to_C_str(e));
-  isl_ast_expr_free(e);
+// isl's C text with its min/max/floord spelled as the prelude's functions.
+std::string renamed_calls(std::string s) {
   auto replace = [&](const std::string& from, const std::string& to) {
     for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
       if (at == 0 || !(std::isalnum(static_cast<unsigned char>(s[at - 1])) || s[at - 1] == '_')) s.replace(at, from.size(), to);
@@ -174,12 +283,22 @@ std::string isl_c(isl_ast_expr* e) {
   return s;
 }
 
+// isl's expressions in C.
+std::string isl_c(isl_ast_expr* e) {
+  std::string s = owned_text(isl_ast_expr_to_C_str(e));
+  isl_ast_expr_free(e);
+  return renamed_calls(s);
+}
+
 class Printer {
  public:
-  Printer(const ir::BoundDef& b, const PolyModel& m) : b_(b), m_(m) {}
+  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked) : b_(b), m_(m), checked_(checked) {}
 
   CudaSource run(const isl_schedule* mapped) {
     isl_ast_build* build = isl_ast_build_alloc(m_.ctx());
+    build = isl_ast_build_set_before_each_mark(build, &Printer::enter_mark, this);
+    build = isl_ast_build_set_after_each_mark(build, &Printer::leave_mark, this);
+    build = isl_ast_build_set_at_each_domain(build, &Printer::at_statement, this);
     isl_ast_node* tree = isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(mapped)));
     isl_ast_build_free(build);
     checked(tree, m_.ctx(), "generating the loop nest");
@@ -192,6 +311,8 @@ class Printer {
     isl_ast_node_free(tree);
     out_.text = std::string(kPrelude) + "\n" + kernels_;
     for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
+    out_.param_types.push_back("unsigned long long*");
+    for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
     return out_;
   }
 
@@ -218,6 +339,133 @@ class Printer {
     kernel(node);
   }
 
+  // ---- which block and thread runs a statement instance ----
+  // A mapped member's values (the mark "block.x:32": blockIdx.x, step 32) go round robin to
+  // the blocks or threads along its axis (tc_owner). A marked loop isl printed strides over
+  // the values its block or thread owns; where isl printed no loop (a single value for the
+  // statements there, say a 0-d statement after a loop over the same member), the statement
+  // is guarded by the owner of its value instead. Either way an instance runs on the thread
+  // that owns its values, so dependences of zero distance along the mapped members (all
+  // that isl's coincidence leaves within a kernel) stay within one thread, in schedule order.
+  struct Mapping {
+    std::string index, count;  // "threadIdx.x", "blockDim.x"
+    int64_t stride = 1;
+  };
+
+  static bool is_mapping(const std::string& mark) { return mark.rfind("block.", 0) == 0 || mark.rfind("thread.", 0) == 0; }
+
+  static Mapping mapping_of(const std::string& mark) {
+    bool block = mark[0] == 'b';
+    size_t dot = mark.find('.'), colon = mark.find(':');
+    std::string axis = mark.substr(dot + 1, colon == std::string::npos ? std::string::npos : colon - dot - 1);
+    Mapping m{std::string(block ? "blockIdx." : "threadIdx.") + axis, std::string(block ? "gridDim." : "blockDim.") + axis};
+    if (colon != std::string::npos) m.stride = std::stoll(mark.substr(colon + 1));
+    return m;
+  }
+
+  struct OpenMark {
+    std::string mark;
+    const isl_union_pw_aff* values;  // the member's value per statement instance (the mark's user data)
+  };
+
+  static isl_stat enter_mark(isl_id* mark, isl_ast_build*, void* user) {
+    auto* p = static_cast<Printer*>(user);
+    std::string name = isl_id_get_name(mark);
+    if (is_mapping(name)) p->open_marks_.push_back({name, static_cast<const isl_union_pw_aff*>(isl_id_get_user(mark))});
+    return isl_stat_ok;
+  }
+
+  static isl_ast_node* leave_mark(isl_ast_node* node, isl_ast_build*, void* user) {
+    auto* p = static_cast<Printer*>(user);
+    isl_id* id = isl_ast_node_mark_get_id(node);
+    if (is_mapping(isl_id_get_name(id)) && !p->open_marks_.empty()) p->open_marks_.pop_back();
+    isl_id_free(id);
+    return node;
+  }
+
+  // Annotates a statement with the value of each mapped member above it, as C over the
+  // statement's variables (i0, i1, ...: the names the model gave them).
+  static isl_ast_node* at_statement(isl_ast_node* node, isl_ast_build* build, void* user) {
+    auto* p = static_cast<Printer*>(user);
+    std::vector<std::pair<std::string, std::string>> values;
+    isl_union_map* schedule = isl_ast_build_get_schedule(build);
+    isl_set* instances = isl_set_from_union_set(isl_union_map_domain(schedule));
+    std::string statement = isl_set_get_tuple_name(instances);
+    isl_set_free(instances);
+    for (const OpenMark& m : p->open_marks_) {
+      isl_pw_aff* value = m.values ? value_of(m.values, statement) : nullptr;
+      values.emplace_back(m.mark, value ? c_text(value) : std::string());
+    }
+    std::string id = "mapped" + std::to_string(p->statement_values_.size());
+    p->statement_values_.push_back(std::move(values));
+    return isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), id.c_str(), nullptr));
+  }
+
+  // The part of `values` defined on statement `name`'s instances (NULL if none).
+  static isl_pw_aff* value_of(const isl_union_pw_aff* values, const std::string& name) {
+    struct Search {
+      const std::string* name;
+      isl_pw_aff* found = nullptr;
+    } search{&name};
+    isl_union_pw_aff_foreach_pw_aff(
+        const_cast<isl_union_pw_aff*>(values),
+        [](isl_pw_aff* pa, void* user) {
+          auto* s = static_cast<Search*>(user);
+          isl_space* space = isl_pw_aff_get_domain_space(pa);
+          const char* tuple = isl_space_get_tuple_name(space, isl_dim_set);
+          bool match = tuple != nullptr && *s->name == tuple;
+          isl_space_free(space);
+          if (s->found == nullptr && match) s->found = pa;
+          else isl_pw_aff_free(pa);
+          return isl_stat_ok;
+        },
+        &search);
+    return search.found;
+  }
+
+  // A (quasi-)affine function of one piece as C over its space's variable names (isl's
+  // printer; floord as the prelude's); "" for several pieces (a band member's values are one
+  // affine function per statement, with floors where tiled).
+  static std::string c_text(isl_pw_aff* value) {
+    std::string text;
+    if (isl_pw_aff_n_piece(value) == 1) {
+      isl_aff* piece = nullptr;
+      isl_pw_aff_foreach_piece(
+          value,
+          [](isl_set* set, isl_aff* aff, void* user) {
+            isl_set_free(set);
+            *static_cast<isl_aff**>(user) = aff;
+            return isl_stat_ok;
+          },
+          &piece);
+      isl_printer* printer = isl_printer_to_str(isl_pw_aff_get_ctx(value));
+      printer = isl_printer_set_output_format(printer, ISL_FORMAT_C);
+      printer = isl_printer_print_aff(printer, piece);
+      text = renamed_calls(owned_text(isl_printer_get_str(printer)));
+      isl_printer_free(printer);
+      isl_aff_free(piece);
+    }
+    isl_pw_aff_free(value);
+    return text;
+  }
+
+  // The guard of a statement: the owner of each mapped value that no enclosing marked loop
+  // iterates ("" when there is none). Inside the statement's block (its variables defined).
+  std::string ownership_guard(const std::string& annotation) const {
+    size_t k = std::stoul(annotation.substr(6));
+    std::string guard;
+    for (const auto& [mark, value] : statement_values_[k]) {
+      bool iterated = false;
+      for (const auto& [open, iterator] : owned_) iterated = iterated || open == mark;
+      if (iterated) continue;
+      if (value.empty()) fail(TC_ERROR_INTERNAL, "the cuda printer could not express the value of mark " + mark);
+      Mapping m = mapping_of(mark);
+      guard += (guard.empty() ? "" : " && ") + std::string("tc_owner(") + value + ", " + std::to_string(m.stride) +
+               ", " + m.count + ") == (long long)" + m.index;
+    }
+    return guard;
+  }
+
   void kernel(isl_ast_node* node) {
     Launch launch;
     launch.kernel = b_.def().name + "_k" + std::to_string(out_.launches.size());
@@ -227,6 +475,7 @@ class Printer {
     std::string params;
     for (const auto& t : b_.def().tensors)
       params += (params.empty() ? "" : ", ") + storage_type(t.type) + "* __restrict__ " + param(t);
+    params += std::string(params.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
     kernels_ += "extern \"C\" __global__ void " + launch.kernel + "(" + params + ") {\n" + body + "}\n\n";
     out_.launches.push_back(launch);
   }
@@ -288,41 +537,85 @@ class Printer {
     isl_ast_node_free(node);
   }
 
-  // A loop mapped to the grid or a block: a stride over blockIdx/threadIdx, or a guard where
-  // isl left no loop (one iteration).
+  // What a mark maps to the grid or a block: a loop strides over the values its block or
+  // thread owns; anything else is walked as it is (its statements guard themselves).
   void mapped(isl_ast_node* inner, const std::string& mark, std::string& out, int depth) {
     bool block = mark[0] == 'b';
-    char axis = mark.back();
-    int used = axis - 'x' + 1;
+    Mapping m = mapping_of(mark);
+    size_t axis = static_cast<size_t>(m.index.back() - 'x');
     int& axes = block ? axes_->grid_axes : axes_->block_axes;
-    axes = std::max(axes, used);
-    std::string index = std::string(block ? "blockIdx." : "threadIdx.") + axis;
-    std::string count = std::string(block ? "gridDim." : "blockDim.") + axis;
-    if (isl_ast_node_get_type(inner) == isl_ast_node_for) return loop(inner, out, depth, index + "|" + count);
-    out += pad(depth) + "if (" + index + " == 0) {\n";
-    walk(inner, out, depth + 1);
-    out += pad(depth) + "}\n";
+    axes = std::max(axes, static_cast<int>(axis) + 1);
+    if (isl_ast_node_get_type(inner) != isl_ast_node_for) return walk(inner, out, depth);
+    if (block) axes_->tiles[axis] = std::max(axes_->tiles[axis], trip_count(inner));
+    loop(inner, out, depth, mark);
   }
 
-  // `stride`: "blockIdx.x|gridDim.x" for a mapped loop, "" for a plain one.
-  void loop(isl_ast_node* node, std::string& out, int depth, const std::string& stride) {
+  // The iterations of a loop whose bounds are constants (`for (c = 0; c <= 63; c += 32)`: 2),
+  // else 0.
+  static int64_t trip_count(isl_ast_node* node) {
+    auto value = [](isl_ast_expr* e) -> std::optional<int64_t> {
+      std::optional<int64_t> v;
+      if (isl_ast_expr_get_type(e) == isl_ast_expr_int) {
+        isl_val* x = isl_ast_expr_get_val(e);
+        if (isl_val_is_int(x)) v = isl_val_get_num_si(x);
+        isl_val_free(x);
+      }
+      isl_ast_expr_free(e);
+      return v;
+    };
+    std::optional<int64_t> init = value(isl_ast_node_for_get_init(node)), inc = value(isl_ast_node_for_get_inc(node));
+    isl_ast_expr* cond = isl_ast_node_for_get_cond(node);
+    std::optional<int64_t> last;
+    if (isl_ast_expr_get_type(cond) == isl_ast_expr_op) {
+      isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond);
+      if (op == isl_ast_expr_op_le || op == isl_ast_expr_op_lt) {
+        last = value(isl_ast_expr_op_get_arg(cond, 1));
+        if (last && op == isl_ast_expr_op_lt) --*last;
+      }
+    }
+    isl_ast_expr_free(cond);
+    if (!init || !inc || !last || *inc <= 0 || *last < *init) return 0;
+    return (*last - *init) / *inc + 1;
+  }
+
+  // `mark`: the mark of a mapped loop ("block.x:32"), "" for a plain one. A mapped loop whose
+  // step is the mark's stride starts at the first value its block or thread owns and steps
+  // over the others'; with another step (not made by libtc's tiling) it visits every value and
+  // skips those it does not own.
+  void loop(isl_ast_node* node, std::string& out, int depth, const std::string& mark) {
     std::string it = isl_c(isl_ast_node_for_get_iterator(node));
     std::string init = isl_c(isl_ast_node_for_get_init(node));
     std::string cond = isl_c(isl_ast_node_for_get_cond(node));
     std::string inc = isl_c(isl_ast_node_for_get_inc(node));
-    if (!stride.empty()) {
-      size_t bar = stride.find('|');
-      init = "(" + init + ") + (" + inc + ") * (long long)" + stride.substr(0, bar);
-      inc = "(" + inc + ") * (long long)" + stride.substr(bar + 1);
+    std::string skip;
+    if (!mark.empty()) {
+      Mapping m = mapping_of(mark);
+      if (inc == std::to_string(m.stride)) {
+        init = "(" + init + ") + (" + inc + ") * tc_first(tc_floord(" + init + ", " + inc + "), " + m.index + ", " +
+               m.count + ")";
+        inc = "(" + inc + ") * (long long)" + m.count;
+      } else {
+        skip = "tc_owner(" + it + ", " + std::to_string(m.stride) + ", " + m.count + ") != (long long)" + m.index;
+      }
+      owned_.emplace_back(mark, it);
     }
     out += pad(depth) + "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ") {\n";
+    if (!skip.empty()) out += pad(depth + 1) + "if (" + skip + ") continue;\n";
     child(isl_ast_node_for_get_body(node), out, depth + 1);
     out += pad(depth) + "}\n";
+    if (!mark.empty()) owned_.pop_back();
   }
 
   // ---- statements ----
 
+  // A statement instance: its variables, then (where no marked loop iterates a mapped value)
+  // a guard that leaves the block unless this block and thread own it, then its update.
   void statement(isl_ast_node* node, std::string& out, int depth) {
+    std::string guard;
+    if (isl_id* id = isl_ast_node_get_annotation(node)) {
+      guard = ownership_guard(isl_id_get_name(id));
+      isl_id_free(id);
+    }
     isl_ast_expr* call = isl_ast_node_user_get_expr(node);
     isl_ast_expr* callee = isl_ast_expr_get_op_arg(call, 0);
     isl_id* name_id = isl_ast_expr_get_id(callee);
@@ -333,13 +626,36 @@ class Printer {
     for (int i = 1; i < isl_ast_expr_get_op_n_arg(call); ++i) args.push_back(isl_c(isl_ast_expr_get_op_arg(call, i)));
     isl_ast_expr_free(call);
     size_t s = std::stoul(name.substr(1));
-    const ir::Stmt& st = b_.def().stmts[s];
     out += pad(depth) + "{\n";
     for (size_t k = 0; k < args.size(); ++k)
       out += pad(depth + 1) + "const long long i" + std::to_string(k) + " = " + args[k] + ";\n";
+    if (guard.empty()) {
+      statement_update(name, s, args.size(), out, depth + 1);
+    } else {
+      out += pad(depth + 1) + "if (" + guard + ") {\n";
+      statement_update(name, s, args.size(), out, depth + 2);
+      out += pad(depth + 1) + "}\n";
+    }
+    out += pad(depth) + "}\n";
+  }
+
+  // The update of statement instance `name` (Z<t>, I<s>, S<s>) whose `rank` variables i0, ...
+  // are defined, as lines `depth` levels in.
+  void statement_update(const std::string& name, size_t s, size_t rank, std::string& out, int depth) {
+    if (name[0] == 'Z') {  // an output's unwritten elements: 0
+      const ir::Tensor& t = b_.def().tensors[s];
+      std::vector<std::string> at;
+      for (size_t k = 0; k < rank; ++k) at.push_back("i" + std::to_string(k));
+      std::string zero = is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
+      if (t.type == ScalarType::Bool) zero = "(unsigned char)0";
+      out += pad(depth) + param(t) + "[" + offset(s, at) + "] = " + zero + ";\n";
+      return;
+    }
+    const ir::Stmt& st = b_.def().stmts[s];
     const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)];
-    std::vector<std::string> lhs;
-    for (size_t k = 0; k < st.num_lhs; ++k) lhs.push_back("i" + std::to_string(k));
+    if (st.scatter && name[0] == 'S') return scatter(st, s, out, depth);
+    std::vector<std::string> lhs;  // I<s>: its arguments are the written element (a scatter's: any)
+    for (size_t k = 0; k < (name[0] == 'I' ? rank : st.num_lhs); ++k) lhs.push_back("i" + std::to_string(k));
     std::string element = param(t) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
     std::string value;
     ScalarType tt = t.type;
@@ -347,6 +663,8 @@ class Printer {
       value = identity(st.reduce, tt);
     } else {
       stmt_ = &st;
+      stmt_index_ = s;
+      if (checked_ && has_unproven_read(st)) out += variables_at(st, depth);
       std::string rhs = convert(expr(*st.rhs), st.rhs->type, tt);
       std::string acc = load_as(element, tt);
       switch (st.reduce) {
@@ -358,10 +676,57 @@ class Printer {
       }
     }
     if (tt == ScalarType::Bool) value = "(unsigned char)(" + value + ")";
-    out += pad(depth + 1) + element + " = " + value + ";\n" + pad(depth) + "}\n";
+    if (tt == ScalarType::Float16) value = "tc_f2h(" + value + ")";
+    out += pad(depth) + element + " = " + value + ";\n";
+  }
+
+  // The statement's variables as an array, for the fault record (checked reads and writes).
+  std::string variables_at(const ir::Stmt& st, int depth) const {
+    std::string at;
+    for (size_t k = 0; k < st.vars.size(); ++k) at += (k ? ", " : "") + std::string("i") + std::to_string(k);
+    return pad(depth) + "const long long tc_at[] = {" + (at.empty() ? "0" : at) + "};\n";
+  }
+
+  // A scatter's update: the written subscripts, each not proven in bounds checked (checked=1:
+  // the first bad one recorded) and the update skipped where one is outside; then the value
+  // added atomically.
+  void scatter(const ir::Stmt& st, size_t s, std::string& out, int depth) {
+    stmt_ = &st;
+    stmt_index_ = s;
+    size_t tensor = static_cast<size_t>(st.lhs_tensor);
+    const ir::Tensor& t = b_.def().tensors[tensor];
+    const auto& shape = b_.tensors[tensor].shape;
+    bool check_any = checked_ && has_unproven_read(st);
+    for (const ir::Subscript& sub : st.write.subscripts) check_any = check_any || (checked_ && !b_.proven(sub));
+    if (check_any) out += variables_at(st, depth);
+    std::vector<std::string> written;
+    out += pad(depth) + "bool tc_inside = true;\n";
+    for (size_t d = 0; d < st.write.subscripts.size(); ++d) {
+      const ir::Subscript& sub = st.write.subscripts[d];
+      std::string w = "w" + std::to_string(d);
+      written.push_back(w);
+      out += pad(depth) + "const long long " + w + " = (long long)" + expr(*sub.index) + ";\n";
+      if (b_.proven(sub)) continue;
+      out += pad(depth) + "if (tc_inside && !(" + w + " >= 0 && " + w + " < " + std::to_string(shape[d]) + "ll)) {\n" +
+             pad(depth + 1) + "tc_inside = false;\n";
+      if (checked_) {
+        out += pad(depth + 1) + "tc_record(tc_fault, " + std::to_string(out_.checks.size()) + "ull, " + w + ", tc_at, " +
+               std::to_string(st.vars.size()) + ");\n";
+        out_.checks.push_back({s, 0, d, true});
+      }
+      out += pad(depth) + "}\n";
+    }
+    std::string value = convert(expr(*st.rhs), st.rhs->type, t.type);
+    std::string element = "&" + param(t) + "[" + offset(tensor, written) + "]";
+    std::string update;
+    if (t.type == ScalarType::Bool) update = "tc_atomic_or(" + element + ", (bool)(" + value + "))";
+    else if (t.type == ScalarType::Float16) update = "tc_atomic_add_half(" + element + ", (float)(" + value + "))";
+    else update = "tc_atomic_add(" + element + ", (" + c_type(t.type) + ")(" + value + "))";
+    out += pad(depth) + "if (tc_inside) " + update + ";\n";
   }
 
   static std::string load_as(const std::string& element, ScalarType t) {
+    if (t == ScalarType::Float16) return "tc_h2f(" + element + ")";
     return t == ScalarType::Bool ? "(" + element + " != 0)" : element;
   }
 
@@ -401,7 +766,10 @@ class Printer {
   std::string expr(const ir::Node& e) {
     auto arg = [&](size_t i, ScalarType to) { return convert(expr(*e.args[i]), e.args[i]->type, to); };
     switch (e.op) {
-      case ir::ExprOp::Const: return e.is_float ? float_literal(e.float_value, e.type) : int_literal(e.int_value, e.type);
+      case ir::ExprOp::Const:
+        if (e.is_float && !is_float(e.type))  // a float literal settled into an integer or bool type: converted as a cast
+          return convert(float_literal(e.float_value, ScalarType::Float64), ScalarType::Float64, e.type);
+        return e.is_float ? float_literal(e.float_value, e.type) : int_literal(e.int_value, e.type);
       case ir::ExprOp::Var: return "((int)i" + std::to_string(e.index) + ")";
       case ir::ExprOp::Size: return int_literal(b_.size_values[static_cast<size_t>(e.index)], e.type);
       case ir::ExprOp::Dim: return int_literal(b_.tensors[static_cast<size_t>(e.index)].shape[static_cast<size_t>(e.dim)], e.type);
@@ -418,7 +786,7 @@ class Printer {
         if (is_comparison(e.binop)) return "(" + a + " " + spelling(e.binop) + " " + b + ")";
         const char* f = e.binop == ir::BinOp::Add ? "tc_add" : e.binop == ir::BinOp::Sub ? "tc_sub"
                       : e.binop == ir::BinOp::Mul ? "tc_mul" : e.binop == ir::BinOp::Div ? "tc_div" : "tc_mod";
-        return convert(std::string(f) + "(" + a + ", " + b + ")", e.operand_type, e.type);
+        return convert(rounded(std::string(f) + "(" + a + ", " + b + ")", e.operand_type), e.operand_type, e.type);
       }
       case ir::ExprOp::Builtin: return builtin(e);
     }
@@ -434,30 +802,53 @@ class Printer {
       case B::Min: return "tc_min(" + args + ")";
       case B::Max: return "tc_max(" + args + ")";
       case B::Abs: return "tc_abs(" + args + ")";
-      case B::Rsqrt: return "tc_rsqrt(" + args + ")";
+      case B::Rsqrt: return rounded("tc_rsqrt(" + args + ")", e.type);
       default: break;
     }
     std::string name = e.builtin == B::Round ? "nearbyint" : lang::builtin(e.builtin).name;
-    return name + (e.type == ScalarType::Float32 ? "f" : "") + "(" + args + ")";
+    bool single = e.type == ScalarType::Float32 || e.type == ScalarType::Float16;
+    return rounded(name + (single ? "f" : "") + "(" + args + ")", e.type);
+  }
+
+  bool has_unproven_read(const ir::Stmt& st) const {
+    for (const ir::Read& r : st.reads)
+      for (const ir::Subscript& sub : r.subscripts)
+        if (!b_.proven(sub)) return true;
+    return false;
   }
 
   std::string load(const ir::Node& e) {
     const ir::Read& r = stmt_->reads[static_cast<size_t>(e.index)];
     const auto& shape = b_.tensors[static_cast<size_t>(r.tensor)].shape;
+    const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(r.tensor)];
+    for (int64_t extent : shape)  // an empty tensor: every index is out of bounds; the read gives 0
+      if (extent == 0) return is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
     std::vector<std::string> subs;
     for (size_t d = 0; d < e.args.size(); ++d) {
       std::string s = "(long long)" + expr(*e.args[d]);
-      // Not proven in bounds: clamped into the tensor (checked reporting is a later step).
-      if (!b_.proven(r.subscripts[d])) s = "tc_clamp(" + s + ", " + std::to_string(shape[d]) + "ll)";
+      std::string extent = std::to_string(shape[d]) + "ll";
+      if (!b_.proven(r.subscripts[d])) {  // checked and clamped, or clamped
+        if (checked_) {
+          s = "tc_checked(" + s + ", " + extent + ", tc_fault, " + std::to_string(out_.checks.size()) + "ull, tc_at, " +
+              std::to_string(stmt_->vars.size()) + ")";
+          out_.checks.push_back({stmt_index_, static_cast<size_t>(e.index), d, false});
+        } else {
+          s = "tc_clamp(" + s + ", " + extent + ")";
+        }
+      }
       subs.push_back(s);
     }
-    const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(r.tensor)];
     return load_as(param(t) + "[" + offset(static_cast<size_t>(r.tensor), subs) + "]", t.type);
   }
 
   const ir::BoundDef& b_;
   const PolyModel& m_;
+  bool checked_;
+  std::vector<OpenMark> open_marks_;  // while isl builds the AST
+  std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
+  std::vector<std::pair<std::string, std::string>> owned_;  // while printing: (mark, iterator) of enclosing mapped loops
   const ir::Stmt* stmt_ = nullptr;
+  size_t stmt_index_ = 0;
   Launch* axes_ = nullptr;
   std::string kernels_;
   CudaSource out_;
@@ -465,9 +856,20 @@ class Printer {
 
 }  // namespace
 
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped) {
-  for (const auto& t : bound.def().tensors) c_type(t.type);  // float16: unsupported, before any printing
-  return Printer(bound, model).run(mapped);
+LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, const std::vector<int64_t>& block) {
+  LaunchDims d;
+  for (size_t a = 0; a < static_cast<size_t>(launch.grid_axes); ++a) {
+    int64_t limit = a == 0 ? 2147483647 : 65535;
+    int64_t n = a < grid.size() ? grid[a] : grid.empty() ? launch.tiles[a] : 1;
+    d.grid[a] = static_cast<unsigned>(std::clamp<int64_t>(n, 1, limit));
+  }
+  for (size_t a = 0; a < static_cast<size_t>(launch.block_axes); ++a)
+    d.block[a] = static_cast<unsigned>(a < block.size() ? std::max<int64_t>(block[a], 1) : 1);
+  return d;
+}
+
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked) {
+  return Printer(bound, model, checked).run(mapped);
 }
 
 }  // namespace tc::backends::cuda

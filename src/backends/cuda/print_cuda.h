@@ -9,10 +9,13 @@
 // kernel mark (0-d ones) get a kernel of their own.
 // Every tensor is a parameter (`p_<name>`), dense row-major at the bound shapes, which are
 // constants in the text. Subscripts that binding did not prove in bounds (gathers, reads
-// under ?:) are clamped into the tensor (cuda's checked=1 reporting is a later step).
-// Not yet: float16, shared memory and registers, unrolling, launching (NVRTC, the driver API).
+// under ?:) are checked (checked=1: the first bad one recorded, as the host reports it) and
+// clamped into the tensor. float16 is stored as its bits and computed as float, each result
+// rounded to half. Not yet: shared memory and registers, unrolling.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,17 +29,41 @@ struct Launch {
   std::string kernel;   // the __global__ function's name
   int grid_axes = 0;    // how many of x, y, z its loops stride over, blocks and threads
   int block_axes = 0;
+  // Per grid axis, the iterations of the loop mapped to it where isl's bounds are constants
+  // (one block per tile: what cuda.grid=auto launches), else 0.
+  std::array<int64_t, 3> tiles{};
+};
+
+// The grid and block one launch runs with: along the axes it uses, `grid` (or, where empty,
+// its tiles, at most 2^31 - 1 along x and 65535 along y and z) and `block`; 1 along the others.
+struct LaunchDims {
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+};
+LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, const std::vector<int64_t>& block);
+
+// A subscript binding did not prove in bounds, checked at run time (checked=1): check k of the
+// text is dimension `dim` of `reads[read]` of statement `stmt`, or of its written element
+// (a scatter's, `write`).
+struct GatherCheck {
+  size_t stmt, read, dim;
+  bool write = false;
 };
 
 struct CudaSource {
   std::string text;
   std::vector<Launch> launches;  // in order
   // Every kernel's parameters: the def's tensors in Def::tensors order, of these C types
-  // ("float*"; bool tensors "unsigned char*").
+  // ("float*"; bool tensors "unsigned char*", float16 ones "unsigned short*"), then the fault
+  // record "unsigned long long*" (fault_words words, zeroed before the launches): word 0 is
+  // 0, or 1 + the check that failed first; word 1 the index; words 2... the statement's
+  // variables there.
   std::vector<std::string> param_types;
+  std::vector<GatherCheck> checks;
+  size_t fault_words = 2;
 };
 
-// TC_ERROR_UNSUPPORTED for what this step does not print yet (float16), naming it.
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped);
+// `checked`: reads not proven in bounds are checked (a bad index recorded in the fault record,
+// the read clamped); else only clamped.
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked);
 
 }  // namespace tc::backends::cuda

@@ -1,0 +1,382 @@
+// cuda_backend.cpp — see cuda_backend.h. tc_run here: the tensors' devices checked against the
+// kernel's mode (host memory when emulated, one GPU's memory otherwise), temporaries and the
+// fault record allocated zeroed, the launches run in order, a recorded bad index reported as
+// TC_ERROR_RUNTIME with the message the other backends give.
+#include "backends/cuda/cuda_backend.h"
+
+#include <isl/schedule.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "backends/cuda/driver.h"
+#include "backends/cuda/emulate.h"
+#include "backends/cuda/mapping.h"
+#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/print_cuda.h"
+#include "backends/cuda/schedule.h"
+#include "support/error.h"
+
+namespace tc::backends::cuda {
+
+using runtime::TensorView;
+
+namespace {
+
+std::function<std::vector<std::string>(const ir::BoundDef&)> fixed(std::vector<std::string> values) {
+  return [values](const ir::BoundDef&) { return values; };
+}
+
+std::vector<Knob> declare() {
+  Knob emulate{"cuda.emulate", KnobKind::Boolean, "0",
+               "run the generated CUDA C on the host instead (compiled by $CXX, every block and thread in turn, on "
+               "kDLCPU tensors): a slow debugging and testing aid that needs no GPU"};
+  Knob arch{"cuda.arch", KnobKind::Text, "auto",
+            "the GPU architecture NVRTC compiles for: auto (the device's, which needs its driver) or sm_NN (compiles "
+            "with no GPU present)"};
+  arch.choices = {"auto", "sm_80", "sm_90"};
+  arch.text_name = "sm_NN";
+  Knob fusion{"cuda.fusion", KnobKind::Choice, "max",
+              "how isl's scheduler fuses statements: max (wherever the dependences allow: fewer launches) or min (each "
+              "strongly connected component a kernel of its own)"};
+  fusion.choices = {"max", "min"};
+  fusion.domain = fixed({"max", "min"});
+  Knob tile{"cuda.tile", KnobKind::Sizes, "auto",
+            "tile sizes of each kernel's outermost band, outermost loop first (loops past the list, and auto: 32)", true};
+  tile.min = 1;
+  tile.max = 4096;
+  tile.max_items = 8;
+  tile.domain = fixed({"auto", "8", "16", "64", "16x16", "8x32", "32x8", "64x16", "4x8x32"});
+  Knob block{"cuda.block", KnobKind::Sizes, "auto",
+             "threads per block along x, y, z (x: the innermost mapped loop), at most 1024 in all; auto: 32x8", true};
+  block.min = 1;
+  block.max = 1024;
+  block.domain = fixed({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16"});
+  Knob grid{"cuda.grid", KnobKind::Sizes, "auto",
+            "blocks along x, y, z; auto: one per tile of each mapped loop. The mapped loops stride over the grid and "
+            "the block, so every grid and block computes the same result",
+            true};
+  grid.min = 1;
+  grid.max = 2147483647;
+  grid.domain = fixed({"auto", "16", "64", "256", "16x16", "64x8"});
+  return {emulate, arch, fusion, tile, block, grid};
+}
+
+const std::vector<Knob>& cuda_knobs() {
+  static const std::vector<Knob> kKnobs = declare();
+  return kKnobs;
+}
+
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+
+// The generated code and how it is launched, from a bound def and the options.
+struct Generated {
+  CudaSource source;
+  std::vector<LaunchDims> dims;  // per launch
+};
+
+Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
+  std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{32, 8} : o.get("cuda.block").sizes;
+  int64_t threads = 1;
+  for (int64_t n : block) threads *= n;
+  if (threads > kMaxThreadsPerBlock)
+    fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.block' is '" + o.text("cuda.block") + "': " + std::to_string(threads) +
+                                        " threads per block, more than CUDA's " + std::to_string(kMaxThreadsPerBlock));
+  std::vector<int64_t> grid = o.is_auto("cuda.grid") ? std::vector<int64_t>{} : o.get("cuda.grid").sizes;
+  std::vector<int64_t> tile = o.is_auto("cuda.tile") ? std::vector<int64_t>{} : o.get("cuda.tile").sizes;
+  Fusion fusion = o.text("cuda.fusion") == "min" ? Fusion::Min : Fusion::Max;
+  PolyModel model(bound);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), tile);
+  Generated g;
+  try {
+    g.source = print_cuda(bound, model, mapped, o.flag("checked"));
+  } catch (...) {
+    isl_schedule_free(mapped);
+    throw;
+  }
+  isl_schedule_free(mapped);
+  for (const Launch& l : g.source.launches) g.dims.push_back(launch_dims(l, grid, block));
+  return g;
+}
+
+std::string dims_text(const std::array<unsigned, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+bool dense(const TensorView& v) {
+  int64_t expected = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    if (v.shape[d] != 1 && v.strides[d] != expected) return false;
+    expected *= v.shape[d];
+  }
+  return true;
+}
+
+// Copies between a strided view and dense row-major storage (to_dense: view -> dense).
+void copy_dense(const TensorView& v, char* dense_data, bool to_dense) {
+  size_t w = bytes(v.type);
+  int64_t n = v.num_elements();
+  std::vector<int64_t> idx(static_cast<size_t>(v.ndim), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t off = 0;
+    for (int d = 0; d < v.ndim; ++d) off += idx[static_cast<size_t>(d)] * v.strides[d];
+    char* strided = v.data + off * static_cast<int64_t>(w);
+    char* packed = dense_data + flat * static_cast<int64_t>(w);
+    if (to_dense) std::memcpy(packed, strided, w);
+    else std::memcpy(strided, packed, w);
+    for (int d = v.ndim - 1; d >= 0; --d) {
+      if (++idx[static_cast<size_t>(d)] < v.shape[d]) break;
+      idx[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
+const char* device_type_name(DLDeviceType t) {
+  switch (t) {
+    case kDLCPU: return "kDLCPU";
+    case kDLCUDA: return "kDLCUDA";
+    case kDLCUDAHost: return "kDLCUDAHost";
+    case kDLCUDAManaged: return "kDLCUDAManaged";
+    default: return "another device type";
+  }
+}
+
+class CudaKernel : public Kernel {
+ public:
+  CudaKernel(const ir::BoundDef& bound, const KnobValues& o)
+      : b_(bound), checked_(o.flag("checked")), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
+        tile_(o.text("cuda.tile")), generated_(generate(bound, o)) {
+    if (emulate_) {
+      emulated_ = std::make_unique<EmulatedKernels>(generated_.source);
+      return;
+    }
+    arch_ = o.text("cuda.arch");
+    if (arch_ == "auto") arch_ = Driver::get().arch(0);
+    if (arch_.rfind("sm_", 0) != 0 || arch_.size() < 5 || arch_.find_first_not_of("0123456789", 3) != std::string::npos)
+      fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.arch' cannot be '" + arch_ + "' (allowed: auto, or sm_NN: sm_80, sm_90, ...)");
+    cubin_ = Nvrtc::get().compile_cubin(generated_.source.text, b_.def().name + ".cu", arch_);
+  }
+
+  ~CudaKernel() override {
+    for (auto& [device, loaded] : modules_) {
+      try {
+        Driver::get().unload_module(device, loaded.module);
+      } catch (const Error&) {  // the context may be gone at exit: nothing to release then
+      }
+    }
+  }
+
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+           const ExecutionContext& context) const override {
+    if (emulate_) return run_emulated(inputs, outputs, context);
+    run_on_device(inputs, outputs, context);
+  }
+
+  std::string describe() const override {
+    std::string out = std::string("backend: cuda (") +
+                      (emulate_ ? "emulated on the host" : arch_ + " cubin, " + std::to_string(cubin_.size()) + " bytes") +
+                      ")\nfusion: " + fusion_ + "\ntile: " + tile_ + "\nlaunches:\n";
+    for (size_t k = 0; k < generated_.source.launches.size(); ++k)
+      out += "  " + generated_.source.launches[k].kernel + " grid " + dims_text(generated_.dims[k].grid) + " block " +
+             dims_text(generated_.dims[k].block) + "\n";
+    return out;
+  }
+
+  std::string code() const override { return generated_.source.text; }
+
+ private:
+  // The name of the tensor at position t of Def::tensors, as messages give it.
+  std::string what(size_t t) const {
+    const auto& decl = b_.def().tensors[t];
+    const char* role = decl.role == ir::TensorRole::Input ? "input" : decl.role == ir::TensorRole::Output ? "output" : "temporary";
+    return std::string(role) + " '" + decl.name + "'";
+  }
+
+  // The views of every tensor of the def (temporaries: none), Def::tensors order.
+  std::vector<const TensorView*> views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) const {
+    std::vector<const TensorView*> out;
+    for (const auto& decl : b_.def().tensors) {
+      if (decl.role == ir::TensorRole::Input) out.push_back(&inputs[decl.param_index]);
+      else if (decl.role == ir::TensorRole::Output) out.push_back(&outputs[decl.param_index]);
+      else out.push_back(nullptr);
+    }
+    return out;
+  }
+
+  size_t tensor_bytes(size_t t) const {
+    return static_cast<size_t>(b_.tensors[t].num_elements()) * bytes(b_.tensors[t].type);
+  }
+
+  void run_emulated(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                    const ExecutionContext& context) const {
+    if (context.stream != nullptr)
+      fail(TC_ERROR_INVALID_ARGUMENT, "stream must be NULL for a cuda kernel compiled with cuda.emulate=1, which runs on the host");
+    std::vector<const TensorView*> v = views(inputs, outputs);
+    std::vector<std::vector<char>> storage(v.size());
+    std::vector<void*> params(v.size());
+    for (size_t t = 0; t < v.size(); ++t) {
+      if (v[t] != nullptr && v[t]->device.device_type != kDLCPU)
+        fail(TC_ERROR_SHAPE, what(t) + " is in " + device_type_name(v[t]->device.device_type) +
+                                 " memory, but this cuda kernel was compiled with cuda.emulate=1 and runs on the host "
+                                 "(kDLCPU tensors)");
+      if (v[t] != nullptr && dense(*v[t])) {
+        params[t] = v[t]->data;
+        continue;
+      }
+      storage[t].assign(std::max<size_t>(tensor_bytes(t), 1), 0);  // temporaries start at 0, as on every backend
+      if (v[t] != nullptr) copy_dense(*v[t], storage[t].data(), true);
+      params[t] = storage[t].data();
+    }
+    std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
+    params.push_back(fault.data());
+    emulated_->run(params, generated_.dims);
+    for (size_t t = 0; t < v.size(); ++t)
+      if (v[t] != nullptr && !storage[t].empty() && b_.def().tensors[t].role == ir::TensorRole::Output)
+        copy_dense(*v[t], storage[t].data(), false);
+    report(fault);
+  }
+
+  void run_on_device(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                     const ExecutionContext& context) const {
+    const Driver& driver = Driver::get();
+    std::vector<const TensorView*> v = views(inputs, outputs);
+    int device = -1;
+    for (size_t t = 0; t < v.size(); ++t) {
+      if (v[t] == nullptr) continue;
+      if (v[t]->device.device_type != kDLCUDA)
+        fail(TC_ERROR_SHAPE, what(t) + " is in " + device_type_name(v[t]->device.device_type) +
+                                 " memory, but cuda kernels read and write GPU memory (kDLCUDA); cuda.emulate=1 runs "
+                                 "on host tensors");
+      if (device >= 0 && v[t]->device.device_id != device)
+        fail(TC_ERROR_SHAPE, what(t) + " is on CUDA device " + std::to_string(v[t]->device.device_id) +
+                                 ", the tensors before it on device " + std::to_string(device) + ": one kernel runs on one device");
+      device = v[t]->device.device_id;
+      if (!dense(*v[t]))
+        fail(TC_ERROR_UNSUPPORTED, what(t) + " is not contiguous (row-major): the cuda backend reads and writes dense "
+                                             "tensors (make it contiguous first)");
+    }
+    if (device < 0) device = 0;
+    const std::vector<void*>& functions = functions_on(device);
+    std::vector<unsigned long long> pointers(v.size() + 1, 0);
+    std::vector<size_t> scratch;
+    for (size_t t = 0; t < v.size(); ++t) {
+      if (v[t] != nullptr) {
+        pointers[t] = reinterpret_cast<unsigned long long>(v[t]->data);
+        continue;
+      }
+      size_t n = std::max<size_t>(tensor_bytes(t), 1);
+      pointers[t] = driver.allocate(device, n, context.stream);
+      scratch.push_back(t);
+      driver.zero(device, pointers[t], n, context.stream);
+    }
+    size_t fault_bytes = generated_.source.fault_words * sizeof(unsigned long long);
+    pointers.back() = driver.allocate(device, fault_bytes, context.stream);
+    driver.zero(device, pointers.back(), fault_bytes, context.stream);
+    std::vector<void*> args;
+    for (auto& p : pointers) args.push_back(&p);
+    try {
+      for (size_t k = 0; k < functions.size(); ++k)
+        driver.launch(device, functions[k], generated_.dims[k].grid.data(), generated_.dims[k].block.data(),
+                      context.stream, args.data());
+    } catch (...) {
+      for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
+      driver.release(device, pointers.back(), context.stream);
+      throw;
+    }
+    for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
+    // checked=1 reads the fault record back (which waits for the stream); checked=0 returns
+    // with the work queued.
+    std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
+    if (checked_ && !generated_.source.checks.empty())
+      driver.copy_to_host(device, fault.data(), pointers.back(), fault_bytes, context.stream);
+    driver.release(device, pointers.back(), context.stream);
+    report(fault);
+  }
+
+  // The kernel's functions on `device`, its module loaded there on first need.
+  const std::vector<void*>& functions_on(int device) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = modules_.find(device);
+    if (it != modules_.end()) return it->second.functions;
+    const Driver& driver = Driver::get();
+    Loaded loaded;
+    loaded.module = driver.load_module(device, cubin_);
+    for (const Launch& l : generated_.source.launches) loaded.functions.push_back(driver.function(device, loaded.module, l.kernel));
+    return modules_.emplace(device, std::move(loaded)).first->second.functions;
+  }
+
+  // TC_ERROR_RUNTIME for a recorded bad index: the read, the index, the dimension and its
+  // extent, and the statement's variables there (as the cpu and reference backends say it).
+  void report(const std::vector<unsigned long long>& fault) const {
+    if (fault[0] == 0 || fault[0] > generated_.source.checks.size()) return;
+    const GatherCheck& g = generated_.source.checks[fault[0] - 1];
+    const ir::Stmt& st = b_.def().stmts[g.stmt];
+    const ir::Read& r = g.write ? st.write : st.reads[g.read];
+    std::string at;
+    for (size_t i = 0; i < st.vars.size(); ++i)
+      at += (i ? ", " : "") + st.vars[i] + "=" + std::to_string(static_cast<int64_t>(fault[2 + i]));
+    fail(TC_ERROR_RUNTIME,
+         b_.def().located(r.loc, "'" + r.text + (g.write ? "' writes '" : "' reads '") +
+                                     b_.def().tensors[static_cast<size_t>(r.tensor)].name +
+                                     "' out of bounds: index " + std::to_string(static_cast<int64_t>(fault[1])) +
+                                     " in dimension " + std::to_string(g.dim) + ", whose extent is " +
+                                     std::to_string(b_.tensors[static_cast<size_t>(r.tensor)].shape[g.dim]) +
+                                     (at.empty() ? "" : " (at " + at + ")")));
+  }
+
+  struct Loaded {
+    void* module = nullptr;
+    std::vector<void*> functions;  // per launch
+  };
+
+  ir::BoundDef b_;
+  bool checked_;
+  bool emulate_;
+  std::string fusion_, tile_;
+  Generated generated_;
+  std::unique_ptr<EmulatedKernels> emulated_;
+  std::string arch_;
+  std::string cubin_;
+  mutable std::mutex mutex_;
+  mutable std::map<int, Loaded> modules_;  // per device ordinal
+};
+
+class CudaBackend : public Backend {
+ public:
+  const char* name() const override { return "cuda"; }
+  const char* summary() const override {
+    return "isl-scheduled CUDA C, compiled by NVRTC and launched through the CUDA driver (cuda.emulate=1: run on the host)";
+  }
+  bool accepts(DLDeviceType t) const override { return t == kDLCUDA || t == kDLCPU; }  // kDLCPU: emulated kernels
+  bool runs_on_host() const override { return false; }
+  Target default_target() const override { return Target{DLDevice{kDLCUDA, 0}}; }
+  std::string target_key(const Target& target) const override {
+    std::string key = "cuda";
+    try {
+      const Driver& d = Driver::get();
+      key += " " + d.arch(target.device.device_id) + " driver " + std::to_string(d.version());
+    } catch (const Error&) {
+      key += " (no driver)";
+    }
+    try {
+      key += " nvrtc " + Nvrtc::get().version();
+    } catch (const Error&) {
+      key += " (no nvrtc)";
+    }
+    return key;
+  }
+  const std::vector<Knob>& knobs() const override { return cuda_knobs(); }
+  std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
+    return std::make_unique<CudaKernel>(bound, options);
+  }
+};
+
+}  // namespace
+
+const Backend& backend() {
+  static const CudaBackend kBackend;
+  return kBackend;
+}
+
+}  // namespace tc::backends::cuda
