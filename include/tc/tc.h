@@ -321,7 +321,8 @@ TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tenso
 TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
 /* The code the kernel runs, as text: for backend=cpu the Halide loop nest after lowering (the
  * statement Halide compiles to machine code: loops, vectorisation, parallel loops, buffers);
- * CUDA C for backend=cuda (issue 13: not a registered backend yet). TC_ERROR_UNSUPPORTED for
+ * for backend=cuda the CUDA C text it compiled (NVRTC) or runs emulated (cuda.emulate=1), the
+ * same text either way. TC_ERROR_UNSUPPORTED for
  * backend=reference, an interpreter that generates no code. Made on the first call (cpu:
  * about as long as lowering the pipeline again, no machine code is generated), kept: *text is
  * owned by the kernel and valid until it is destroyed. Thread-safe. */
@@ -332,7 +333,9 @@ TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
 /* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs
  * are caller-allocated with the shapes tc_infer_outputs reports. Any non-negative strides
  * (NULL: row-major) and byte_offset are honoured; every tensor must be in memory of a device
- * type the kernel's backend accepts (cpu and reference: kDLCPU). Output elements that
+ * type the kernel's backend accepts (cpu and reference: kDLCPU; cuda: kDLCUDA, all on one
+ * device, dense row-major — kDLCPU, any strides, for kernels compiled with cuda.emulate=1;
+ * a tensor in other memory is TC_ERROR_SHAPE naming it). Output elements that
  * no statement writes are set to 0; reductions without '!' accumulate into the outputs'
  * existing contents. Outputs must not share memory, which libtc checks conservatively
  * (TC_ERROR_SHAPE): an output's dimensions sorted by stride must each have a stride at least
@@ -348,9 +351,11 @@ TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_in
 
 /* As tc_run, on an execution stream of the kernel's device (a CUstream for backend=cuda);
  * NULL is the device's default stream. Returns once the work is queued; for backends that run
- * on the host (cpu, reference) it returns when the work is done, and stream must be NULL
- * (anything else is TC_ERROR_INVALID_ARGUMENT). Tensors are validated before anything is
- * queued; the same thread-safety rules as tc_run apply. */
+ * on the host (cpu, reference, and cuda kernels compiled with cuda.emulate=1) it returns when
+ * the work is done, and stream must be NULL (anything else is TC_ERROR_INVALID_ARGUMENT).
+ * Tensors are validated before anything is queued; the same thread-safety rules as tc_run
+ * apply. backend=cuda with checked=1 and reads not proven in bounds (gathers) waits for the
+ * stream before it returns, to report a bad index (TC_ERROR_RUNTIME, as tc_run). */
 TC_API int tc_run_async(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                         DLTensor *outputs, size_t num_outputs, void *stream);
 

@@ -17,7 +17,7 @@ static void test_lists_every_option(void **state) {
   assert_true(n >= 10);
   const char *key, *values, *def, *help;
   /* The general keys come first, in this order. */
-  const char *general[][3] = {{"backend", "cpu|reference", "cpu"}, {"checked", "1|0", "1"}, {"threads", "0..1024", "0"}};
+  const char *general[][3] = {{"backend", "cpu|reference|cuda", "cpu"}, {"checked", "1|0", "1"}, {"threads", "0..1024", "0"}};
   for (size_t i = 0; i < 3; ++i) {
     assert_tc_ok(tc_option_info(i, &key, &values, &def, &help));
     assert_string_equal(key, general[i][0]);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/cuda/driver.h"
+#include "backends/registry.h"
 #include "backends/cuda/emulate.h"
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
@@ -241,4 +242,36 @@ TEST(CudaDriver, TheToolkitsStubBindsEveryFunctionThenCuInitRefuses) {
   EXPECT_EQ(m.find("lacks"), std::string::npos) << m;  // every function bound
   EXPECT_NE(m.find("did not initialise (cuInit: error 34, CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << m;
   EXPECT_NE(m.find(stub), std::string::npos) << m;
+}
+
+// The compilation cache's artefact of a compiled (not emulated) kernel: the backend's load()
+// gives back a kernel with the same CUDA C and launches, without compiling; anything else is
+// TC_ERROR_CACHE (then the cache compiles instead). Skipped where NVRTC is not installed.
+TEST(CudaBackend, ArtefactRoundTrip) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  Inputs in;
+  in.f32({6, 5}).f32({5, 4});
+  auto p = tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  auto bound = tc_test::bind_def(p, in);
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  tc::backends::OptionSet o;
+  o.set("backend", "cuda");
+  o.set("cuda.arch", "sm_90");
+  tc::backends::KnobValues values = o.values_for(cuda);
+  auto kernel = cuda.compile(bound, cuda.default_target(), values);
+  std::string artefact = kernel->artefact();
+  ASSERT_EQ(artefact.rfind("libtc-cuda-kernel 1\narch sm_90\n", 0), 0u) << artefact.substr(0, 80);
+  auto loaded = cuda.load(bound, cuda.default_target(), values, artefact);
+  EXPECT_EQ(loaded->code(), kernel->code());
+  EXPECT_EQ(loaded->describe(), kernel->describe());
+  EXPECT_EQ(loaded->artefact(), artefact);
+  tc_test::error_of([&] { cuda.load(bound, cuda.default_target(), values, artefact.substr(0, artefact.size() / 2)); },
+                    TC_ERROR_CACHE);
+  tc_test::error_of([&] { cuda.load(bound, cuda.default_target(), values, "libtc-cpu-kernel"); }, TC_ERROR_CACHE);
+  o.set("cuda.emulate", "1");
+  EXPECT_EQ(cuda.compile(bound, cuda.default_target(), o.values_for(cuda))->artefact(), "");  // emulated: never cached code
 }

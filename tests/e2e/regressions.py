@@ -223,7 +223,7 @@ def cli_options():
     p = run_cli("options")
     rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.strip()}
     backend = rows.get("backend", [])[1:3]  # key, values, default, help...
-    if p.returncode != 0 or backend != ["cpu|reference", "cpu"] or "cpu.tile" not in rows:
+    if p.returncode != 0 or backend != ["cpu|reference|cuda", "cpu"] or "cpu.tile" not in rows or "cuda.tile" not in rows:
         raise AssertionError("tc options: rc %d, stdout %r, stderr %r"
                              % (p.returncode, p.stdout, p.stderr))
     mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")

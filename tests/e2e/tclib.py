@@ -358,6 +358,12 @@ class Kernel:
         _check(lib().tc_kernel_describe(self.h, ctypes.byref(s)), "kernel_describe")
         return s.value.decode()
 
+    def code(self):
+        """tc_kernel_code: the code the kernel runs, as text."""
+        s = ctypes.c_char_p()
+        _check(lib().tc_kernel_code(self.h, ctypes.byref(s)), "kernel_code")
+        return s.value.decode()
+
     def cache_hit(self):
         """tc_kernel_cache_hit: True if the kernel's knob values came from the cache."""
         hit = ctypes.c_int()

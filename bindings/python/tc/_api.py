@@ -181,6 +181,50 @@ def _tensor_info(info):
     return TensorInfo(_dlpack.dtype_name(info.dtype), tuple(info.shape[:info.ndim]))
 
 
+class _Torch:
+    """PyTorch CUDA tensors: outputs by torch.zeros on the input's device, work on torch's
+    current stream of that device."""
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def zeros(self, info, like):
+        return self.torch.zeros(info.shape, dtype=getattr(self.torch, info.dtype), device=like.device)
+
+    def stream(self, like):
+        return self.torch.cuda.current_stream(like.device).cuda_stream
+
+
+class _CuPy:
+    """CuPy arrays: outputs by cupy.zeros on the input's device, work on CuPy's current stream."""
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def zeros(self, info, like):
+        with like.device:
+            return self.cupy.zeros(info.shape, dtype=info.dtype)
+
+    def stream(self, like):
+        with like.device:
+            return self.cupy.cuda.get_current_stream().ptr
+
+
+def _gpu_library(tensor):
+    """How to allocate outputs and find the stream for a tensor in CUDA memory (kDLCUDA, a
+    backend=cuda kernel's), None for any other tensor."""
+    device = getattr(tensor, "__dlpack_device__", None)
+    if device is None or device()[0] != _dlpack.kDLCUDA:
+        return None
+    library = type(tensor).__module__.partition(".")[0]
+    if library == "torch":
+        return _Torch(sys.modules["torch"])
+    if library == "cupy":
+        return _CuPy(sys.modules["cupy"])
+    raise TypeError("a %s tensor in CUDA memory: pass out=(...) tensors (libtc allocates CUDA outputs "
+                    "through PyTorch or CuPy only)" % type(tensor).__name__)
+
+
 def _same_kind(template, tensor):
     """`tensor` as the kind of array `template` is, without a copy: NumPy through
     __array_interface__ (NumPy < 2 makes from_dlpack arrays read-only and cannot take bool),
@@ -245,16 +289,25 @@ class Kernel(_Handle):
 
     def __call__(self, *inputs, out=None):
         with contextlib.ExitStack() as stack:
-            return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out)
+            gpu = _gpu_library(inputs[0]) if inputs else None
+            return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out, gpu)
 
-    def _run(self, stack, input_array, inputs, out):
+    def _run(self, stack, input_array, inputs, out, gpu=None):
+        """gpu: what _gpu_library gave for the first input (None: host tensors)."""
         if out is None:
-            results = [Tensor(info.dtype, info.shape) for info in self.outputs]
+            if gpu is not None:  # outputs on the inputs' device, by their library
+                results = [gpu.zeros(info, inputs[0]) for info in self.outputs]
+            else:
+                results = [Tensor(info.dtype, info.shape) for info in self.outputs]
         else:
             results = list(out) if isinstance(out, (tuple, list)) else [out]
         output_array = _borrow_all(stack, results, "output", True)
-        check(lib.tc_run(self._handle, input_array, len(inputs), output_array, len(results)))
-        if out is None:
+        if gpu is not None:  # queued on the library's current stream of that device
+            check(lib.tc_run_async(self._handle, input_array, len(inputs), output_array, len(results),
+                                   ctypes.c_void_p(gpu.stream(inputs[0]))))
+        else:
+            check(lib.tc_run(self._handle, input_array, len(inputs), output_array, len(results)))
+        if out is None and gpu is None:
             results = [_same_kind(inputs[0] if inputs else None, r) for r in results]
         return results[0] if len(results) == 1 else tuple(results)
 
@@ -279,7 +332,7 @@ class Entry:
                 # Two threads may both compile; setdefault keeps one (kernels are immutable).
                 kernel = kernels.setdefault(key, self.program._compile(self.name, array,
                                                                        len(inputs), None))
-            return kernel._run(stack, array, inputs, out)
+            return kernel._run(stack, array, inputs, out, _gpu_library(inputs[0]) if inputs else None)
 
     def __repr__(self):
         return "tc.Entry(%r)" % self.name

@@ -20,6 +20,7 @@ import ctypes
 import sys
 
 kDLCPU = 1
+kDLCUDA = 2
 _READ_ONLY_FLAG = 1  # DLPACK_FLAG_BITMASK_READ_ONLY (DLPack 1.0)
 
 # dtype name -> (DLPack type code, bits); the dtypes TC has (tc.h: bool is code 6, 8 bits).

@@ -18,7 +18,7 @@ class OptionInfo(unittest.TestCase):
 
     def test_backend_first_then_general_keys_then_knobs(self):
         self.assertEqual(self.infos[0].key, "backend")
-        self.assertEqual(self.infos[0].values, "cpu|reference")
+        self.assertEqual(self.infos[0].values, "cpu|reference|cuda")
         self.assertEqual(self.keys[:4], ["backend", "checked", "threads", "cache"])
         self.assertIn("cpu.tile", self.keys)
         general = [key for key in self.keys if "." not in key]

@@ -86,3 +86,31 @@ class Torch(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CudaBackend(unittest.TestCase):
+    """backend=cuda from Python without a GPU: the emulation on torch CPU tensors, and the
+    device checks. (CUDA tensors themselves are tested by tools/gpu-check.sh on a GPU.)"""
+
+    def setUp(self):
+        self.prog = tc.define(MM)
+
+    def test_emulated_kernel_on_torch_tensors(self):
+        A, B = small_ints(3, 5, seed=5), small_ints(5, 4, seed=6)
+        k = self.prog.compile("mm", A, B, backend="cuda", **{"cuda.emulate": "1"})
+        C = k(A, B)
+        self.assertIsInstance(C, torch.Tensor)
+        self.assertTrue(torch.equal(C, A @ B))
+        self.assertIn('extern "C" __global__ void mm_k0(', k.code())
+
+    def test_a_cuda_tensor_of_another_library_needs_out(self):
+        class Foreign:  # says it lives in CUDA memory; libtc cannot allocate its outputs
+            def __dlpack_device__(self):
+                return (2, 0)
+
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("not reached")
+
+        k = self.prog.compile("mm", torch.zeros(3, 5), torch.zeros(5, 4))
+        with self.assertRaisesRegex(TypeError, "libtc allocates CUDA outputs through PyTorch or CuPy only"):
+            k(Foreign(), Foreign())

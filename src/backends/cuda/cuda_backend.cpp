@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "backends/cuda/driver.h"
 #include "backends/cuda/emulate.h"
@@ -142,11 +143,108 @@ const char* device_type_name(DLDeviceType t) {
   }
 }
 
+// A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
+// format's first line, then the architecture, the fault record's size, each launch (kernel,
+// axes, grid, block) and each run-time check, then the CUDA C text and the cubin, each after a
+// line giving its length in bytes.
+constexpr const char* kArtefactMagic = "libtc-cuda-kernel 1";
+
+std::string artefact_of(const std::string& arch, const Generated& g, const std::string& cubin) {
+  std::string out = std::string(kArtefactMagic) + "\narch " + arch + "\nfault_words " +
+                    std::to_string(g.source.fault_words) + "\n";
+  for (size_t k = 0; k < g.source.launches.size(); ++k) {
+    const Launch& l = g.source.launches[k];
+    const LaunchDims& d = g.dims[k];
+    out += "launch " + l.kernel + " " + std::to_string(l.grid_axes) + " " + std::to_string(l.block_axes);
+    for (unsigned n : d.grid) out += " " + std::to_string(n);
+    for (unsigned n : d.block) out += " " + std::to_string(n);
+    out += "\n";
+  }
+  for (const GatherCheck& c : g.source.checks)
+    out += "check " + std::to_string(c.stmt) + " " + std::to_string(c.read) + " " + std::to_string(c.dim) + " " +
+           std::to_string(c.write ? 1 : 0) + "\n";
+  out += "source " + std::to_string(g.source.text.size()) + "\n" + g.source.text;
+  out += "cubin " + std::to_string(cubin.size()) + "\n" + cubin;
+  return out;
+}
+
+// Reads an artefact back (throws TC_ERROR_CACHE when it is not one this build wrote).
+struct ArtefactReader {
+  const std::string& text;
+  size_t at = 0;
+
+  [[noreturn]] static void bad(const std::string& why) {
+    fail(TC_ERROR_CACHE, "not a cuda kernel artefact of this libtc (" + why + ")");
+  }
+  std::string line() {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) bad("truncated");
+    std::string l = text.substr(at, end - at);
+    at = end + 1;
+    return l;
+  }
+  std::string bytes(const std::string& label) {
+    std::string l = line();
+    if (l.rfind(label + " ", 0) != 0) bad("no " + label);
+    size_t n = std::stoul(l.substr(label.size() + 1));
+    if (at + n > text.size()) bad("truncated " + label);
+    std::string out = text.substr(at, n);
+    at += n;
+    return out;
+  }
+};
+
+void read_artefact(const std::string& artefact, std::string& arch, Generated& g, std::string& cubin) {
+  ArtefactReader r{artefact};
+  if (r.line() != kArtefactMagic) ArtefactReader::bad("another format");
+  std::string l = r.line();
+  if (l.rfind("arch ", 0) != 0) ArtefactReader::bad("no arch");
+  arch = l.substr(5);
+  l = r.line();
+  if (l.rfind("fault_words ", 0) != 0) ArtefactReader::bad("no fault_words");
+  g.source.fault_words = std::stoul(l.substr(12));
+  for (;;) {
+    size_t mark = r.at;
+    l = r.line();
+    std::istringstream in(l);
+    std::string word;
+    in >> word;
+    if (word == "launch") {
+      Launch launch;
+      LaunchDims d;
+      in >> launch.kernel >> launch.grid_axes >> launch.block_axes >> d.grid[0] >> d.grid[1] >> d.grid[2] >> d.block[0] >>
+          d.block[1] >> d.block[2];
+      if (!in) ArtefactReader::bad("a bad launch line");
+      g.source.launches.push_back(launch);
+      g.dims.push_back(d);
+    } else if (word == "check") {
+      GatherCheck c{};
+      int write = 0;
+      in >> c.stmt >> c.read >> c.dim >> write;
+      if (!in) ArtefactReader::bad("a bad check line");
+      c.write = write != 0;
+      g.source.checks.push_back(c);
+    } else {
+      r.at = mark;
+      break;
+    }
+  }
+  g.source.text = r.bytes("source");
+  cubin = r.bytes("cubin");
+}
+
 class CudaKernel : public Kernel {
  public:
-  CudaKernel(const ir::BoundDef& bound, const KnobValues& o)
+  // Compiles, or (artefact not null: what artefact() gave) takes the code from the artefact.
+  CudaKernel(const ir::BoundDef& bound, const KnobValues& o, const std::string* artefact = nullptr)
       : b_(bound), checked_(o.flag("checked")), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
-        tile_(o.text("cuda.tile")), generated_(generate(bound, o)) {
+        tile_(o.text("cuda.tile")) {
+    if (artefact != nullptr) {
+      if (emulate_) fail(TC_ERROR_CACHE, "an emulated cuda kernel has no artefact");
+      read_artefact(*artefact, arch_, generated_, cubin_);
+      return;
+    }
+    generated_ = generate(bound, o);
     if (emulate_) {
       emulated_ = std::make_unique<EmulatedKernels>(generated_.source);
       return;
@@ -184,6 +282,8 @@ class CudaKernel : public Kernel {
   }
 
   std::string code() const override { return generated_.source.text; }
+
+  std::string artefact() const override { return emulate_ ? std::string() : artefact_of(arch_, generated_, cubin_); }
 
  private:
   // The name of the tensor at position t of Def::tensors, as messages give it.
@@ -239,7 +339,6 @@ class CudaKernel : public Kernel {
 
   void run_on_device(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                      const ExecutionContext& context) const {
-    const Driver& driver = Driver::get();
     std::vector<const TensorView*> v = views(inputs, outputs);
     int device = -1;
     for (size_t t = 0; t < v.size(); ++t) {
@@ -257,6 +356,7 @@ class CudaKernel : public Kernel {
                                              "tensors (make it contiguous first)");
     }
     if (device < 0) device = 0;
+    const Driver& driver = Driver::get();  // after the tensors: a host tensor is the caller's error, driver or not
     const std::vector<void*>& functions = functions_on(device);
     std::vector<unsigned long long> pointers(v.size() + 1, 0);
     std::vector<size_t> scratch;
@@ -369,6 +469,10 @@ class CudaBackend : public Backend {
   const std::vector<Knob>& knobs() const override { return cuda_knobs(); }
   std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
     return std::make_unique<CudaKernel>(bound, options);
+  }
+  std::unique_ptr<Kernel> load(const ir::BoundDef& bound, const Target&, const KnobValues& options,
+                               const std::string& artefact) const override {
+    return std::make_unique<CudaKernel>(bound, options, &artefact);
   }
 };
 

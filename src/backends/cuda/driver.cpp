@@ -109,10 +109,8 @@ Driver::Driver(const std::vector<std::string>& candidates) {
 Driver::~Driver() { delete api_; }
 
 std::vector<std::string> Driver::default_candidates() {
-  std::vector<std::string> out;
-  if (const char* path = std::getenv("TC_CUDA_DRIVER"); path && *path) out.push_back(path);
-  out.push_back("libcuda.so.1");
-  return out;
+  if (const char* path = std::getenv("TC_CUDA_DRIVER"); path && *path) return {path};
+  return {"libcuda.so.1"};
 }
 
 const Driver& Driver::get() { return load_once<Driver>(); }

@@ -26,7 +26,7 @@ class Driver {
   // The process's driver, found once (thread-safe) from default_candidates(); a failure is
   // remembered and rethrown on every call.
   static const Driver& get();
-  // $TC_CUDA_DRIVER when set (a path), then "libcuda.so.1" from the loader's path.
+  // $TC_CUDA_DRIVER when set (a path: then only it), else "libcuda.so.1" from the loader's path.
   static std::vector<std::string> default_candidates();
 
   std::string path() const { return path_; }

@@ -52,6 +52,7 @@ Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
 Nvrtc::~Nvrtc() { delete api_; }
 
 std::vector<std::string> Nvrtc::default_candidates() {
+  if (const char* path = std::getenv("TC_NVRTC"); path && *path) return {path};
   std::vector<std::string> dirs;
   if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64/");
   dirs.push_back("/usr/local/cuda/lib64/");

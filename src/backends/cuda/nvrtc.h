@@ -19,9 +19,9 @@ class Nvrtc {
   Nvrtc(const Nvrtc&) = delete;
   Nvrtc& operator=(const Nvrtc&) = delete;
 
-  // The process's NVRTC, found once (thread-safe) in $CUDA_HOME/lib64, /usr/local/cuda/lib64,
-  // then the loader's path (libnvrtc.so.13, .so.12, .so); a failure is remembered and
-  // rethrown on every call.
+  // The process's NVRTC, found once (thread-safe): $TC_NVRTC when set (a path: then only it),
+  // else in $CUDA_HOME/lib64, /usr/local/cuda/lib64, then the loader's path (libnvrtc.so.13,
+  // .so.12, .so); a failure is remembered and rethrown on every call.
   static const Nvrtc& get();
   static std::vector<std::string> default_candidates();
 

@@ -256,6 +256,9 @@ std::string convert(const std::string& x, ScalarType from, ScalarType to) {
 
 std::string float_literal(double v, ScalarType t) {
   bool f32 = t != ScalarType::Float64;
+  // As a value of its type (the literal 1e39 of a float32 is inf, -5e-324 is -0.0): NVRTC
+  // refuses a float constant out of range.
+  if (t == ScalarType::Float32) v = static_cast<double>(static_cast<float>(v));
   if (t == ScalarType::Float16) v = tc::round_to_half(static_cast<float>(v));
   if (std::isnan(v)) return f32 ? "tc_nanf()" : "tc_nan()";
   if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? "tc_inff()" : "tc_inf()") + ")";

@@ -1,0 +1,166 @@
+"""cuda_backend.py - what backend=cuda does outside the corpus, on a machine with or without
+CUDA (each check in a child process: NVRTC and the driver are found once per process, so the
+checks that hide them need their own):
+
+  no_cuda            NVRTC and the driver hidden (TC_NVRTC, TC_CUDA_DRIVER name nothing):
+                     backend=cuda is TC_ERROR_UNSUPPORTED naming what was not found, with
+                     cuda.arch=auto (the driver) and with cuda.arch=sm_90 (NVRTC); the emulation
+                     and the cpu backend still compile and run
+  explicit_arch      cuda.arch=sm_80 and sm_90 compile with no GPU (skipped without NVRTC):
+                     the kernel's code is the CUDA C, describe names the cubin; host tensors
+                     given to that kernel are TC_ERROR_SHAPE naming the tensor
+  kernel_code        tc_kernel_code of an emulated kernel: the CUDA C text with one
+                     __global__ function per launch; describe lists the launches
+  bad_options        cuda.block over 1024 threads, cuda.tile and cuda.arch malformed:
+                     TC_ERROR_INVALID_ARGUMENT naming the option
+  strided_tensors    an emulated kernel on transposed (strided) inputs and output
+
+    TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/cuda_backend.py [NAME...]
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tclib  # noqa: E402
+
+MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
+EMULATE = {"backend": "cuda", "cuda.emulate": "1"}
+
+
+class Skip(Exception):
+    pass
+
+
+def expect_error(f, status, *fragments):
+    try:
+        f()
+    except tclib.TCError as e:
+        assert e.status == status, "expected %s, got %s: %s" % (
+            tclib.STATUS_NAME[status], tclib.STATUS_NAME.get(e.status), e.message)
+        for frag in fragments:
+            assert frag in e.message, "%r not in %r" % (frag, e.message)
+        return e.message
+    raise AssertionError("expected %s, got success" % tclib.STATUS_NAME[status])
+
+
+def mm_inputs():
+    r = np.random.default_rng(1)
+    return [r.standard_normal((5, 7)).astype(np.float32), r.standard_normal((7, 3)).astype(np.float32)]
+
+
+def run(kernel, inputs):
+    outs = [np.zeros(shape, dtype) for dtype, shape in kernel.output_info()]
+    kernel.run(inputs, outs)
+    return outs
+
+
+def no_cuda():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    expect_error(lambda: p.compile("mm", [A, B], {"backend": "cuda"}), tclib.TC_ERROR_UNSUPPORTED,
+                 "the CUDA driver (libcuda.so.1) was not found", "/nonexistent/libcuda.so.1")
+    expect_error(lambda: p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": "sm_90"}),
+                 tclib.TC_ERROR_UNSUPPORTED, "NVRTC", "was not found", "/nonexistent/libnvrtc.so")
+    (C,) = run(p.compile("mm", [A, B], EMULATE), [A, B])
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+    (C,) = run(p.compile("mm", [A, B], {"backend": "cpu"}), [A, B])
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+def explicit_arch():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    for arch in ("sm_80", "sm_90"):
+        try:
+            k = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch})
+        except tclib.TCError as e:
+            if e.status == tclib.TC_ERROR_UNSUPPORTED and "NVRTC" in e.message:
+                raise Skip(e.message.splitlines()[0])
+            raise
+        assert 'extern "C" __global__ void mm_k0(' in k.code(), k.code()[:300]
+        assert "backend: cuda (%s cubin, " % arch in k.describe(), k.describe()
+        expect_error(lambda: run(k, [A, B]), tclib.TC_ERROR_SHAPE, "input 'A' is in kDLCPU memory",
+                     "kDLCUDA")
+
+
+def kernel_code():
+    p = tclib.Program("""def softmax(float(N,D) X) -> (O) {
+  mx(n) max=! X(n,d)
+  e(n,d) = exp(X(n,d) - mx(n))
+  s(n) +=! e(n,d)
+  O(n,d) = e(n,d) / s(n)
+}""")
+    X = np.random.default_rng(2).standard_normal((6, 9)).astype(np.float32)
+    k = p.compile("softmax", [X], dict(EMULATE, **{"cuda.fusion": "min"}))
+    code, described = k.code(), k.describe()
+    launches = [line for line in described.splitlines() if line.startswith("  softmax_k")]
+    assert len(launches) >= 4, described  # min fusion: several kernels
+    assert code.count('extern "C" __global__ void softmax_k') == len(launches), code
+    assert "backend: cuda (emulated on the host)" in described and "fusion: min" in described, described
+    (O,) = run(k, [X])
+    e = np.exp(X - X.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(O, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def bad_options():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    expect_error(lambda: p.compile("mm", [A, B], dict(EMULATE, **{"cuda.block": "64x32"})),
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.block'", "2048 threads per block")
+    expect_error(lambda: tclib.Options({"cuda.tile": "32xx4"}), tclib.TC_ERROR_INVALID_ARGUMENT,
+                 "'cuda.tile'", "'32xx4'")
+    expect_error(lambda: tclib.Options({"cuda.grid": "1x2x3x4"}), tclib.TC_ERROR_INVALID_ARGUMENT,
+                 "'cuda.grid'", "at most 3")
+    expect_error(lambda: p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": "volta"}),
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.arch'", "'volta'")
+
+
+def strided_tensors():
+    p = tclib.Program(MM)
+    r = np.random.default_rng(3)
+    A = r.standard_normal((7, 5)).astype(np.float32).T  # strided views
+    B = r.standard_normal((3, 7)).astype(np.float32).T
+    k = p.compile("mm", [A, B], EMULATE)
+    C = np.zeros((3, 5), np.float32).T
+    k.run([A, B], [C])
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
+          "bad_options": bad_options, "strided_tensors": strided_tensors}
+HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
+
+
+def child(name):
+    try:
+        CHECKS[name]()
+    except Skip as s:
+        print("SKIP %s: %s" % (name, s))
+        return 0
+    print("PASS %s" % name)
+    return 0
+
+
+def main(names):
+    if len(names) == 2 and names[0] == "--child":
+        return child(names[1])
+    failed = 0
+    for name in names or list(CHECKS):
+        env = dict(os.environ, **(HIDDEN if name == "no_cuda" else {}))
+        r = subprocess.run([sys.executable, "-B", os.path.abspath(__file__), "--child", name], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        out = r.stdout.strip()
+        if r.returncode != 0:
+            failed += 1
+            print("FAIL %s (exit %d):\n%s" % (name, r.returncode, out))
+        else:
+            print(out)
+    print("%d passed, %d failed" % (len(names or CHECKS) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# gpu-check.sh — issue 13's GPU run in one go, on a machine with an NVIDIA GPU, its driver,
+# PyTorch with CUDA and compute-sanitizer (the device machine), from the repository root, with
+# build/ (built on the usual machine from the same sources) and the runtime libraries carried
+# along (.bundle: ../shared/tools/bundle-runtime.sh pack .bundle):
+#   1. the device and driver (nvidia-smi);
+#   2. the e2e corpus on backend=cuda with real kDLCUDA tensors (PyTorch CUDA tensors through
+#      the Python binding) against NumPy's expectations: default knobs, then other knobs;
+#   3. the Python binding's tests (PyTorch CUDA tensors in and out included);
+#   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
+#      scatter);
+#   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
+#      a short tc_tune.
+# Everything is logged under ${OUT:-gpu-check-out}/; the exit status is non-zero if any step
+# failed. It has not run yet (no session so far had a GPU): expect to fix it on its first run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-check-out}
+mkdir -p "$out"
+[ -f .bundle/unpack.sh ] && source .bundle/unpack.sh
+export TC_LIBRARY=$PWD/build/src/libtc.so PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
+py=${PYTHON:-python3}
+status=0
+step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, prints its last line
+  local name=$1; shift
+  echo "== $name: $*"
+  if "$@" > "$out/$name.log" 2>&1; then echo "   ok: $(tail -n 1 "$out/$name.log")"
+  else status=1; echo "   FAILED: $(tail -n 3 "$out/$name.log")"; fi
+}
+step device nvidia-smi
+step corpus "$py" tests/gpu/corpus_on_gpu.py
+step corpus_other_knobs "$py" tests/gpu/corpus_on_gpu.py --option cuda.fusion=min --option cuda.tile=8x4 \
+  --option cuda.block=16x4 --option cuda.grid=3x2
+step python_tests "$py" -m unittest discover -s bindings/python/tests -v
+for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
+  step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
+  step "racecheck.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
+done
+step bench "$py" bench/gpu.py
+step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
+echo "gpu-check: $( [ $status = 0 ] && echo all steps passed || echo some steps FAILED ) (logs in $out/)"
+exit $status
