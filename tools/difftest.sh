@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# difftest.sh [PROGRAMS] [BUILD_DIR] — the differential program fuzzer (tests/fuzz/diff) as CI
-# runs it: PROGRAMS random TC programs (default 600) run on the cpu and reference backends of
+# difftest.sh [PROGRAMS] [BUILD_DIR] [difftest.py options] — the differential program fuzzer
+# (tests/fuzz/diff) as CI runs it: PROGRAMS random TC programs (default 600) run on the cpu
+# (or, with `--backend cuda --option cuda.emulate=1`, the cuda) and reference backends of
 # BUILD_DIR's libtc (default build-asan: ASan+UBSan, so the reference — the oracle — runs under
 # UBSan, and any sanitizer report is a crash the fuzzer reports). The seed is derived from the
 # source tree (TC_DIFFTEST_SEED overrides it), so a run is reproducible: the same sources, seed
@@ -10,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=${1:-600}
 build=${2:-build-asan}
+shift $(( $# < 2 ? $# : 2 ))
+extra=("$@")  # e.g. --backend cuda --option cuda.emulate=1
+tag=$(printf '%s' "${extra[*]:-}" | tr -c 'A-Za-z0-9.=\n' '_' | sed 's/^_*//')
 lib=$build/src/libtc.so
 [ -e "$lib" ] || { echo "difftest.sh: no $lib (build it first)"; exit 2; }
 # The seed: src/'s tree id, so the programs change exactly when the compiler does.
@@ -23,6 +27,6 @@ if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; 
         ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
         HL_COMPILER_STACK_SIZE=0)
 fi
-echo "difftest.sh: seed $seed, $programs programs, $lib"
+echo "difftest.sh: seed $seed, $programs programs, $lib ${extra[*]:-}"
 env "${env[@]}" /usr/bin/python3 tests/fuzz/diff/difftest.py --seed "$seed" --programs "$programs" \
-  --out "$build/difftest" --minimize-budget 60 --timeout 120
+  --out "$build/difftest${tag:+-$tag}" --minimize-budget 60 --timeout 120 "${extra[@]}"

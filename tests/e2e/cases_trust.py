@@ -187,6 +187,15 @@ def f(float(N) LUT, int32(B) I) -> (O) { O(b) = (I(b) >= 0 && LUT(I(b)) > 0) ? 1
        inputs=lambda r: [np.ones(3, F32), np.array([0, -4, 5], i32)],
        run_args=lambda r, ins, info: (ins, _outs(info)))
 
+reject("checked_gather_from_an_empty_tensor", """
+def f(float(N,K) X, int32(N) I) -> (O) { O(i) +=! X(i, I(j)) where j in 0:N }""",
+       "run", tclib.TC_ERROR_RUNTIME,
+       fragments=["'X(i, I(j))' reads 'X' out of bounds: index 0 in dimension 1, whose extent is 0"],
+       inputs=lambda r: [np.ones((3, 0), F32), np.zeros(3, i32)],
+       run_args=lambda r, ins, info: (ins, _outs(info)),
+       note="every index of an empty dimension is out of bounds: the cuda backend loaded nothing and reported "
+            "nothing (differential fuzzer on cuda.emulate=1, seed 12345, program 433)")
+
 accept("t8_guard_keeps_reads_in_bounds", """
 def f(float(N) LUT, int32(B) I) -> (O) { O(b) = (I(b) >= 0 && I(b) < N && LUT(I(b)) > 1) ? 1 : 0 }""",
        [np.array([1, 2, 3], F32), np.array([0, -4, 5, 2], i32)], lambda L, I: [np.array([0, 0, 0, 1], i32)])

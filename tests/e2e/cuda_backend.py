@@ -14,12 +14,16 @@ checks that hide them need their own):
   bad_options        cuda.block over 1024 threads, cuda.tile and cuda.arch malformed:
                      TC_ERROR_INVALID_ARGUMENT naming the option
   strided_tensors    an emulated kernel on transposed (strided) inputs and output
+  no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
+                     command, and nothing left in $TMPDIR
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/cuda_backend.py [NAME...]
 """
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -129,8 +133,17 @@ def strided_tensors():
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
 
 
+def no_host_compiler():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    expect_error(lambda: p.compile("mm", [A, B], EMULATE), tclib.TC_ERROR_COMPILE,
+                 "the cuda emulation's host compile failed", "/nonexistent/c++")
+    left = os.listdir(os.environ["TMPDIR"])
+    assert not left, "left in TMPDIR: %s" % left
+
+
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
-          "bad_options": bad_options, "strided_tensors": strided_tensors}
+          "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 
@@ -150,8 +163,12 @@ def main(names):
     failed = 0
     for name in names or list(CHECKS):
         env = dict(os.environ, **(HIDDEN if name == "no_cuda" else {}))
+        scratch = tempfile.mkdtemp(prefix="tc-cuda-backend-test-")
+        if name == "no_host_compiler":
+            env.update(CXX="/nonexistent/c++", TMPDIR=scratch)
         r = subprocess.run([sys.executable, "-B", os.path.abspath(__file__), "--child", name], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        shutil.rmtree(scratch, ignore_errors=True)
         out = r.stdout.strip()
         if r.returncode != 0:
             failed += 1

@@ -69,6 +69,15 @@ EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.la
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + pattern);
   dir_ = buf.data();
+  try {
+    build(source);
+  } catch (...) {
+    remove_files();  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+void EmulatedKernels::build(const CudaSource& source) {
   std::string text = source.text;
   for (const Launch& l : launches_) text += "\n" + entry_point(l, source.param_types);
   write_file(dir_ + "/tc_cuda_emulation.h", kEmulationHeader);
@@ -92,8 +101,11 @@ EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.la
   }
 }
 
-EmulatedKernels::~EmulatedKernels() {
+EmulatedKernels::~EmulatedKernels() { remove_files(); }
+
+void EmulatedKernels::remove_files() {
   if (library_) dlclose(library_);
+  library_ = nullptr;
   for (const char* f : {"/kernels.so", "/kernels.cu", "/tc_cuda_emulation.h", "/compiler.log"}) std::remove((dir_ + f).c_str());
   if (!dir_.empty()) rmdir(dir_.c_str());
 }

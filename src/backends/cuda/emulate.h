@@ -29,6 +29,8 @@ class EmulatedKernels {
 
  private:
   using Entry = void (*)(void**, const unsigned*, const unsigned*);
+  void build(const CudaSource& source);  // writes, compiles and loads the text in dir_
+  void remove_files();                   // unloads the library, removes dir_
   std::string dir_;
   void* library_ = nullptr;
   std::vector<Entry> entries_;

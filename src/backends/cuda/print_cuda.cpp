@@ -824,8 +824,8 @@ class Printer {
     const ir::Read& r = stmt_->reads[static_cast<size_t>(e.index)];
     const auto& shape = b_.tensors[static_cast<size_t>(r.tensor)].shape;
     const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(r.tensor)];
-    for (int64_t extent : shape)  // an empty tensor: every index is out of bounds; the read gives 0
-      if (extent == 0) return is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
+    bool empty = false;  // an empty tensor: nothing to load; checked subscripts still report
+    for (int64_t extent : shape) empty = empty || extent == 0;
     std::vector<std::string> subs;
     for (size_t d = 0; d < e.args.size(); ++d) {
       std::string s = "(long long)" + expr(*e.args[d]);
@@ -840,6 +840,13 @@ class Printer {
         }
       }
       subs.push_back(s);
+    }
+    if (empty) {  // the checks for their record (every index of an empty dimension is out of bounds), then 0
+      std::string checks;
+      for (size_t d = 0; d < subs.size(); ++d)
+        if (!b_.proven(r.subscripts[d]) && checked_) checks += "(void)" + subs[d] + ", ";
+      std::string zero = is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
+      return checks.empty() ? zero : "(" + checks + zero + ")";
     }
     return load_as(param(t) + "[" + offset(static_cast<size_t>(r.tensor), subs) + "]", t.type);
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""difftest.py - differential fuzzer: libtc's cpu backend against its reference backend.
+"""difftest.py - differential fuzzer: libtc's cpu backend (or --backend B --option K=V, e.g. the
+cuda backend's emulation) against its reference backend.
 
 What it does: generates random valid TC programs with inputs (gen.py), runs each on
 backend=reference and backend=cpu in a worker subprocess (worker.py, through
@@ -53,6 +54,8 @@ import tcast  # noqa: E402
 from worker import WorkerClient  # noqa: E402
 
 ULPS = 8
+# The backend tested against the reference, and its extra options (--backend, --option).
+TESTED = ["cpu", {}]
 DEFAULT_LIBRARY = os.path.normpath(os.path.join(HERE, "..", "..", "..", "build", "src", "libtc.so"))
 
 
@@ -62,8 +65,8 @@ class Runner:
     def __init__(self, client):
         self.client = client
 
-    def request(self, case, backend):
-        opts = dict(case["options"], backend=backend)
+    def request(self, case, backend, extra_options=None):
+        opts = dict(case["options"], backend=backend, **(extra_options or {}))
         req = {"source": tcast.fmt_prog(case["prog"]) if "source" not in case else case["source"],
                "entry": case["prog"].entry if case.get("prog") else case["entry"],
                "inputs": [{"data": i["data"], "layout": i["layout"], "as_bool": i.get("as_bool", False)}
@@ -72,7 +75,7 @@ class Runner:
         return self.client.request(req)
 
     def both(self, case):
-        return {"reference": self.request(case, "reference"), "cpu": self.request(case, "cpu")}
+        return {"reference": self.request(case, "reference"), "tested": self.request(case, TESTED[0], TESTED[1])}
 
 
 # ---- comparing --------------------------------------------------------------------------------------
@@ -94,8 +97,8 @@ def status_text(r):
 
 
 def compare(case, results):
-    ref, cpu = results["reference"], results["cpu"]
-    for backend, (how, r) in (("reference", ref), ("cpu", cpu)):
+    ref, cpu = results["reference"], results["tested"]
+    for backend, (how, r) in (("reference", ref), (TESTED[0], cpu)):
         if how == "crash":
             return Verdict("fail", ("crash", backend, r["signal"] or "exit %s" % r["returncode"]),
                            "%s worker died: %s" % (backend, r["signal"] or r["returncode"]))
@@ -106,25 +109,25 @@ def compare(case, results):
     ref, cpu = ref[1], cpu[1]
     if ref["status"] != cpu["status"]:
         tag = runtime_tag(case, ref if ref["status"] == "TC_ERROR_RUNTIME" else cpu)
-        sig = ("status", "ref " + ref["status"], "cpu " + cpu["status"]) + ((tag,) if tag else ())
+        sig = ("status", "ref " + ref["status"], TESTED[0] + " " + cpu["status"]) + ((tag,) if tag else ())
         for r in (ref, cpu):
             if r["status"] in ("TC_ERROR_INTERNAL", "TC_ERROR_COMPILE", "TC_ERROR_UNSUPPORTED"):
                 sig += (message_key(r["message"]),)
         return Verdict("fail", sig,
-                       "reference: %s: %s\ncpu: %s: %s" % (status_text(ref), ref["message"],
-                                                          status_text(cpu), cpu["message"]))
+                       "reference: %s: %s\n%s: %s: %s" % (status_text(ref), ref["message"], TESTED[0],
+                                                         status_text(cpu), cpu["message"]))
     if ref["status"] != "TC_OK":
         if ref["stage"] in ("define", "infer", "compile") and cpu["stage"] in ("define", "infer", "compile"):
             return Verdict("rejected", detail="%s: %s" % (status_text(ref), ref["message"]))
         return Verdict("pass", detail=status_text(ref))
-    for name, r in (("reference", ref), ("cpu", cpu)):
+    for name, r in (("reference", ref), (TESTED[0], cpu)):
         if r["infer"] != r["kernel_info"]:
             return Verdict("fail", ("info", name), "%s: tc_infer_outputs %s but tc_kernel_output_info %s"
                            % (name, r["infer"], r["kernel_info"]))
     if ref["infer"] != cpu["infer"]:
-        return Verdict("fail", ("info", "backends"), "output infos: reference %s, cpu %s"
-                       % (ref["infer"], cpu["infer"]))
-    for name, r in (("reference", ref), ("cpu", cpu)):
+        return Verdict("fail", ("info", "backends"), "output infos: reference %s, %s %s"
+                       % (ref["infer"], TESTED[0], cpu["infer"]))
+    for name, r in (("reference", ref), (TESTED[0], cpu)):
         if r["inputs_changed"]:
             return Verdict("fail", ("input-modified", name), "%s changed inputs %s" % (name, r["inputs_changed"]))
         for i, w in enumerate(r["outside_written"]):
@@ -247,7 +250,7 @@ def describe_diff(label, dtype, a, b, bad):
     lines = ["%s (%s%s): %d element(s) differ" % (label, dtype, list(a.shape), len(bad))]
     for idx in bad[:6]:
         t = tuple(int(x) for x in idx)
-        lines.append("  %s%s: reference %r, cpu %r" % (label, list(t), a[t].item(), b[t].item()))
+        lines.append("  %s%s: reference %r, %s %r" % (label, list(t), a[t].item(), TESTED[0], b[t].item()))
     return "\n".join(lines)
 
 
@@ -536,6 +539,9 @@ def check_library(client):
 def parse_args(argv):
     ap = argparse.ArgumentParser(description="differential fuzzer: libtc cpu backend vs reference backend")
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: random, always printed)")
+    ap.add_argument("--backend", default="cpu", help="the backend tested against the reference (default cpu)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra options for the tested backend (e.g. cuda.emulate=1)")
     ap.add_argument("--time", type=float, default=120.0, help="seconds to fuzz (default 120)")
     ap.add_argument("--programs", type=int, default=None, help="number of programs (overrides --time)")
     ap.add_argument("--out", default=None, help="directory for failing cases (default $TMPDIR/tcdiff-SEED)")
@@ -556,6 +562,7 @@ def parse_args(argv):
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     args.disable = [x for x in args.disable.split(",") if x]
+    TESTED[0], TESTED[1] = args.backend, dict(o.split("=", 1) for o in args.option)
     return args
 
 
