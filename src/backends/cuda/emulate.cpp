@@ -84,7 +84,7 @@ void EmulatedKernels::build(const CudaSource& source) {
   write_file(dir_ + "/kernels.cu", text);
   const char* cxx = std::getenv("CXX");
   std::string command = std::string(cxx && *cxx ? cxx : "c++") +
-                        " -std=c++17 -O1 -ffp-contract=off -fPIC -shared -w -x c++ -include '" + dir_ +
+                        " -std=c++17 -O1 -ffp-contract=off -fno-builtin -fPIC -shared -w -x c++ -include '" + dir_ +
                         "/tc_cuda_emulation.h' '" + dir_ + "/kernels.cu' -o '" + dir_ + "/kernels.so' 2> '" + dir_ +
                         "/compiler.log'";
   int status = std::system(command.c_str());

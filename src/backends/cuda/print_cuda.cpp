@@ -24,6 +24,7 @@
 
 #include "backends/cuda/isl_util.h"
 #include "support/error.h"
+#include "support/exp_f32.h"
 #include "support/half.h"
 
 namespace tc::backends::cuda {
@@ -213,6 +214,32 @@ TC_DEVICE unsigned long long tc_f2u(double x, int bits) {
 }
 )";
 
+// TC's float32 exp as CUDA C: support/exp_f32.h's algorithm, operation for operation (its
+// constants taken from there), so that the GPU and the emulation give the reference's bits.
+std::string exp_f32_text() {
+  namespace E = tc::exp_f32;
+  auto f = [](float v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%af", static_cast<double>(v));
+    return std::string(buf);
+  };
+  std::string poly = "  float p = " + f(E::kPoly[0]) + ";\n";
+  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) poly += "  p = p * r + " + f(E::kPoly[i]) + ";\n";
+  return "// float32 exp: libtc's one definition (src/support/exp_f32.h), step for step\n"
+         "TC_DEVICE float tc_pow2f(int k) { union { unsigned u; float f; } x; x.u = (unsigned)(k + 127) << 23; return x.f; }\n"
+         "TC_DEVICE float tc_expf(float x) {\n"
+         "  if (x != x) return x;\n"
+         "  float xc = x < " + f(E::kHighest) + " ? x : " + f(E::kHighest) + ";\n"
+         "  xc = xc > " + f(E::kLowest) + " ? xc : " + f(E::kLowest) + ";\n"
+         "  float n = floorf(xc * " + f(E::kLog2E) + " + 0.5f);\n"
+         "  float r = xc - n * " + f(E::kLn2High) + ";\n"
+         "  r = r - n * " + f(E::kLn2Low) + ";\n" + poly +
+         "  float y = p * r * r + r + 1.0f;\n"
+         "  int ni = (int)n, n1 = ni >> 1, n2 = ni - n1;\n"
+         "  return y * tc_pow2f(n1) * tc_pow2f(n2);\n"
+         "}\n";
+}
+
 std::string c_type(ScalarType t) {
   switch (t) {
     case ScalarType::Bool: return "bool";
@@ -312,7 +339,7 @@ class Printer {
       throw;
     }
     isl_ast_node_free(tree);
-    out_.text = std::string(kPrelude) + "\n" + kernels_;
+    out_.text = std::string(kPrelude) + exp_f32_text() + "\n" + kernels_;
     for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
     out_.param_types.push_back("unsigned long long*");
     for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
@@ -806,6 +833,9 @@ class Printer {
       case B::Max: return "tc_max(" + args + ")";
       case B::Abs: return "tc_abs(" + args + ")";
       case B::Rsqrt: return rounded("tc_rsqrt(" + args + ")", e.type);
+      case B::Exp:
+        if (e.type != ScalarType::Float64) return rounded("tc_expf(" + args + ")", e.type);
+        break;
       default: break;
     }
     std::string name = e.builtin == B::Round ? "nearbyint" : lang::builtin(e.builtin).name;
