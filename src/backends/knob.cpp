@@ -107,4 +107,8 @@ std::vector<std::string> powers_of_two(int64_t lo, int64_t hi, int64_t limit) {
   return out;
 }
 
+std::function<std::vector<std::string>(const ir::BoundDef&)> fixed_values(std::vector<std::string> values) {
+  return [values = std::move(values)](const ir::BoundDef&) { return values; };
+}
+
 }  // namespace tc::backends

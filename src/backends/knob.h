@@ -70,7 +70,9 @@ class KnobValues {
   std::map<std::string, KnobValue> values_;
 };
 
-// Domain helpers: powers of two from `lo` up to min(hi, limit), as texts.
+// Domain helpers: powers of two from `lo` up to min(hi, limit), as texts; the same values
+// for every bound def.
 std::vector<std::string> powers_of_two(int64_t lo, int64_t hi, int64_t limit);
+std::function<std::vector<std::string>(const ir::BoundDef&)> fixed_values(std::vector<std::string> values);
 
 }  // namespace tc::backends

@@ -34,10 +34,18 @@ TEST(Knobs, ParseByKind) {
   EXPECT_EQ(find_option("threads").parse("0").x, 0);
   EXPECT_EQ(find_option("cpu.pack").parse("0").x, 0);
   EXPECT_EQ(find_option("cpu.parallel").parse("none").text, "none");
+  // Sizes: one to max_items numbers, each in min..max.
+  EXPECT_EQ(find_option("cuda.block").parse("32x4x2").sizes, (std::vector<int64_t>{32, 4, 2}));
+  EXPECT_EQ(find_option("cuda.tile").parse("64").sizes, (std::vector<int64_t>{64}));
+  EXPECT_EQ(find_option("cuda.tile").parse("1x2x3x4x5x6x7x8").sizes.size(), 8u);
+  EXPECT_TRUE(find_option("cuda.grid").parse("auto").is_auto);
+  EXPECT_EQ(find_option("cuda.block").values_text(), "auto|N[xN]... (at most 3, N in 1..1024)");
   for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
            {"cpu.tile", "32x"}, {"cpu.tile", "0x4"}, {"cpu.tile", "+3x4"}, {"cpu.vectorize", "65"},
            {"cpu.vectorize", "-1"}, {"threads", "auto"}, {"cpu.pack", "auto"}, {"cpu.parallel", "inner"},
-           {"backend", "gpu"}, {"cpu.unroll", "999999999999999"}}) {
+           {"backend", "gpu"}, {"cpu.unroll", "999999999999999"}, {"cuda.block", "32x"}, {"cuda.block", "x32"},
+           {"cuda.block", "1x1x1x1"}, {"cuda.block", "2048"}, {"cuda.tile", "0"}, {"cuda.grid", "4x-1"},
+           {"cuda.fusion", "some"}}) {
     std::string m = error_of([&] { find_option(key).parse(bad); }, TC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(m.find("option '" + key + "' cannot be '" + bad + "' (allowed: " + find_option(key).values_text() + ")"),
               std::string::npos)

@@ -56,11 +56,10 @@ std::vector<std::string> tiles(const ir::BoundDef& b) {
 }
 
 std::vector<Knob> declare() {
-  auto fixed = [](std::vector<std::string> v) { return [v](const ir::BoundDef&) { return v; }; };
   Knob vectorize{"cpu.vectorize", KnobKind::Integer, "auto", "vector width, in 32-bit lanes (1: scalar code)", true};
   vectorize.min = 1;
   vectorize.max = 64;
-  vectorize.domain = fixed({"1", "4", "8", "16"});
+  vectorize.domain = fixed_values({"1", "4", "8", "16"});
   Knob tile{"cpu.tile", KnobKind::Pair, "auto",
             "output tile of a reduction: X along the last (contiguous) dimension, Y along the register-blocked one", true};
   tile.min = 1;
@@ -69,22 +68,22 @@ std::vector<Knob> declare() {
   Knob unroll{"cpu.unroll", KnobKind::Integer, "auto", "rows of the register block (accumulators per vector)", true};
   unroll.min = 1;
   unroll.max = 32;
-  unroll.domain = fixed({"1", "2", "4", "8"});
+  unroll.domain = fixed_values({"1", "2", "4", "8"});
   Knob parallel{"cpu.parallel", KnobKind::Choice, "auto", "run the outer tile loops on the thread pool, or not", true};
   parallel.choices = {"outer", "none"};
-  parallel.domain = fixed({"outer", "none"});
+  parallel.domain = fixed_values({"outer", "none"});
   Knob inline_{"cpu.inline", KnobKind::Boolean, "auto",
                "inline single-use pointwise producers into their consumer: auto (not into reduction loops), 1 always, 0 never",
                true};
-  inline_.domain = fixed({"0", "1"});
+  inline_.domain = fixed_values({"0", "1"});
   Knob pack{"cpu.pack", KnobKind::Boolean, "1",
             "copy the operand of a reduction read along no output dimension (the B of A * B^T) with the output's last "
             "dimension innermost, so the register-blocked schedule applies"};
-  pack.domain = fixed({"1", "0"});
+  pack.domain = fixed_values({"1", "0"});
   Knob fuse{"cpu.fuse", KnobKind::Boolean, "1",
             "compute a reduction tile by tile inside the pointwise consumer that reads it element for element (a bias "
             "and ReLU after a matmul), instead of on its own first"};
-  fuse.domain = fixed({"1", "0"});
+  fuse.domain = fixed_values({"1", "0"});
   Knob kblock{"cpu.kblock", KnobKind::Integer, "auto",
               "length of the blocks of a register-blocked reduction's outermost reduction variable: a tile's "
               "accumulators are kept in a buffer and each block of the reduction passes over all its register blocks, "
@@ -92,7 +91,7 @@ std::vector<Knob> declare() {
               true};
   kblock.min = 0;
   kblock.max = 65536;
-  kblock.domain = fixed({"0", "64", "128", "256"});
+  kblock.domain = fixed_values({"0", "64", "128", "256"});
   Knob rows{"cpu.rows", KnobKind::Integer, "auto",
             "rows of the outermost dimension per block where row reductions (softmax, layernorm) and the stages "
             "they feed are computed together block by block; 0: every stage over the whole tensor",
@@ -114,7 +113,7 @@ std::vector<Knob> declare() {
              "contiguous dimension) as a panel of the tile's width, the broadcast one (a convolution's weights, A "
              "in A * B) with the register block's dimension innermost; none, streamed, broadcast or both"};
   panel.choices = {"none", "streamed", "broadcast", "both"};
-  panel.domain = fixed({"none", "streamed", "broadcast", "both"});
+  panel.domain = fixed_values({"none", "streamed", "broadcast", "both"});
   return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel};
 }
 

@@ -25,10 +25,6 @@ using runtime::TensorView;
 
 namespace {
 
-std::function<std::vector<std::string>(const ir::BoundDef&)> fixed(std::vector<std::string> values) {
-  return [values](const ir::BoundDef&) { return values; };
-}
-
 std::vector<Knob> declare() {
   Knob emulate{"cuda.emulate", KnobKind::Boolean, "0",
                "run the generated CUDA C on the host instead (compiled by $CXX, every block and thread in turn, on "
@@ -42,25 +38,25 @@ std::vector<Knob> declare() {
               "how isl's scheduler fuses statements: max (wherever the dependences allow: fewer launches) or min (each "
               "strongly connected component a kernel of its own)"};
   fusion.choices = {"max", "min"};
-  fusion.domain = fixed({"max", "min"});
+  fusion.domain = fixed_values({"max", "min"});
   Knob tile{"cuda.tile", KnobKind::Sizes, "auto",
             "tile sizes of each kernel's outermost band, outermost loop first (loops past the list, and auto: 32)", true};
   tile.min = 1;
   tile.max = 4096;
   tile.max_items = 8;
-  tile.domain = fixed({"auto", "8", "16", "64", "16x16", "8x32", "32x8", "64x16", "4x8x32"});
+  tile.domain = fixed_values({"auto", "8", "16", "64", "16x16", "8x32", "32x8", "64x16", "4x8x32"});
   Knob block{"cuda.block", KnobKind::Sizes, "auto",
              "threads per block along x, y, z (x: the innermost mapped loop), at most 1024 in all; auto: 32x8", true};
   block.min = 1;
   block.max = 1024;
-  block.domain = fixed({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16"});
+  block.domain = fixed_values({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16"});
   Knob grid{"cuda.grid", KnobKind::Sizes, "auto",
             "blocks along x, y, z; auto: one per tile of each mapped loop. The mapped loops stride over the grid and "
             "the block, so every grid and block computes the same result",
             true};
   grid.min = 1;
   grid.max = 2147483647;
-  grid.domain = fixed({"auto", "16", "64", "256", "16x16", "64x8"});
+  grid.domain = fixed_values({"auto", "16", "64", "256", "16x16", "64x8"});
   return {emulate, arch, fusion, tile, block, grid};
 }
 
