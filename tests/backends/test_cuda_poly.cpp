@@ -12,7 +12,12 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <tuple>
 
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/poly_model.h"
@@ -231,4 +236,58 @@ TEST(PolyModel, ScatterWritesAreMayWritesAndItsInstancesCommute) {
   std::string loops = loop_nest_text(*m, mapped);
   isl_schedule_free(mapped);
   EXPECT_EQ(count(loops, "// thread.x:1"), 3u) << loops;  // every statement's loop, the scatter's too
+}
+
+// Golden mappings of the paper's kernels (bench/kernels/*.tc at small sizes) under two knob
+// settings: max fusion with the default tiles, and min fusion with 8x4 tiles. Each golden file
+// (tests/backends/golden/cuda/<kernel>.<setting>.txt) is the marked loop nest isl generates;
+// TC_UPDATE_GOLDEN=1 rewrites them (then read the diff: marks only on parallel loops, a
+// reduction's loop unmarked, one kernel mark per launch).
+namespace {
+
+struct PaperKernel {
+  const char* name;
+  std::function<void(Inputs&)> inputs;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(Mapping, PaperKernelsGolden) {
+  using tc::ScalarType;
+  const std::vector<PaperKernel> kernels = {
+      {"sgemm", [](Inputs& in) { in.f32({64, 48}).f32({48, 40}); }},
+      {"tmm", [](Inputs& in) { in.f32({16, 48}).f32({40, 48}); }},
+      {"tbmm", [](Inputs& in) { in.f32({3, 13, 36}).f32({3, 13, 36}); }},
+      {"conv2d", [](Inputs& in) { in.f32({2, 3, 12, 12}).f32({4, 3, 3, 3}); }},
+      {"group_conv", [](Inputs& in) { in.f32({2, 4, 2, 10, 10}).f32({4, 2, 2, 3, 3}); }},
+      {"lut2", [](Inputs& in) { in.f32({50, 16}).add(ScalarType::Int32, {8, 5}).f32({40, 16}).add(ScalarType::Int32, {8, 6}); }},
+      {"mlp3", [](Inputs& in) { in.f32({8, 32}).f32({24, 32}).f32({24}).f32({16, 24}).f32({16}).f32({12, 16}).f32({12}); }},
+      {"softmax", [](Inputs& in) { in.f32({16, 40}); }},
+  };
+  const std::string root = TC_SOURCE_DIR;
+  bool update = std::getenv("TC_UPDATE_GOLDEN") != nullptr;
+  for (const PaperKernel& k : kernels) {
+    Inputs in;
+    k.inputs(in);
+    auto m = model_of(read_text(root + "/bench/kernels/" + k.name + ".tc"), in);
+    for (const auto& [setting, fusion, tile] : std::vector<std::tuple<std::string, Fusion, std::vector<int64_t>>>{
+             {"max_default", Fusion::Max, {}}, {"min_8x4", Fusion::Min, {8, 4}}}) {
+      std::string got = mapped_loops(*m, fusion, tile);
+      std::string path = root + "/tests/backends/golden/cuda/" + k.name + "." + setting + ".txt";
+      if (update) {
+        std::ofstream(path) << got;
+        continue;
+      }
+      EXPECT_EQ(got, read_text(path)) << k.name << " " << setting << " (golden " << path << ")";
+      // Every kernel mark has its grid and block marks after it, never a thread mark without a kernel.
+      EXPECT_GE(count(got, "// kernel"), 1u) << k.name;
+    }
+  }
 }

@@ -31,14 +31,17 @@ struct TileRequest {
   const std::vector<int64_t>* tile;
 };
 
-// The band's leading coincident members (parallel loops), at most kMaxAxes.
+// How many of the band's leading members are coincident (parallel loops).
 constexpr int kMaxAxes = 3;
-int leading_coincident(isl_schedule_node* band) {
+int coincident_prefix(isl_schedule_node* band) {
   isl_size members = isl_schedule_node_band_n_member(band);
   int n = 0;
-  while (n < members && n < kMaxAxes && isl_schedule_node_band_member_get_coincident(band, n) == isl_bool_true) ++n;
+  while (n < members && isl_schedule_node_band_member_get_coincident(band, n) == isl_bool_true) ++n;
   return n;
 }
+
+// The band's leading coincident members, at most kMaxAxes: the grid's.
+int leading_coincident(isl_schedule_node* band) { return std::min(coincident_prefix(band), kMaxAxes); }
 
 void free_values(void* values) { isl_union_pw_aff_free(static_cast<isl_union_pw_aff*>(values)); }
 
@@ -68,6 +71,18 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
   return n > 0 ? isl_schedule_node_ancestor(node, 2 * n - 1) : node;
 }
 
+// Marks the last (innermost) kMaxAxes of the point band's leading coincident members as the
+// block's threads, the innermost on x, so that consecutive threads touch consecutive elements
+// (coalescing: conv's w rather than its h); coincident members before them stay loops that
+// every thread runs. Returns the node at `band`'s position.
+isl_schedule_node* mark_threads(isl_schedule_node* band) {
+  int parallel = coincident_prefix(band), n = std::min(parallel, kMaxAxes), skip = parallel - n;
+  if (skip == 0) return mark_members(band, n, "thread", {});
+  isl_schedule_node* node = isl_schedule_node_band_split(band, skip);
+  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {});
+  return isl_schedule_node_parent(node);
+}
+
 // Tiles an outermost band and marks it; any other node is returned as it is. Returns a node
 // at the position of the one it was given (now the "kernel" mark), as
 // isl_schedule_node_map_descendant_bottom_up requires.
@@ -88,7 +103,7 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     }
     node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
     node = isl_schedule_node_child(node, 0);
-    node = mark_members(node, leading_coincident(node), "thread", {});
+    node = mark_threads(node);
     node = isl_schedule_node_parent(node);
   }
   node = mark_members(node, leading_coincident(node), "block", block_strides);

@@ -2,8 +2,8 @@
 // of each kernel (each band with no band above it) is tiled (cuda.tile) and marked: a
 // "kernel" mark above it (one launch); its tile loops' leading parallel (coincident)
 // members, up to 3, each under a mark "block.<axis>:<stride>" (the grid's blocks; stride:
-// the tile size, the spacing of the tile loop's values), and the point loops' leading
-// parallel members, up to 3, each under "thread.<axis>:1" (a block's threads),
+// the tile size, the spacing of the tile loop's values), and the innermost 3 of the point
+// loops' leading parallel members, each under "thread.<axis>:1" (a block's threads),
 // the innermost on x so that neighbouring threads touch neighbouring elements (coalescing).
 // A loop that carries a dependence (a reduction's) is never marked: each thread runs it
 // itself. Also the loop nest isl's AST generator makes of a schedule, as C text. It does not
