@@ -14,6 +14,8 @@ checks that hide them need their own):
   bad_options        cuda.block over 1024 threads, cuda.tile and cuda.arch malformed:
                      TC_ERROR_INVALID_ARGUMENT naming the option
   strided_tensors    an emulated kernel on transposed (strided) inputs and output
+  registers          cuda.private=1 keeps matmul's accumulator in a register (the text says
+                     so), cuda.private=0 does not; both compute A @ B
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -85,6 +87,7 @@ def explicit_arch():
                 raise Skip(e.message.splitlines()[0])
             raise
         assert 'extern "C" __global__ void mm_k0(' in k.code(), k.code()[:300]
+        assert "float tc_acc = p_C[" in k.code(), "C's element not in a register"  # cuda.private=1
         assert "backend: cuda (%s cubin, " % arch in k.describe(), k.describe()
         expect_error(lambda: run(k, [A, B]), tclib.TC_ERROR_SHAPE, "input 'A' is in kDLCPU memory",
                      "kDLCUDA")
@@ -107,6 +110,16 @@ def kernel_code():
     (O,) = run(k, [X])
     e = np.exp(X - X.max(axis=1, keepdims=True))
     np.testing.assert_allclose(O, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def registers():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    for flag, expect in (("1", True), ("0", False)):
+        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.private": flag}))
+        assert ("tc_acc" in k.code()) == expect, (flag, k.code()[-1500:])
+        (C,) = run(k, [A, B])
+        np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
 
 
 def bad_options():
@@ -143,7 +156,8 @@ def no_host_compiler():
 
 
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
-          "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler}
+          "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
+          "registers": registers}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

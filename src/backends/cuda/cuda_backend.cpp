@@ -57,7 +57,11 @@ std::vector<Knob> declare() {
   grid.min = 1;
   grid.max = 2147483647;
   grid.domain = fixed_values({"auto", "16", "64", "256", "16x16", "64x8"});
-  return {emulate, arch, fusion, tile, block, grid};
+  Knob registers{"cuda.private", KnobKind::Boolean, "1",
+                 "keep a reduction's element in a register over an innermost loop that updates only it (one load "
+                 "and one store instead of one each per iteration)"};
+  registers.domain = fixed_values({"1", "0"});
+  return {emulate, arch, fusion, tile, block, grid, registers};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -87,7 +91,7 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), tile);
   Generated g;
   try {
-    g.source = print_cuda(bound, model, mapped, o.flag("checked"));
+    g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"));
   } catch (...) {
     isl_schedule_free(mapped);
     throw;

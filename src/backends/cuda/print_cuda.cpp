@@ -322,7 +322,8 @@ std::string isl_c(isl_ast_expr* e) {
 
 class Printer {
  public:
-  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked) : b_(b), m_(m), checked_(checked) {}
+  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked, bool registers)
+      : b_(b), m_(m), checked_(checked), private_(registers) {}
 
   CudaSource run(const isl_schedule* mapped) {
     isl_ast_build* build = isl_ast_build_alloc(m_.ctx());
@@ -629,7 +630,9 @@ class Printer {
       }
       owned_.emplace_back(mark, it);
     }
-    out += pad(depth) + "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ") {\n";
+    std::string header = "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ")";
+    if (mark.empty() && promoted(node, it, header, out, depth)) return;
+    out += pad(depth) + header + " {\n";
     if (!skip.empty()) out += pad(depth + 1) + "if (" + skip + ") continue;\n";
     child(isl_ast_node_for_get_body(node), out, depth + 1);
     out += pad(depth) + "}\n";
@@ -638,35 +641,116 @@ class Printer {
 
   // ---- statements ----
 
-  // A statement instance: its variables, then (where no marked loop iterates a mapped value)
-  // a guard that leaves the block unless this block and thread own it, then its update.
-  void statement(isl_ast_node* node, std::string& out, int depth) {
+  // A statement instance as the AST gives it: its name (Z<t>, I<s>, S<s>), its variables' values
+  // (C expressions of the loop iterators) and its ownership guard ("" for none).
+  struct Call {
+    std::string name;
+    size_t index = 0;  // t or s
+    std::vector<std::string> args;
     std::string guard;
+  };
+
+  Call call_of(isl_ast_node* node) const {
+    Call c;
     if (isl_id* id = isl_ast_node_get_annotation(node)) {
-      guard = ownership_guard(isl_id_get_name(id));
+      c.guard = ownership_guard(isl_id_get_name(id));
       isl_id_free(id);
     }
     isl_ast_expr* call = isl_ast_node_user_get_expr(node);
     isl_ast_expr* callee = isl_ast_expr_get_op_arg(call, 0);
     isl_id* name_id = isl_ast_expr_get_id(callee);
     isl_ast_expr_free(callee);
-    std::string name = isl_id_get_name(name_id);
+    c.name = isl_id_get_name(name_id);
     isl_id_free(name_id);
-    std::vector<std::string> args;
-    for (int i = 1; i < isl_ast_expr_get_op_n_arg(call); ++i) args.push_back(isl_c(isl_ast_expr_get_op_arg(call, i)));
+    for (int i = 1; i < isl_ast_expr_get_op_n_arg(call); ++i) c.args.push_back(isl_c(isl_ast_expr_get_op_arg(call, i)));
     isl_ast_expr_free(call);
-    size_t s = std::stoul(name.substr(1));
+    c.index = std::stoul(c.name.substr(1));
+    return c;
+  }
+
+  static std::string variable(size_t k, const std::string& value) {
+    return "const long long i" + std::to_string(k) + " = " + value + ";\n";
+  }
+
+  // A statement instance: its variables, then (where no marked loop iterates a mapped value)
+  // a guard that leaves the block unless this block and thread own it, then its update.
+  void statement(isl_ast_node* node, std::string& out, int depth) {
+    Call c = call_of(node);
     out += pad(depth) + "{\n";
-    for (size_t k = 0; k < args.size(); ++k)
-      out += pad(depth + 1) + "const long long i" + std::to_string(k) + " = " + args[k] + ";\n";
-    if (guard.empty()) {
-      statement_update(name, s, args.size(), out, depth + 1);
+    for (size_t k = 0; k < c.args.size(); ++k) out += pad(depth + 1) + variable(k, c.args[k]);
+    if (c.guard.empty()) {
+      statement_update(c.name, c.index, c.args.size(), out, depth + 1);
     } else {
-      out += pad(depth + 1) + "if (" + guard + ") {\n";
-      statement_update(name, s, args.size(), out, depth + 2);
+      out += pad(depth + 1) + "if (" + c.guard + ") {\n";
+      statement_update(c.name, c.index, c.args.size(), out, depth + 2);
       out += pad(depth + 1) + "}\n";
     }
     out += pad(depth) + "}\n";
+  }
+
+  // Whether C text `text` uses the identifier `name`.
+  static bool mentions(const std::string& text, const std::string& name) {
+    auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+      if ((at == 0 || !ident(text[at - 1])) && (at + name.size() == text.size() || !ident(text[at + name.size()])))
+        return true;
+    return false;
+  }
+
+  // Register promotion (cuda.private=1): a loop whose body is one reduction statement that
+  // updates the same element at every iteration (its written subscripts and its guard do not
+  // use the loop's iterator, its right-hand side does not read the tensor it writes) keeps the
+  // element in a register over the loop: one load before, one store after, instead of a load
+  // and a store per iteration. Returns false (printing nothing) for any other loop.
+  bool promoted(isl_ast_node* node, const std::string& it, const std::string& header, std::string& out, int depth) {
+    if (!private_) return false;
+    isl_ast_node* body = isl_ast_node_for_get_body(node);
+    bool user = isl_ast_node_get_type(body) == isl_ast_node_user;
+    Call c;
+    if (user) c = call_of(body);
+    isl_ast_node_free(body);
+    if (!user || c.name[0] != 'S') return false;
+    const ir::Stmt& st = b_.def().stmts[c.index];
+    if (st.scatter || st.reduce == ir::ReduceOp::None) return false;
+    for (const ir::Read& r : st.reads)
+      if (r.tensor == st.lhs_tensor) return false;
+    for (size_t k = 0; k < st.num_lhs; ++k)
+      if (mentions(c.args[k], it)) return false;
+    for (size_t k = st.num_lhs; k < c.args.size(); ++k)
+      if (mentions(c.guard, "i" + std::to_string(k))) return false;
+    const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)];
+    std::vector<std::string> lhs;
+    for (size_t k = 0; k < st.num_lhs; ++k) lhs.push_back("i" + std::to_string(k));
+    std::string element = param(t) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
+    int d = depth + 1;
+    out += pad(depth) + "{  // " + t.name + "'s element in a register over the loop\n";
+    for (size_t k = 0; k < st.num_lhs; ++k) out += pad(d) + variable(k, c.args[k]);
+    if (!c.guard.empty()) out += pad(d++) + "if (" + c.guard + ") {\n";
+    out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
+    out += pad(d) + header + " {\n";
+    for (size_t k = st.num_lhs; k < c.args.size(); ++k) out += pad(d + 1) + variable(k, c.args[k]);
+    stmt_ = &st;
+    stmt_index_ = c.index;
+    if (checked_ && has_unproven_read(st)) out += variables_at(st, d + 1);
+    out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", convert(expr(*st.rhs), st.rhs->type, t.type)), t.type) + ";\n";
+    out += pad(d) + "}\n";
+    std::string value = t.type == ScalarType::Bool ? "(unsigned char)tc_acc" : t.type == ScalarType::Float16 ? "tc_f2h(tc_acc)" : "tc_acc";
+    out += pad(d) + element + " = " + value + ";\n";
+    if (!c.guard.empty()) out += pad(--d) + "}\n";
+    out += pad(depth) + "}\n";
+    return true;
+  }
+
+  // `acc` combined with `value` by a reduction.
+  static std::string combined(ir::ReduceOp op, const std::string& acc, const std::string& value) {
+    switch (op) {
+      case ir::ReduceOp::Sum: return "tc_add(" + acc + ", " + value + ")";
+      case ir::ReduceOp::Product: return "tc_mul(" + acc + ", " + value + ")";
+      case ir::ReduceOp::Min: return "tc_min(" + acc + ", " + value + ")";
+      case ir::ReduceOp::Max: return "tc_max(" + acc + ", " + value + ")";
+      case ir::ReduceOp::None: break;
+    }
+    return value;
   }
 
   // The update of statement instance `name` (Z<t>, I<s>, S<s>) whose `rank` variables i0, ...
@@ -696,14 +780,7 @@ class Printer {
       stmt_index_ = s;
       if (checked_ && has_unproven_read(st)) out += variables_at(st, depth);
       std::string rhs = convert(expr(*st.rhs), st.rhs->type, tt);
-      std::string acc = load_as(element, tt);
-      switch (st.reduce) {
-        case ir::ReduceOp::None: value = rhs; break;
-        case ir::ReduceOp::Sum: value = "tc_add(" + acc + ", " + rhs + ")"; break;
-        case ir::ReduceOp::Product: value = "tc_mul(" + acc + ", " + rhs + ")"; break;
-        case ir::ReduceOp::Min: value = "tc_min(" + acc + ", " + rhs + ")"; break;
-        case ir::ReduceOp::Max: value = "tc_max(" + acc + ", " + rhs + ")"; break;
-      }
+      value = combined(st.reduce, load_as(element, tt), rhs);
     }
     if (tt == ScalarType::Bool) value = "(unsigned char)(" + value + ")";
     if (tt == ScalarType::Float16) value = "tc_f2h(" + value + ")";
@@ -884,6 +961,7 @@ class Printer {
   const ir::BoundDef& b_;
   const PolyModel& m_;
   bool checked_;
+  bool private_;  // register promotion of accumulators (cuda.private)
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
   std::vector<std::pair<std::string, std::string>> owned_;  // while printing: (mark, iterator) of enclosing mapped loops
@@ -908,8 +986,9 @@ LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, c
   return d;
 }
 
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked) {
-  return Printer(bound, model, checked).run(mapped);
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
+                      bool registers) {
+  return Printer(bound, model, checked, registers).run(mapped);
 }
 
 }  // namespace tc::backends::cuda

@@ -11,7 +11,8 @@
 // constants in the text. Subscripts that binding did not prove in bounds (gathers, reads
 // under ?:) are checked (checked=1: the first bad one recorded, as the host reports it) and
 // clamped into the tensor. float16 is stored as its bits and computed as float, each result
-// rounded to half. Not yet: shared memory and registers, unrolling.
+// rounded to half; an accumulator updated by an innermost loop is kept in a register. Not
+// yet: shared memory, unrolling.
 #pragma once
 
 #include <array>
@@ -63,7 +64,9 @@ struct CudaSource {
 };
 
 // `checked`: reads not proven in bounds are checked (a bad index recorded in the fault record,
-// the read clamped); else only clamped.
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked);
+// the read clamped); else only clamped. `registers`: a reduction's element is kept in a
+// register over an innermost loop that updates only it (cuda.private).
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
+                      bool registers = true);
 
 }  // namespace tc::backends::cuda
