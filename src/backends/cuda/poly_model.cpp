@@ -12,6 +12,7 @@
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
+#include <isl/version.h>
 
 #include "backends/cuda/isl_util.h"
 #include "support/error.h"
@@ -246,9 +247,21 @@ isl_union_map* scatter_self_pairs(isl_ctx* ctx, const ir::BoundDef& b) {
   return isl_union_map_read_from_str(ctx, braces(pairs).c_str());
 }
 
+// libtc must run the isl it was compiled against (Debian's libisl, TC_ISL_VERSION from
+// pkg-config): libLLVM-14 exports a bundled copy of isl (Polly's), and a link that lists LLVM
+// first resolves every isl call there (src/CMakeLists.txt links libisl before it).
+void require_linked_isl() {
+  static const bool ok = std::string(isl_version()).rfind(std::string("isl-") + TC_ISL_VERSION, 0) == 0;
+  if (!ok)
+    fail(TC_ERROR_INTERNAL, std::string("libtc calls isl '") + isl_version() + "', not the isl " + TC_ISL_VERSION +
+                                " it was compiled against (a link that resolves isl in another library, such as "
+                                "libLLVM's bundled copy): a build error, please report it");
+}
+
 }  // namespace
 
 PolyModel::PolyModel(const ir::BoundDef& bound) {
+  require_linked_isl();
   ctx_ = isl_ctx_alloc();
   if (ctx_ == nullptr) fail(TC_ERROR_NO_MEMORY, "isl_ctx_alloc failed");
   isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);  // no messages on stderr: errors are returned
