@@ -1,10 +1,11 @@
-// emulate.h — the emulation mode (issue 13, cuda.emulate=1 to be), the way Triton's interpreter
+// emulate.h — the emulation mode (cuda.emulate=1), the way Triton's interpreter
 // lets people debug without a GPU: the CUDA C text print_cuda made, exactly as it would go to
-// NVRTC, compiled for the host by the system C++ compiler ($CXX, else c++) with a header that
-// defines CUDA's built-ins (__global__, __device__, blockIdx, threadIdx, gridDim, blockDim),
+// NVRTC, compiled for the host by the system C++ compiler ($CXX, else c++; -fno-builtin: libm
+// calls stay calls) with a header that defines CUDA's built-ins (__global__, __device__,
+// blockIdx, threadIdx, gridDim, blockDim, the atomics used),
 // loaded with dlopen, and its launches run on host buffers: every block, and every thread of
-// it, one after another (no kernel synchronises its threads yet; atomics are plain updates). Slow; for tests and
-// debugging. It does not check the text against NVRTC (nvrtc.h does).
+// it, one after another (no kernel synchronises its threads yet; atomics are plain updates).
+// Slow; for tests and debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 
 #include <array>

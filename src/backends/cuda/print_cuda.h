@@ -1,12 +1,14 @@
-// print_cuda.h — a mapped schedule (mapping.h) printed as CUDA C (issue 13, step 4, first
-// part): a prelude of `__device__` helpers that give TC's scalar semantics (wrapping
-// integers, Euclidean integer division, floored float modulo, saturating float-to-integer
-// conversion, NaN-propagating min/max), then one `extern "C" __global__` function per kernel
-// mark, in launch order. A loop under a `block.<axis>` mark strides over the grid
-// (`c = init + inc * blockIdx.<axis>; c += inc * gridDim.<axis>`), one under `thread.<axis>`
-// over the block, so any grid and block size computes the same result; a marked loop isl
-// removed (one iteration) becomes a guard (`blockIdx.<axis> == 0`). Statements outside any
-// kernel mark (0-d ones) get a kernel of their own.
+// print_cuda.h — a mapped schedule (mapping.h) printed as CUDA C (issue 13, step 4): a prelude
+// of `__device__` helpers that give TC's scalar semantics (wrapping integers, Euclidean
+// integer division, floored float modulo, saturating float-to-integer conversion,
+// NaN-propagating min/max, float16, TC's float32 exp, atomic scatter updates), then one
+// `extern "C" __global__` function per kernel mark, in launch order. The block (thread) that
+// runs an instance is a function of its mapped members' values (tc_owner: round robin by
+// step): a loop under a `block.<axis>` (`thread.<axis>`) mark starts at the first value its
+// block (thread) owns and strides over the grid (block); a statement for which isl printed
+// no loop of a mapped member is guarded by the owner of its value. So any grid and block size
+// computes the same result, and instances with equal mapped values share a thread.
+// Statements outside any kernel mark (0-d ones) get a kernel of their own.
 // Every tensor is a parameter (`p_<name>`), dense row-major at the bound shapes, which are
 // constants in the text. Subscripts that binding did not prove in bounds (gathers, reads
 // under ?:) are checked (checked=1: the first bad one recorded, as the host reports it) and
