@@ -102,6 +102,12 @@ struct Def {
   int find_tensor(const std::string& n) const;
   // "<source>:<line>:<col>: error: <msg>" with the source line and a caret.
   std::string located(const lang::SourceLoc& loc, const std::string& msg) const;
+  // A checked subscript out of bounds at run time, located at the access, in the words every
+  // backend uses: "'A(I(i))' reads 'A' out of bounds: index 7 in dimension 0, whose extent is 3
+  // (at i=2)" ("writes" for a scatter's written element). vars[k] = values[k] for the "at" part.
+  std::string out_of_bounds(const lang::SourceLoc& loc, const std::string& access, bool write, const std::string& tensor,
+                            const std::string& index, int dim, int64_t extent, const std::vector<std::string>& vars,
+                            const std::vector<std::string>& values) const;
 };
 
 }  // namespace tc::ir

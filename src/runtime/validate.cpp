@@ -35,11 +35,6 @@ constexpr std::pair<DLDeviceType, const char*> kDeviceTypes[] = {
     {kDLVPI, "kDLVPI"},       {kDLROCM, "kDLROCM"},       {kDLROCMHost, "kDLROCMHost"},
     {kDLExtDev, "kDLExtDev"}, {kDLCUDAManaged, "kDLCUDAManaged"}};
 
-const char* device_name(int t) {
-  for (const auto& [type, name] : kDeviceTypes)
-    if (type == t) return name;
-  return "unknown";
-}
 
 // "kDLCPU (1)", the device types `devices` accepts, for a message.
 std::string accepted(const DeviceRule& devices) {
@@ -106,6 +101,12 @@ bool self_overlapping(const TensorView& v) {
 }
 
 }  // namespace
+
+const char* device_name(int t) {
+  for (const auto& [type, name] : kDeviceTypes)
+    if (type == t) return name;
+  return "unknown";
+}
 
 DeviceRule DeviceRule::of(std::string backend, const std::function<bool(DLDeviceType)>& accepts) {
   DeviceRule r{std::move(backend), 0};

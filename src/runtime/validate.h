@@ -40,6 +40,9 @@ struct DeviceRule {
   bool accepts(int device_type) const { return device_type >= 0 && device_type < 64 && ((mask >> device_type) & 1); }
 };
 
+// DLPack's name of a device type ("kDLCUDA"), "unknown" for a number it does not define.
+const char* device_name(int device_type);
+
 std::vector<TensorView> validate_tensors(const DLTensor* tensors, size_t count, const std::vector<ExpectedTensor>& expected,
                                          const char* kind /* "input" / "output" */, const DeviceRule& devices);
 // Outputs must not overlap themselves (strides), each other, or any input.

@@ -307,14 +307,9 @@ class CpuKernel : public Kernel {
       size_t k = std::strtoul(error.c_str() + at + 10, nullptr, 10);
       if (k < v.gather_checks.size()) {
         const GatherCheck& g = v.gather_checks[k];
-        std::vector<std::string> values = split_values(error.substr(colon + 1));
-        std::string loop;
-        for (size_t i = 0; i < g.vars.size() && i + 1 < values.size(); ++i)
-          loop += (i ? ", " : "") + g.vars[i] + "=" + values[i + 1];
-        return b_.def().located(g.loc, "'" + g.access + (g.write ? "' writes '" : "' reads '") + g.tensor +
-                                           "' out of bounds: index " + values[0] +
-                                           " in dimension " + std::to_string(g.dim) + ", whose extent is " +
-                                           std::to_string(g.extent) + (loop.empty() ? "" : " (at " + loop + ")"));
+        std::vector<std::string> values = split_values(error.substr(colon + 1));  // the index, then the variables
+        return b_.def().out_of_bounds(g.loc, g.access, g.write, g.tensor, values[0], g.dim, g.extent, g.vars,
+                                      std::vector<std::string>(values.begin() + 1, values.end()));
       }
     }
     return "cpu backend: '" + b_.def().name + "' failed a bounds check at run time";

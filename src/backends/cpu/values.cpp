@@ -296,9 +296,8 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
   // also where the constant is only found by folding (`% abs(2147483647)`: differential fuzzer,
   // seed 128853225, program 56).
   if (op == ir::BinOp::Div || op == ir::BinOp::Mod) {
-    Expr divisor = b;
-    if (!native && !HI::is_const(b)) divisor = HI::simplify(b);
-    return integer_division(op, a, !native && HI::is_const(divisor) ? opaque(divisor) : b);
+    Expr folded = native ? Expr() : HI::simplify(b);
+    return integer_division(op, a, folded.defined() && HI::is_const(folded) ? opaque(folded) : b);
   }
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);

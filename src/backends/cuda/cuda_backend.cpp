@@ -17,6 +17,7 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
 #include "backends/cuda/schedule.h"
+#include "runtime/validate.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {
@@ -133,16 +134,6 @@ void copy_dense(const TensorView& v, char* dense_data, bool to_dense) {
   }
 }
 
-const char* device_type_name(DLDeviceType t) {
-  switch (t) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLCUDAManaged: return "kDLCUDAManaged";
-    default: return "another device type";
-  }
-}
-
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
 // format's first line, then the architecture, the fault record's size, each launch (kernel,
 // axes, grid, block) and each run-time check, then the CUDA C text and the cubin, each after a
@@ -237,7 +228,7 @@ class CudaKernel : public Kernel {
  public:
   // Compiles, or (artefact not null: what artefact() gave) takes the code from the artefact.
   CudaKernel(const ir::BoundDef& bound, const KnobValues& o, const std::string* artefact = nullptr)
-      : b_(bound), checked_(o.flag("checked")), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
+      : b_(bound), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
         tile_(o.text("cuda.tile")) {
     if (artefact != nullptr) {
       if (emulate_) fail(TC_ERROR_CACHE, "an emulated cuda kernel has no artefact");
@@ -250,9 +241,10 @@ class CudaKernel : public Kernel {
       return;
     }
     arch_ = o.text("cuda.arch");
-    if (arch_ == "auto") arch_ = Driver::get().arch(0);
-    if (arch_.rfind("sm_", 0) != 0 || arch_.size() < 5 || arch_.find_first_not_of("0123456789", 3) != std::string::npos)
+    bool named = arch_.rfind("sm_", 0) == 0 && arch_.size() >= 5 && arch_.find_first_not_of("0123456789", 3) == std::string::npos;
+    if (arch_ != "auto" && !named)
       fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.arch' cannot be '" + arch_ + "' (allowed: auto, or sm_NN: sm_80, sm_90, ...)");
+    if (arch_ == "auto") arch_ = Driver::get().arch(0);
     cubin_ = Nvrtc::get().compile_cubin(generated_.source.text, b_.def().name + ".cu", arch_);
   }
 
@@ -317,7 +309,7 @@ class CudaKernel : public Kernel {
     std::vector<void*> params(v.size());
     for (size_t t = 0; t < v.size(); ++t) {
       if (v[t] != nullptr && v[t]->device.device_type != kDLCPU)
-        fail(TC_ERROR_SHAPE, what(t) + " is in " + device_type_name(v[t]->device.device_type) +
+        fail(TC_ERROR_SHAPE, what(t) + " is in " + runtime::device_name(v[t]->device.device_type) +
                                  " memory, but this cuda kernel was compiled with cuda.emulate=1 and runs on the host "
                                  "(kDLCPU tensors)");
       if (v[t] != nullptr && dense(*v[t])) {
@@ -344,7 +336,7 @@ class CudaKernel : public Kernel {
     for (size_t t = 0; t < v.size(); ++t) {
       if (v[t] == nullptr) continue;
       if (v[t]->device.device_type != kDLCUDA)
-        fail(TC_ERROR_SHAPE, what(t) + " is in " + device_type_name(v[t]->device.device_type) +
+        fail(TC_ERROR_SHAPE, what(t) + " is in " + runtime::device_name(v[t]->device.device_type) +
                                  " memory, but cuda kernels read and write GPU memory (kDLCUDA); cuda.emulate=1 runs "
                                  "on host tensors");
       if (device >= 0 && v[t]->device.device_id != device)
@@ -370,9 +362,13 @@ class CudaKernel : public Kernel {
       scratch.push_back(t);
       driver.zero(device, pointers[t], n, context.stream);
     }
+    // The fault record, where the text has checks (without, the kernels never touch it).
+    bool faults = !generated_.source.checks.empty();
     size_t fault_bytes = generated_.source.fault_words * sizeof(unsigned long long);
-    pointers.back() = driver.allocate(device, fault_bytes, context.stream);
-    driver.zero(device, pointers.back(), fault_bytes, context.stream);
+    if (faults) {
+      pointers.back() = driver.allocate(device, fault_bytes, context.stream);
+      driver.zero(device, pointers.back(), fault_bytes, context.stream);
+    }
     std::vector<void*> args;
     for (auto& p : pointers) args.push_back(&p);
     try {
@@ -381,15 +377,14 @@ class CudaKernel : public Kernel {
                       context.stream, args.data());
     } catch (...) {
       for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
-      driver.release(device, pointers.back(), context.stream);
+      if (faults) driver.release(device, pointers.back(), context.stream);
       throw;
     }
     for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
-    // checked=1 reads the fault record back (which waits for the stream); checked=0 returns
-    // with the work queued.
+    if (!faults) return;  // queued; nothing to read back
+    // The fault record read back (which waits for the stream).
     std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
-    if (checked_ && !generated_.source.checks.empty())
-      driver.copy_to_host(device, fault.data(), pointers.back(), fault_bytes, context.stream);
+    driver.copy_to_host(device, fault.data(), pointers.back(), fault_bytes, context.stream);
     driver.release(device, pointers.back(), context.stream);
     report(fault);
   }
@@ -413,16 +408,11 @@ class CudaKernel : public Kernel {
     const GatherCheck& g = generated_.source.checks[fault[0] - 1];
     const ir::Stmt& st = b_.def().stmts[g.stmt];
     const ir::Read& r = g.write ? st.write : st.reads[g.read];
-    std::string at;
-    for (size_t i = 0; i < st.vars.size(); ++i)
-      at += (i ? ", " : "") + st.vars[i] + "=" + std::to_string(static_cast<int64_t>(fault[2 + i]));
-    fail(TC_ERROR_RUNTIME,
-         b_.def().located(r.loc, "'" + r.text + (g.write ? "' writes '" : "' reads '") +
-                                     b_.def().tensors[static_cast<size_t>(r.tensor)].name +
-                                     "' out of bounds: index " + std::to_string(static_cast<int64_t>(fault[1])) +
-                                     " in dimension " + std::to_string(g.dim) + ", whose extent is " +
-                                     std::to_string(b_.tensors[static_cast<size_t>(r.tensor)].shape[g.dim]) +
-                                     (at.empty() ? "" : " (at " + at + ")")));
+    std::vector<std::string> values;
+    for (size_t i = 0; i < st.vars.size(); ++i) values.push_back(std::to_string(static_cast<int64_t>(fault[2 + i])));
+    fail(TC_ERROR_RUNTIME, b_.def().out_of_bounds(r.loc, r.text, g.write, b_.def().tensors[static_cast<size_t>(r.tensor)].name,
+                                                  std::to_string(static_cast<int64_t>(fault[1])), static_cast<int>(g.dim),
+                                                  b_.tensors[static_cast<size_t>(r.tensor)].shape[g.dim], st.vars, values));
   }
 
   struct Loaded {
@@ -431,7 +421,6 @@ class CudaKernel : public Kernel {
   };
 
   ir::BoundDef b_;
-  bool checked_;
   bool emulate_;
   std::string fusion_, tile_;
   Generated generated_;

@@ -108,18 +108,24 @@ struct Texts {
   void add(std::string& to, const std::string& part) { to += (to.empty() ? "" : "; ") + part; }
 };
 
+// "0 <= i0 < n0 and ..." over a whole tensor of this shape ("" for a 0-d one).
+std::string whole_box(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    out += (d ? " and " : "") + std::string("0 <= ") + var(static_cast<int>(d)) + " < " + std::to_string(shape[d]);
+  return out;
+}
+
 // The part of output `t` that no statement writes, as constraints on i0, i1, ... ("" when one
 // statement writes all of it: then no Z statement). Those elements are 0 after a run, as on
 // every backend (the reference's zero fill).
 std::optional<std::string> unwritten(const ir::BoundDef& b, size_t t) {
   const auto& shape = b.tensors[t].shape;
-  std::string out;
-  for (size_t d = 0; d < shape.size(); ++d)
-    out += (d ? " and " : "") + std::string("0 <= ") + var(static_cast<int>(d)) + " < " + std::to_string(shape[d]);
+  std::string out = whole_box(shape);
   for (size_t s = 0; s < b.def().stmts.size(); ++s) {
     const ir::Stmt& st = b.def().stmts[s];
     if (static_cast<size_t>(st.lhs_tensor) != t) continue;
-    if (st.scatter) return std::nullopt;  // refused before this (refuse_scatters)
+    if (st.scatter) return std::nullopt;  // counts as writing the whole tensor, as in the reference
     bool full = true;
     std::string written;
     for (size_t d = 0; d < st.num_lhs; ++d) {
@@ -143,10 +149,8 @@ void add_scatter(const ir::BoundDef& b, size_t s, Texts& t, Schedule&& schedule)
   const auto& shape = b.tensors[tensor].shape;
   if (st.init) {
     std::string init = "I" + std::to_string(s) + "[" + var_list(shape.size()) + "]";
-    std::string whole;
-    for (size_t d = 0; d < shape.size(); ++d)
-      whole += (d ? " and " : " : ") + std::string("0 <= ") + var(static_cast<int>(d)) + " < " + std::to_string(shape[d]);
-    t.add(t.domains, init + whole);
+    std::string whole = whole_box(shape);
+    t.add(t.domains, init + (whole.empty() ? "" : " : " + whole));
     t.add(t.writes, init + " -> " + tuple_name(b.def().tensors[tensor].name) + "[" + var_list(shape.size()) + "]");
     schedule(init, shape.size());
   }

@@ -419,39 +419,17 @@ class Printer {
   static isl_ast_node* at_statement(isl_ast_node* node, isl_ast_build* build, void* user) {
     auto* p = static_cast<Printer*>(user);
     std::vector<std::pair<std::string, std::string>> values;
-    isl_union_map* schedule = isl_ast_build_get_schedule(build);
-    isl_set* instances = isl_set_from_union_set(isl_union_map_domain(schedule));
-    std::string statement = isl_set_get_tuple_name(instances);
+    isl_set* instances = isl_set_from_union_set(isl_union_map_domain(isl_ast_build_get_schedule(build)));
+    isl_space* space = isl_space_add_dims(isl_space_from_domain(isl_set_get_space(instances)), isl_dim_out, 1);
     isl_set_free(instances);
     for (const OpenMark& m : p->open_marks_) {
-      isl_pw_aff* value = m.values ? value_of(m.values, statement) : nullptr;
+      isl_pw_aff* value = isl_union_pw_aff_extract_pw_aff(const_cast<isl_union_pw_aff*>(m.values), isl_space_copy(space));
       values.emplace_back(m.mark, value ? c_text(value) : std::string());
     }
+    isl_space_free(space);
     std::string id = "mapped" + std::to_string(p->statement_values_.size());
     p->statement_values_.push_back(std::move(values));
     return isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), id.c_str(), nullptr));
-  }
-
-  // The part of `values` defined on statement `name`'s instances (NULL if none).
-  static isl_pw_aff* value_of(const isl_union_pw_aff* values, const std::string& name) {
-    struct Search {
-      const std::string* name;
-      isl_pw_aff* found = nullptr;
-    } search{&name};
-    isl_union_pw_aff_foreach_pw_aff(
-        const_cast<isl_union_pw_aff*>(values),
-        [](isl_pw_aff* pa, void* user) {
-          auto* s = static_cast<Search*>(user);
-          isl_space* space = isl_pw_aff_get_domain_space(pa);
-          const char* tuple = isl_space_get_tuple_name(space, isl_dim_set);
-          bool match = tuple != nullptr && *s->name == tuple;
-          isl_space_free(space);
-          if (s->found == nullptr && match) s->found = pa;
-          else isl_pw_aff_free(pa);
-          return isl_stat_ok;
-        },
-        &search);
-    return search.found;
   }
 
   // A (quasi-)affine function of one piece as C over its space's variable names (isl's
@@ -487,7 +465,7 @@ class Printer {
     std::string guard;
     for (const auto& [mark, value] : statement_values_[k]) {
       bool iterated = false;
-      for (const auto& [open, iterator] : owned_) iterated = iterated || open == mark;
+      for (const std::string& open : owned_) iterated = iterated || open == mark;
       if (iterated) continue;
       if (value.empty()) fail(TC_ERROR_INTERNAL, "the cuda printer could not express the value of mark " + mark);
       Mapping m = mapping_of(mark);
@@ -539,7 +517,7 @@ class Printer {
         std::string name = isl_id_get_name(id);
         isl_id_free(id);
         isl_ast_node* inner = isl_ast_node_mark_get_node(node);
-        if (name.rfind("block.", 0) == 0 || name.rfind("thread.", 0) == 0) {
+        if (is_mapping(name)) {
           try {
             mapped(inner, name, out, depth);
           } catch (...) {
@@ -628,7 +606,7 @@ class Printer {
       } else {
         skip = "tc_owner(" + it + ", " + std::to_string(m.stride) + ", " + m.count + ") != (long long)" + m.index;
       }
-      owned_.emplace_back(mark, it);
+      owned_.push_back(mark);
     }
     std::string header = "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ")";
     if (mark.empty() && promoted(node, it, header, out, depth)) return;
@@ -729,13 +707,10 @@ class Printer {
     out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
     out += pad(d) + header + " {\n";
     for (size_t k = st.num_lhs; k < c.args.size(); ++k) out += pad(d + 1) + variable(k, c.args[k]);
-    stmt_ = &st;
-    stmt_index_ = c.index;
-    if (checked_ && has_unproven_read(st)) out += variables_at(st, d + 1);
-    out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", convert(expr(*st.rhs), st.rhs->type, t.type)), t.type) + ";\n";
+    std::string rhs = begin_statement(st, c.index, false, out, d + 1);
+    out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", rhs), t.type) + ";\n";
     out += pad(d) + "}\n";
-    std::string value = t.type == ScalarType::Bool ? "(unsigned char)tc_acc" : t.type == ScalarType::Float16 ? "tc_f2h(tc_acc)" : "tc_acc";
-    out += pad(d) + element + " = " + value + ";\n";
+    out += pad(d) + element + " = " + stored("tc_acc", t.type) + ";\n";
     if (!c.guard.empty()) out += pad(--d) + "}\n";
     out += pad(depth) + "}\n";
     return true;
@@ -760,9 +735,7 @@ class Printer {
       const ir::Tensor& t = b_.def().tensors[s];
       std::vector<std::string> at;
       for (size_t k = 0; k < rank; ++k) at.push_back("i" + std::to_string(k));
-      std::string zero = is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
-      if (t.type == ScalarType::Bool) zero = "(unsigned char)0";
-      out += pad(depth) + param(t) + "[" + offset(s, at) + "] = " + zero + ";\n";
+      out += pad(depth) + param(t) + "[" + offset(s, at) + "] = " + stored(zero_of(t.type), t.type) + ";\n";
       return;
     }
     const ir::Stmt& st = b_.def().stmts[s];
@@ -776,36 +749,35 @@ class Printer {
     if (name[0] == 'I') {
       value = identity(st.reduce, tt);
     } else {
-      stmt_ = &st;
-      stmt_index_ = s;
-      if (checked_ && has_unproven_read(st)) out += variables_at(st, depth);
-      std::string rhs = convert(expr(*st.rhs), st.rhs->type, tt);
-      value = combined(st.reduce, load_as(element, tt), rhs);
+      value = combined(st.reduce, load_as(element, tt), begin_statement(st, s, false, out, depth));
     }
-    if (tt == ScalarType::Bool) value = "(unsigned char)(" + value + ")";
-    if (tt == ScalarType::Float16) value = "tc_f2h(" + value + ")";
-    out += pad(depth) + element + " = " + value + ";\n";
+    out += pad(depth) + element + " = " + stored(value, tt) + ";\n";
   }
 
-  // The statement's variables as an array, for the fault record (checked reads and writes).
-  std::string variables_at(const ir::Stmt& st, int depth) const {
-    std::string at;
-    for (size_t k = 0; k < st.vars.size(); ++k) at += (k ? ", " : "") + std::string("i") + std::to_string(k);
-    return pad(depth) + "const long long tc_at[] = {" + (at.empty() ? "0" : at) + "};\n";
+  // Statement s's right-hand side as a value of its tensor's type, after (where something is
+  // checked: its reads, or `checks_write`) the statement's variables as an array for the fault
+  // record, printed `depth` levels in.
+  std::string begin_statement(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth) {
+    stmt_ = &st;
+    stmt_index_ = s;
+    if (checked_ && (checks_write || has_unproven_read(st))) {
+      std::string at;
+      for (size_t k = 0; k < st.vars.size(); ++k) at += (k ? ", " : "") + std::string("i") + std::to_string(k);
+      out += pad(depth) + "const long long tc_at[] = {" + (at.empty() ? "0" : at) + "};\n";
+    }
+    return convert(expr(*st.rhs), st.rhs->type, b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type);
   }
 
   // A scatter's update: the written subscripts, each not proven in bounds checked (checked=1:
   // the first bad one recorded) and the update skipped where one is outside; then the value
   // added atomically.
   void scatter(const ir::Stmt& st, size_t s, std::string& out, int depth) {
-    stmt_ = &st;
-    stmt_index_ = s;
     size_t tensor = static_cast<size_t>(st.lhs_tensor);
     const ir::Tensor& t = b_.def().tensors[tensor];
     const auto& shape = b_.tensors[tensor].shape;
-    bool check_any = checked_ && has_unproven_read(st);
-    for (const ir::Subscript& sub : st.write.subscripts) check_any = check_any || (checked_ && !b_.proven(sub));
-    if (check_any) out += variables_at(st, depth);
+    bool checks_write = false;
+    for (const ir::Subscript& sub : st.write.subscripts) checks_write = checks_write || !b_.proven(sub);
+    std::string value = begin_statement(st, s, checks_write, out, depth);
     std::vector<std::string> written;
     out += pad(depth) + "bool tc_inside = true;\n";
     for (size_t d = 0; d < st.write.subscripts.size(); ++d) {
@@ -823,7 +795,6 @@ class Printer {
       }
       out += pad(depth) + "}\n";
     }
-    std::string value = convert(expr(*st.rhs), st.rhs->type, t.type);
     std::string element = "&" + param(t) + "[" + offset(tensor, written) + "]";
     std::string update;
     if (t.type == ScalarType::Bool) update = "tc_atomic_or(" + element + ", (bool)(" + value + "))";
@@ -831,6 +802,14 @@ class Printer {
     else update = "tc_atomic_add(" + element + ", (" + c_type(t.type) + ")(" + value + "))";
     out += pad(depth) + "if (tc_inside) " + update + ";\n";
   }
+
+  // `value` (of type t) as t is stored: bool as one byte, float16 as its bits.
+  static std::string stored(const std::string& value, ScalarType t) {
+    if (t == ScalarType::Bool) return "(unsigned char)(" + value + ")";
+    return t == ScalarType::Float16 ? "tc_f2h(" + value + ")" : value;
+  }
+
+  static std::string zero_of(ScalarType t) { return is_float(t) ? float_literal(0, t) : int_literal(0, t); }
 
   static std::string load_as(const std::string& element, ScalarType t) {
     if (t == ScalarType::Float16) return "tc_h2f(" + element + ")";
@@ -840,7 +819,7 @@ class Printer {
   std::string identity(ir::ReduceOp op, ScalarType t) const {
     bool f = is_float(t);
     switch (op) {
-      case ir::ReduceOp::Sum: return f ? float_literal(0, t) : int_literal(0, t);
+      case ir::ReduceOp::Sum: return zero_of(t);
       case ir::ReduceOp::Product: return f ? float_literal(1, t) : int_literal(1, t);
       case ir::ReduceOp::Min:
         if (f) return float_literal(INFINITY, t);
@@ -952,8 +931,7 @@ class Printer {
       std::string checks;
       for (size_t d = 0; d < subs.size(); ++d)
         if (!b_.proven(r.subscripts[d]) && checked_) checks += "(void)" + subs[d] + ", ";
-      std::string zero = is_float(t.type) ? float_literal(0, t.type) : int_literal(0, t.type);
-      return checks.empty() ? zero : "(" + checks + zero + ")";
+      return checks.empty() ? zero_of(t.type) : "(" + checks + zero_of(t.type) + ")";
     }
     return load_as(param(t) + "[" + offset(static_cast<size_t>(r.tensor), subs) + "]", t.type);
   }
@@ -964,7 +942,7 @@ class Printer {
   bool private_;  // register promotion of accumulators (cuda.private)
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
-  std::vector<std::pair<std::string, std::string>> owned_;  // while printing: (mark, iterator) of enclosing mapped loops
+  std::vector<std::string> owned_;  // while printing: the marks of the enclosing mapped loops
   const ir::Stmt* stmt_ = nullptr;
   size_t stmt_index_ = 0;
   Launch* axes_ = nullptr;

@@ -58,6 +58,12 @@ Combine combine_of(ir::ReduceOp r) {
   }
 }
 
+std::vector<std::string> values_of(const int64_t* vars, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(std::to_string(vars[i]));
+  return out;
+}
+
 int64_t element_offset(const TensorView& v, const int64_t* idx) {
   int64_t off = 0;
   for (int d = 0; d < v.ndim; ++d) off += idx[d] * v.strides[d];
@@ -139,16 +145,10 @@ class Interpreter {
   }
 
   [[noreturn]] void out_of_bounds(const Node& n, int d, int64_t index, const int64_t* vars) const {
-    std::string at;
-    for (size_t i = 0; i < s_.stmt->vars.size(); ++i)
-      at += (i ? ", " : "") + s_.stmt->vars[i] + "=" + std::to_string(vars[i]);
-    const auto& decl = b_.def().tensors[n.slot];
     const ir::Read& read = s_.stmt->reads[n.read];
-    fail(TC_ERROR_RUNTIME,
-         b_.def().located(read.loc, "'" + read.text + "' reads '" + decl.name + "' out of bounds: index " +
-                                        std::to_string(index) + " in dimension " + std::to_string(d) +
-                                        ", whose extent is " + std::to_string(views_[n.slot].shape[d]) +
-                                        (at.empty() ? "" : " (at " + at + ")")));
+    fail(TC_ERROR_RUNTIME, b_.def().out_of_bounds(read.loc, read.text, false, b_.def().tensors[n.slot].name,
+                                                  std::to_string(index), d, views_[n.slot].shape[d], s_.stmt->vars,
+                                                  values_of(vars, s_.stmt->vars.size())));
   }
 
   const ir::BoundDef& b_;
@@ -319,14 +319,10 @@ class ReferenceKernel : public Kernel {
 
   [[noreturn]] void write_out_of_bounds(const CompiledStmt& s, int d, int64_t index, int64_t extent,
                                         const int64_t* vars) const {
-    std::string at;
-    for (size_t i = 0; i < s.stmt->vars.size(); ++i)
-      at += (i ? ", " : "") + s.stmt->vars[i] + "=" + std::to_string(vars[i]);
     const ir::Read& write = s.stmt->write;
-    fail(TC_ERROR_RUNTIME, b_.def().located(write.loc, "'" + write.text + "' writes '" + b_.def().tensors[s.lhs].name +
-                                                            "' out of bounds: index " + std::to_string(index) +
-                                                            " in dimension " + std::to_string(d) + ", whose extent is " +
-                                                            std::to_string(extent) + (at.empty() ? "" : " (at " + at + ")")));
+    fail(TC_ERROR_RUNTIME, b_.def().out_of_bounds(write.loc, write.text, true, b_.def().tensors[s.lhs].name,
+                                                  std::to_string(index), d, extent, s.stmt->vars,
+                                                  values_of(vars, s.stmt->vars.size())));
   }
 
   ir::BoundDef b_;
