@@ -272,6 +272,9 @@ TEST(CudaBackend, ArtefactRoundTrip) {
   tc_test::error_of([&] { cuda.load(bound, cuda.default_target(), values, artefact.substr(0, artefact.size() / 2)); },
                     TC_ERROR_CACHE);
   tc_test::error_of([&] { cuda.load(bound, cuda.default_target(), values, "libtc-cpu-kernel"); }, TC_ERROR_CACHE);
+  std::string bad_length = artefact;  // a length that is not a number: refused as well, not thrown as something else
+  bad_length.replace(bad_length.find("\nsource ") + 8, 1, "x");
+  tc_test::error_of([&] { cuda.load(bound, cuda.default_target(), values, bad_length); }, TC_ERROR_CACHE);
   o.set("cuda.emulate", "1");
   EXPECT_EQ(cuda.compile(bound, cuda.default_target(), o.values_for(cuda))->artefact(), "");  // emulated: never cached code
 }

@@ -174,10 +174,17 @@ struct ArtefactReader {
     at = end + 1;
     return l;
   }
-  std::string bytes(const std::string& label) {
+  // The number after "<label> " on a line of its own.
+  size_t number(const std::string& label) {
     std::string l = line();
     if (l.rfind(label + " ", 0) != 0) bad("no " + label);
-    size_t n = std::stoul(l.substr(label.size() + 1));
+    std::string digits = l.substr(label.size() + 1);
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos)
+      bad("a bad " + label + " line");
+    return std::stoul(digits);
+  }
+  std::string bytes(const std::string& label) {
+    size_t n = number(label);
     if (at + n > text.size()) bad("truncated " + label);
     std::string out = text.substr(at, n);
     at += n;
@@ -191,9 +198,7 @@ void read_artefact(const std::string& artefact, std::string& arch, Generated& g,
   std::string l = r.line();
   if (l.rfind("arch ", 0) != 0) ArtefactReader::bad("no arch");
   arch = l.substr(5);
-  l = r.line();
-  if (l.rfind("fault_words ", 0) != 0) ArtefactReader::bad("no fault_words");
-  g.source.fault_words = std::stoul(l.substr(12));
+  g.source.fault_words = r.number("fault_words");
   for (;;) {
     size_t mark = r.at;
     l = r.line();
