@@ -433,6 +433,22 @@ def main(uint32(M) A) -> (O, P) {
        note="a divisor that is constant only once folded (abs of a literal): Halide's lowering of "
             "% 2147483647 overflowed at compile time (differential fuzzer, seed 128853225)")
 
+def _rows_cut_by_a_diagonal(A, C):
+    O = np.repeat(A.astype(F32)[:, None], A.size, axis=1)
+    for i in range(2):
+        O[i, :] = A.astype(F32) + C[i, i]
+    return [O]
+
+
+accept("fuzz_scheduler_explodes", """
+def main(int32(L) A, bool(2,2) C) -> (float32(L,L) O) {
+  t(i) = A(i)
+  O(i, j) min=! t(i)
+  O(i, j) = t(j) + C(i, i)
+}""", [np.arange(23, dtype=i32) - 11, np.array([[True, False], [False, True]])], _rows_cut_by_a_diagonal,
+       note="cuda: isl's scheduler ran for minutes on this at L=23 (0.2 s at L=20; differential fuzzer, seed "
+            "4242): it is stopped after 5 s and min fusion schedules it")
+
 accept("fuzz_float_literal_of_bool_type", """
 def main() -> (bool(4) O) { O(i) = 0.5 }""", [], lambda: [np.ones(4, np.bool_)],
        note="a float literal settled into bool is true when nonzero, as a cast")

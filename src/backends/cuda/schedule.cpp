@@ -1,6 +1,13 @@
 // schedule.cpp — see schedule.h.
 #include "backends/cuda/schedule.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <isl/aff.h>
+#include <isl/ctx.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
 #include <isl/union_map.h>
@@ -9,8 +16,10 @@
 #include "backends/cuda/isl_util.h"
 
 namespace tc::backends::cuda {
+namespace {
 
-isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
+// isl's scheduler under `fusion` (NULL where it fails or is aborted).
+isl_schedule* isl_schedule_of(const PolyModel& model, Fusion fusion) {
   isl_ctx* ctx = model.ctx();
   isl_options_set_schedule_serialize_sccs(ctx, fusion == Fusion::Min ? 1 : 0);
   // Each weakly connected component scheduled whole (Pluto-style), not by isl 0.25's default
@@ -25,7 +34,57 @@ isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
   sc = isl_schedule_constraints_set_validity(sc, deps());
   sc = isl_schedule_constraints_set_proximity(sc, deps());
   sc = isl_schedule_constraints_set_coincidence(sc, deps());
-  return checked(isl_schedule_constraints_compute_schedule(sc), ctx, "scheduling");
+  return isl_schedule_constraints_compute_schedule(sc);
+}
+
+// isl_schedule_of on a thread of its own, aborted (isl_ctx_abort, which isl checks at each
+// of its operations; made for this) if it has not returned within `limit`. The model's
+// context is used by one thread at a time: this one waits, then joins.
+isl_schedule* isl_schedule_within(const PolyModel& model, Fusion fusion, std::chrono::milliseconds limit) {
+  isl_ctx* ctx = model.ctx();
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  isl_schedule* schedule = nullptr;
+  std::thread worker([&] {
+    isl_schedule* s = isl_schedule_of(model, fusion);
+    std::lock_guard<std::mutex> lock(mutex);
+    schedule = s;
+    done = true;
+    finished.notify_one();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!finished.wait_for(lock, limit, [&] { return done; })) isl_ctx_abort(ctx);
+  }
+  worker.join();
+  isl_ctx_resume(ctx);
+  if (schedule == nullptr) isl_ctx_reset_error(ctx);
+  return schedule;
+}
+
+// The statements in their original order, one band with no parallel member: what runs when
+// the scheduler gives up (one thread runs it all: correct, slow).
+isl_schedule* original_order(const PolyModel& model) {
+  isl_schedule* schedule = isl_schedule_from_domain(isl_union_set_copy(const_cast<isl_union_set*>(model.domains())));
+  isl_multi_union_pw_aff* order =
+      isl_multi_union_pw_aff_from_union_map(isl_union_map_copy(const_cast<isl_union_map*>(model.order())));
+  return isl_schedule_insert_partial_schedule(schedule, order);
+}
+
+}  // namespace
+
+isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
+  // isl's integer programs can still explode where constants are large: a fuzzed 3-statement
+  // program (differential fuzzer, seed 4242, program 28: a transposed read, and a statement
+  // whose rows are cut to 2 by a 2x2 tensor) schedules in 0.2 s at size 20 and runs for
+  // minutes in isl_tab_pivot's bignum arithmetic at 23, whatever fusion, coefficient bounds or
+  // operation quota (its operations are few and slow). So each attempt has a time limit; past
+  // it the next is tried: the fusion asked for, then min fusion, then the original order.
+  if (isl_schedule* s = isl_schedule_within(model, fusion, kScheduleTimeLimit)) return s;
+  if (fusion != Fusion::Min)
+    if (isl_schedule* s = isl_schedule_within(model, Fusion::Min, kScheduleTimeLimit)) return s;
+  return checked(original_order(model), model.ctx(), "scheduling");
 }
 
 std::string schedule_text(const isl_schedule* schedule) {

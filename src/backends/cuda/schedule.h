@@ -1,8 +1,10 @@
 // schedule.h — isl's scheduler over a def's polyhedral model (issue 13, step 2): validity and
 // proximity from every dependence, coincidence (loops that may run in parallel) from them too,
-// under one of the paper's fusion strategies. It does not tile or map (mapping.h).
+// under one of the paper's fusion strategies; within a time limit, else a simpler schedule.
+// It does not tile or map (mapping.h).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "backends/cuda/poly_model.h"
@@ -19,7 +21,11 @@ namespace tc::backends::cuda {
 // that Debian's isl 0.25 does not offer (the original TC patched its own isl).
 enum class Fusion { Max, Min };
 
-// A new schedule of the model's statements; the caller frees it (isl_schedule_free).
+// A new schedule of the model's statements; the caller frees it (isl_schedule_free). isl's
+// scheduler runs on a thread of its own for at most kScheduleTimeLimit per attempt (its
+// integer programs can explode): past it, min fusion is tried, then the statements' original
+// order (one band, no parallel loop: one thread runs the kernel).
+constexpr std::chrono::milliseconds kScheduleTimeLimit{5000};
 isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion);
 
 // A schedule tree as isl prints it (golden tests, debugging).
