@@ -45,7 +45,7 @@ Emulated emulate(const std::string& src, Inputs& in, const std::vector<std::vect
   auto p = tc_test::build(src);
   auto bound = tc_test::bind_def(p, in);
   PolyModel model(bound);
-  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), tile);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), {tile});
   Emulated r;
   try {
     r.source = print_cuda(bound, model, mapped, /*checked=*/false);

@@ -67,8 +67,8 @@ std::string scheduled(const PolyModel& m, Fusion fusion) {
 }
 
 // The loop nest after scheduling, tiling and marking.
-std::string mapped_loops(const PolyModel& m, Fusion fusion, const std::vector<int64_t>& tile) {
-  isl_schedule* s = tile_and_mark(compute_schedule(m, fusion), tile);
+std::string mapped_loops(const PolyModel& m, Fusion fusion, const tc::backends::cuda::MappingOptions& options) {
+  isl_schedule* s = tile_and_mark(compute_schedule(m, fusion), options);
   std::string text = loop_nest_text(m, s);
   isl_schedule_free(s);
   return text;
@@ -165,7 +165,7 @@ TEST(Mapping, MatmulTiledAndMarked) {
   Inputs in;
   in.f32({64, 64}).f32({64, 64});
   auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
-  EXPECT_EQ(mapped_loops(*m, Fusion::Max, {32, 16}),
+  EXPECT_EQ(mapped_loops(*m, Fusion::Max, {{32, 16}}),
             "// kernel\n"
             "// block.y:32\n"
             "for (int c0 = 0; c0 <= 63; c0 += 32) {\n"
@@ -192,7 +192,7 @@ TEST(Mapping, RowReductionKeepsItsReductionLoopInTheThread) {
   Inputs in;
   in.f32({64, 100});
   auto m = model_of("def rowmax(float(N,D) X) -> (M) { M(n) max=! X(n,d) }", in);
-  std::string loops = mapped_loops(*m, Fusion::Min, {16});
+  std::string loops = mapped_loops(*m, Fusion::Min, {{16}});
   EXPECT_EQ(count(loops, "// block.x:"), 2u) << loops;   // I0's kernel and S0's
   EXPECT_EQ(count(loops, "// thread.x:"), 2u) << loops;
   EXPECT_EQ(count(loops, "// block.y:"), 0u) << loops;
@@ -238,8 +238,10 @@ TEST(PolyModel, ScatterWritesAreMayWritesAndItsInstancesCommute) {
   EXPECT_EQ(count(loops, "// thread.x:1"), 3u) << loops;  // every statement's loop, the scatter's too
 }
 
-// Golden mappings of the paper's kernels (bench/kernels/*.tc at small sizes) under two knob
-// settings: max fusion with the default tiles, and min fusion with 8x4 tiles. Each golden file
+// Golden mappings of the paper's kernels (bench/kernels/*.tc at small sizes) under three knob
+// settings: max fusion with the default tiles, min fusion with 8x4 tiles, and max fusion with
+// 16x16x4 tiles, shared memory (a "shared" mark above each point band) and unrolling up to 4
+// (the reduction's point loop of 4 unrolled: no loop of it left). Each golden file
 // (tests/backends/golden/cuda/<kernel>.<setting>.txt) is the marked loop nest isl generates;
 // TC_UPDATE_GOLDEN=1 rewrites them (then read the diff: marks only on parallel loops, a
 // reduction's loop unmarked, one kernel mark per launch).
@@ -277,9 +279,12 @@ TEST(Mapping, PaperKernelsGolden) {
     Inputs in;
     k.inputs(in);
     auto m = model_of(read_text(root + "/bench/kernels/" + k.name + ".tc"), in);
-    for (const auto& [setting, fusion, tile] : std::vector<std::tuple<std::string, Fusion, std::vector<int64_t>>>{
-             {"max_default", Fusion::Max, {}}, {"min_8x4", Fusion::Min, {8, 4}}}) {
-      std::string got = mapped_loops(*m, fusion, tile);
+    for (const auto& [setting, fusion, options] :
+         std::vector<std::tuple<std::string, Fusion, tc::backends::cuda::MappingOptions>>{
+             {"max_default", Fusion::Max, {}},
+             {"min_8x4", Fusion::Min, {{8, 4}}},
+             {"max_16x16x4_shared_unroll4", Fusion::Max, {{16, 16, 4}, true, 4}}}) {
+      std::string got = mapped_loops(*m, fusion, options);
       std::string path = root + "/tests/backends/golden/cuda/" + k.name + "." + setting + ".txt";
       if (update) {
         std::ofstream(path) << got;
@@ -288,6 +293,8 @@ TEST(Mapping, PaperKernelsGolden) {
       EXPECT_EQ(got, read_text(path)) << k.name << " " << setting << " (golden " << path << ")";
       // Every kernel mark has its grid and block marks after it, never a thread mark without a kernel.
       EXPECT_GE(count(got, "// kernel"), 1u) << k.name;
+      // With shared memory on, a shared mark above every tiled kernel's point band (under its tile loops).
+      if (options.shared) EXPECT_GE(count(got, "// shared"), 1u) << k.name;
     }
   }
 }

@@ -16,6 +16,13 @@ checks that hide them need their own):
   strided_tensors    an emulated kernel on transposed (strided) inputs and output
   registers          cuda.private=1 keeps matmul's accumulator in a register (the text says
                      so), cuda.private=0 does not; both compute A @ B
+  shared_memory      cuda.shared=1: matmul's A and B tiles are copied to shared memory between
+                     __syncthreads (two __shared__ arrays) and computed right at odd sizes,
+                     grids and blocks; an elementwise def (no element read twice) and a gather
+                     (its index unproven) promote nothing; cuda.shared=0 has no __shared__
+  unroll             cuda.unroll=4 with 4-wide k tiles: no loop over the k points is left (isl
+                     unrolled it), the accumulator stays in a register over the unrolled run,
+                     and the result is right; cuda.unroll=2 leaves the loop
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -146,6 +153,43 @@ def strided_tensors():
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
 
 
+def shared_memory():
+    p = tclib.Program(MM)
+    r = np.random.default_rng(5)
+    A, B = r.standard_normal((37, 45)).astype(np.float32), r.standard_normal((45, 29)).astype(np.float32)
+    for knobs in ({}, {"cuda.tile": "16x8x8", "cuda.block": "5x3", "cuda.grid": "2x3"}):
+        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "1"}, **knobs))
+        code = k.code()
+        assert code.count("__shared__ float tc_shared") == 2, (knobs, code[-3000:])
+        assert code.count("__syncthreads();") == 2, code[-3000:]
+        (C,) = run(k, [A, B])
+        np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+    assert "__shared__" not in p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "0"})).code()
+    add = tclib.Program("def add(float(N,M) X, float(N,M) Y) -> (Z) { Z(i,j) = X(i,j) + Y(i,j) }")
+    X = r.standard_normal((9, 7)).astype(np.float32)
+    k = add.compile("add", [X, X], dict(EMULATE, **{"cuda.shared": "1"}))
+    assert "__shared__ " not in k.code().split("#define __shared__")[-1], k.code()[-2000:]
+    lut = tclib.Program("def lut(float(E,D) LUT, int32(B,L) I) -> (O) { O(b,d) +=! LUT(I(b,l), d) }")
+    table, index = r.standard_normal((6, 4)).astype(np.float32), np.array([[0, 5], [2, 1], [3, 3]], np.int32)
+    k = lut.compile("lut", [table, index], dict(EMULATE, **{"cuda.shared": "1"}))
+    assert "__shared__ float" not in k.code(), k.code()[-2000:]  # LUT: its index is a gather
+    (O,) = run(k, [table, index])
+    np.testing.assert_allclose(O, table[index].sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def unroll():
+    p = tclib.Program(MM)
+    r = np.random.default_rng(6)
+    A, B = r.standard_normal((19, 22)).astype(np.float32), r.standard_normal((22, 13)).astype(np.float32)
+    for factor, unrolled in (("4", True), ("2", False)):
+        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.tile": "8x8x4", "cuda.unroll": factor}))
+        code = k.code()
+        assert ("for (long long c5" not in code) == unrolled, (factor, code[-3000:])
+        assert "tc_acc" in code, code[-3000:]
+        (C,) = run(k, [A, B])
+        np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+
+
 def no_host_compiler():
     p = tclib.Program(MM)
     A, B = mm_inputs()
@@ -157,7 +201,7 @@ def no_host_compiler():
 
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
-          "registers": registers}
+          "registers": registers, "shared_memory": shared_memory, "unroll": unroll}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

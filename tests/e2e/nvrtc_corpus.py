@@ -4,7 +4,8 @@ explicit cuda.arch. Prints each architecture's compile times (isl scheduling, pr
 NVRTC together: what tc_compile takes) and fails on any compile error. Skipped (exit 0) when
 NVRTC is not installed.
 
-    TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/nvrtc_corpus.py [--arch sm_80,sm_90] [CASE...]
+    TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/nvrtc_corpus.py [--arch sm_80,sm_90]
+        [--option KEY=VALUE]... [CASE...]
 """
 import argparse
 import os
@@ -18,11 +19,12 @@ import run_corpus  # noqa: E402
 import tclib  # noqa: E402
 
 
-def compile_case(case, arch):
+def compile_case(case, arch, extra):
     rng = corpus.rng_for(case.name)
     ins = case.inputs(rng)
     prog = tclib.Program(case.src)
     opts = {"backend": "cuda", "cuda.arch": arch}
+    opts.update(extra)
     opts.update(case.options or {})
     tensors = [tclib.Tensor(a, layout=case.in_layout, byte_offset=case.byte_offset) for a in ins]
     t0 = time.perf_counter()
@@ -36,16 +38,19 @@ def compile_case(case, arch):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_80,sm_90")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="more backend options (e.g. cuda.shared=1)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
     cases = [(n, c) for n, c in run_corpus.select(run_corpus.all_cases(), args.cases)
              if c.kind == "accept" and (c.backends is None or "cuda" in c.backends)]
+    extra = dict(kv.split("=", 1) for kv in args.option)
     failed = 0
     for arch in args.arch.split(","):
         times = []
         for name, case in cases:
             try:
-                times.append(compile_case(case, arch))
+                times.append(compile_case(case, arch, extra))
             except tclib.TCError as e:
                 if e.status == tclib.TC_ERROR_UNSUPPORTED and "NVRTC" in (e.message or ""):
                     print("SKIP: %s" % e.message.splitlines()[0])

@@ -62,7 +62,17 @@ std::vector<Knob> declare() {
                  "keep a reduction's element in a register over an innermost loop that updates only it (one load "
                  "and one store instead of one each per iteration)"};
   registers.domain = fixed_values({"1", "0"});
-  return {emulate, arch, fusion, tile, block, grid, registers};
+  Knob shared{"cuda.shared", KnobKind::Boolean, "0",
+              "copy each tile's reused reads of a read-only tensor into shared memory (by all of a block's threads, "
+              "between __syncthreads), up to 48 KiB per block"};
+  shared.domain = fixed_values({"0", "1"});
+  Knob unroll{"cuda.unroll", KnobKind::Integer, "0",
+              "unroll (by isl's AST generator) the point loops no thread is mapped to whose tile size is at most this "
+              "(0: none)"};
+  unroll.min = 0;
+  unroll.max = 64;
+  unroll.domain = fixed_values({"0", "4", "8", "32"});
+  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -86,10 +96,13 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
     fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.block' is '" + o.text("cuda.block") + "': " + std::to_string(threads) +
                                         " threads per block, more than CUDA's " + std::to_string(kMaxThreadsPerBlock));
   std::vector<int64_t> grid = o.is_auto("cuda.grid") ? std::vector<int64_t>{} : o.get("cuda.grid").sizes;
-  std::vector<int64_t> tile = o.is_auto("cuda.tile") ? std::vector<int64_t>{} : o.get("cuda.tile").sizes;
+  MappingOptions mapping;
+  if (!o.is_auto("cuda.tile")) mapping.tile = o.get("cuda.tile").sizes;
+  mapping.shared = o.flag("cuda.shared");
+  mapping.unroll = o.get("cuda.unroll").x;
   Fusion fusion = o.text("cuda.fusion") == "min" ? Fusion::Min : Fusion::Max;
   PolyModel model(bound);
-  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), tile);
+  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), mapping);
   Generated g;
   try {
     g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"));

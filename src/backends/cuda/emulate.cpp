@@ -16,14 +16,20 @@ namespace tc::backends::cuda {
 namespace {
 
 // CUDA's built-ins for a host compiler: the ids are per host thread, set by the entry points.
+// A kernel that synchronises (__syncthreads) runs each block's threads as coroutines on one host
+// thread: each runs to its next barrier, and when all have reached it, all go on. __shared__
+// arrays are static thread_local, so a block's threads (one host thread) share them.
 constexpr const char* kEmulationHeader = R"(// libtc's CUDA emulation header (src/backends/cuda/emulate.cpp)
 #include <math.h>
+#include <stdlib.h>
+#include <ucontext.h>
 struct tc_dim3 { unsigned x, y, z; };
 inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-// Threads run one after another: an atomic is a plain read-modify-write.
+#define __shared__ static thread_local
+// Threads run one at a time (no switch inside an atomic): an atomic is a plain read-modify-write.
 template <typename T> inline T atomicCAS(T* a, T expected, T value) {
   T old = *a;
   if (old == expected) *a = value;
@@ -34,17 +40,83 @@ template <typename T> inline T atomicAdd(T* a, T value) {
   *a = old + value;
   return old;
 }
+// The coroutines of the block being run (null: the kernel does not synchronise).
+struct tc_emu_block {
+  ucontext_t scheduler;
+  ucontext_t* threads;
+  unsigned current;
+  bool finished;           // the current thread returned from the kernel
+  void (*body)(void**);    // the kernel, called with the launch's arguments
+  void** args;
+};
+inline thread_local tc_emu_block* tc_emu = nullptr;
+inline void __syncthreads() {
+  if (tc_emu) swapcontext(&tc_emu->threads[tc_emu->current], &tc_emu->scheduler);
+}
+inline void tc_emu_thread() {
+  tc_emu->body(tc_emu->args);
+  tc_emu->finished = true;  // returns to uc_link: the scheduler
+}
+// Runs a synchronising kernel: per block, rounds in which every live thread runs to its next
+// barrier or its end. Returns 1 if in some round threads ended while others waited at a
+// barrier (a __syncthreads not reached by every thread of the block: undefined in CUDA).
+inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**), void** args) {
+  const size_t stack = 256 * 1024;
+  unsigned n = b[0] * b[1] * b[2];
+  tc_emu_block block;
+  block.threads = (ucontext_t*)calloc(n, sizeof(ucontext_t));
+  char* stacks = (char*)malloc(n * stack);
+  bool* done = (bool*)calloc(n, 1);
+  block.body = body;
+  block.args = args;
+  int diverged = 0;
+  tc_emu = &block;
+  for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by) for (unsigned bx = 0; bx < g[0]; ++bx) {
+    blockIdx = {bx, by, bz};
+    for (unsigned t = 0; t < n; ++t) {
+      getcontext(&block.threads[t]);
+      block.threads[t].uc_stack.ss_sp = stacks + t * stack;
+      block.threads[t].uc_stack.ss_size = stack;
+      block.threads[t].uc_link = &block.scheduler;
+      makecontext(&block.threads[t], tc_emu_thread, 0);
+      done[t] = false;
+    }
+    for (unsigned live = n; live > 0;) {
+      unsigned ended = 0, waiting = 0;
+      for (unsigned t = 0; t < n; ++t) {
+        if (done[t]) continue;
+        threadIdx = {t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])};
+        block.current = t;
+        block.finished = false;
+        swapcontext(&block.scheduler, &block.threads[t]);
+        if (block.finished) done[t] = true, ++ended, --live;
+        else ++waiting;
+      }
+      if (ended > 0 && waiting > 0) diverged = 1;
+    }
+  }
+  tc_emu = nullptr;
+  free(done);
+  free(stacks);
+  free(block.threads);
+  return diverged;
+}
 )";
 
-// The host entry point of one kernel: every block, every thread, in turn.
+// The host entry point of one kernel: every block, every thread, in turn (as coroutines where
+// the kernel synchronises). Returns 0, or 1 where the threads of a block diverged at a barrier.
 std::string entry_point(const Launch& l, const std::vector<std::string>& types) {
   std::string args;
   for (size_t i = 0; i < types.size(); ++i) args += (i ? ", " : "") + std::string("(") + types[i] + ")a[" + std::to_string(i) + "]";
-  return "extern \"C\" void " + l.kernel + "_emulated(void** a, const unsigned* g, const unsigned* b) {\n"
-         "  gridDim = {g[0], g[1], g[2]};\n  blockDim = {b[0], b[1], b[2]};\n"
+  std::string head = "extern \"C\" int " + l.kernel + "_emulated(void** a, const unsigned* g, const unsigned* b) {\n"
+                     "  gridDim = {g[0], g[1], g[2]};\n  blockDim = {b[0], b[1], b[2]};\n";
+  if (l.synchronises)
+    return head + "  return tc_emu_grid(g, b, [](void** a) { " + l.kernel + "(" + args + "); }, a);\n}\n";
+  return head +
          "  for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by) for (unsigned bx = 0; bx < g[0]; ++bx)\n"
          "    for (unsigned tz = 0; tz < b[2]; ++tz) for (unsigned ty = 0; ty < b[1]; ++ty) for (unsigned tx = 0; tx < b[0]; ++tx) {\n"
-         "      blockIdx = {bx, by, bz};\n      threadIdx = {tx, ty, tz};\n      " + l.kernel + "(" + args + ");\n    }\n}\n";
+         "      blockIdx = {bx, by, bz};\n      threadIdx = {tx, ty, tz};\n      " + l.kernel + "(" + args + ");\n    }\n"
+         "  return 0;\n}\n";
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -112,7 +184,11 @@ void EmulatedKernels::remove_files() {
 
 void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const {
   std::vector<void*> args(params);
-  for (size_t k = 0; k < entries_.size(); ++k) entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data());
+  for (size_t k = 0; k < entries_.size(); ++k)
+    if (entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data()) != 0)
+      fail(TC_ERROR_INTERNAL, "cuda emulation: in launch " + launches_[k].kernel +
+                                  ", the threads of a block did not all reach the same __syncthreads (a code generation "
+                                  "defect: please report it)");
 }
 
 }  // namespace tc::backends::cuda

@@ -4,7 +4,9 @@
 // calls stay calls) with a header that defines CUDA's built-ins (__global__, __device__,
 // blockIdx, threadIdx, gridDim, blockDim, the atomics used),
 // loaded with dlopen, and its launches run on host buffers: every block, and every thread of
-// it, one after another (no kernel synchronises its threads yet; atomics are plain updates).
+// it, one after another; a kernel that synchronises (__syncthreads) runs a block's threads as
+// coroutines (ucontext) that take turns from barrier to barrier, its __shared__ arrays shared by
+// them. Atomics are plain updates (one thread runs at a time).
 // Slow; for tests and debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 
@@ -29,7 +31,7 @@ class EmulatedKernels {
   void run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const;
 
  private:
-  using Entry = void (*)(void**, const unsigned*, const unsigned*);
+  using Entry = int (*)(void**, const unsigned*, const unsigned*);
   void build(const CudaSource& source);  // writes, compiles and loads the text in dir_
   void remove_files();                   // unloads the library, removes dir_
   std::string dir_;

@@ -27,9 +27,7 @@ struct IslTilingOptions {
   }
 };
 
-struct TileRequest {
-  const std::vector<int64_t>* tile;
-};
+
 
 // How many of the band's leading members are coincident (parallel loops).
 constexpr int kMaxAxes = 3;
@@ -83,13 +81,24 @@ isl_schedule_node* mark_threads(isl_schedule_node* band) {
   return isl_schedule_node_parent(node);
 }
 
+// Point loops after the leading coincident ones (a reduction's: no thread is mapped to them)
+// whose tile size is at most `unroll` are unrolled by isl's AST generator.
+isl_schedule_node* mark_unrolled(isl_schedule_node* band, const std::vector<int64_t>& sizes, int64_t unroll) {
+  isl_size members = isl_schedule_node_band_n_member(band);
+  for (int i = coincident_prefix(band); i < members; ++i)
+    if (sizes[static_cast<size_t>(i)] <= unroll)
+      band = isl_schedule_node_band_member_set_ast_loop_type(band, i, isl_ast_loop_unroll);
+  return band;
+}
+
 // Tiles an outermost band and marks it; any other node is returned as it is. Returns a node
 // at the position of the one it was given (now the "kernel" mark), as
 // isl_schedule_node_map_descendant_bottom_up requires.
 isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
   if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return node;
   if (isl_schedule_node_get_schedule_depth(node) != 0) return node;  // a band above it
-  const auto& tile = *static_cast<TileRequest*>(user)->tile;
+  const MappingOptions& options = *static_cast<const MappingOptions*>(user);
+  const std::vector<int64_t>& tile = options.tile;
   isl_ctx* ctx = isl_schedule_node_get_ctx(node);
   isl_size members = isl_schedule_node_band_n_member(node);
   bool tileable = members > 0 && (members == 1 || isl_schedule_node_band_get_permutable(node) == isl_bool_true);
@@ -103,7 +112,9 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     }
     node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
     node = isl_schedule_node_child(node, 0);
+    node = mark_unrolled(node, block_strides, options.unroll);
     node = mark_threads(node);
+    if (options.shared) node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "shared", nullptr));
     node = isl_schedule_node_parent(node);
   }
   node = mark_members(node, leading_coincident(node), "block", block_strides);
@@ -112,13 +123,13 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
 
 }  // namespace
 
-isl_schedule* tile_and_mark(isl_schedule* schedule, const std::vector<int64_t>& tile) {
+isl_schedule* tile_and_mark(isl_schedule* schedule, const MappingOptions& options) {
   isl_ctx* ctx = isl_schedule_get_ctx(schedule);
-  IslTilingOptions options(ctx);
-  TileRequest request{&tile};
+  IslTilingOptions tiling(ctx);
   isl_schedule_node* root = isl_schedule_get_root(schedule);
   isl_schedule_free(schedule);
-  root = isl_schedule_node_map_descendant_bottom_up(root, tile_outermost_band, &request);
+  root = isl_schedule_node_map_descendant_bottom_up(root, tile_outermost_band,
+                                                    const_cast<MappingOptions*>(&options));
   isl_schedule* mapped = isl_schedule_node_get_schedule(root);
   isl_schedule_node_free(root);
   return checked(mapped, ctx, "tiling");

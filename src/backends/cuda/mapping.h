@@ -6,9 +6,12 @@
 // loops' leading parallel members, each under "thread.<axis>:1" (a block's threads),
 // the innermost on x so that neighbouring threads touch neighbouring elements (coalescing).
 // A loop that carries a dependence (a reduction's) is never marked: each thread runs it
-// itself. Also the loop nest isl's AST generator makes of a schedule, as C text. It does not
-// fix grid and block sizes, reduce across threads, promote to shared memory or registers,
-// unroll, or print CUDA C (print_cuda.h).
+// itself. With `shared`, a mark "shared" sits above each point band: where the printer
+// promotes the tile's reused reads to shared memory (print_cuda.h). With `unroll` = U, the
+// point loops no thread is mapped to whose tile size is at most U are unrolled by isl's AST
+// generator (their ast loop type). Also the loop nest isl's AST generator makes of a
+// schedule, as C text. It does not fix grid and block sizes, reduce across threads, choose
+// what to promote, or print CUDA C (print_cuda.h).
 #pragma once
 
 #include <cstdint>
@@ -21,10 +24,15 @@ struct isl_schedule;
 
 namespace tc::backends::cuda {
 
-// Tile sizes per member of an outermost band, outermost first; members past the list get
-// kDefaultTile. Takes `schedule`, returns the mapped one (the caller frees it).
 constexpr int64_t kDefaultTile = 32;
-isl_schedule* tile_and_mark(isl_schedule* schedule, const std::vector<int64_t>& tile);
+struct MappingOptions {
+  std::vector<int64_t> tile;  // per member of an outermost band, outermost first; past the list: kDefaultTile
+  bool shared = false;        // a "shared" mark above each point band (cuda.shared)
+  int64_t unroll = 0;         // unroll the unmapped point loops of at most this many iterations (cuda.unroll)
+};
+
+// Takes `schedule`, returns the mapped one (the caller frees it).
+isl_schedule* tile_and_mark(isl_schedule* schedule, const MappingOptions& options);
 
 // The loop nest of a schedule as isl's AST generator prints it in C (marks as comments).
 std::string loop_nest_text(const PolyModel& model, const isl_schedule* schedule);

@@ -25,7 +25,11 @@ const std::set<std::string> kIslWords = {"and", "or", "xor", "not", "implies", "
                                          "exists", "true", "false", "infty", "NaN", "rat", "cdiv_q", "fdiv_q",
                                          "tdiv_q", "tdiv_r"};
 
+}  // namespace
+
 std::string tuple_name(const std::string& tensor) { return kIslWords.count(tensor) ? tensor + "_" : tensor; }
+
+namespace {
 
 std::string var(int k) { return "i" + std::to_string(k); }
 

@@ -25,6 +25,9 @@ struct isl_union_map;
 
 namespace tc::backends::cuda {
 
+// The name of tensor `tensor`'s space in the model (isl's keywords get a trailing '_').
+std::string tuple_name(const std::string& tensor);
+
 // Owns its isl objects and their isl_ctx (isl_ctx is not thread-safe: one per model, so any
 // number of threads may each build their own).
 class PolyModel {

@@ -6,13 +6,19 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <isl/ast.h>
 #include <isl/ast_build.h>
 #include <isl/aff.h>
+#include <isl/fixed_box.h>
 #include <isl/id.h>
+#include <isl/map.h>
 #include <isl/local_space.h>
 #include <isl/printer.h>
 #include <isl/set.h>
@@ -332,6 +338,10 @@ class Printer {
     build = isl_ast_build_set_at_each_domain(build, &Printer::at_statement, this);
     isl_ast_node* tree = isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(mapped)));
     isl_ast_build_free(build);
+    if (callback_error_) {
+      isl_ast_node_free(tree);
+      std::rethrow_exception(callback_error_);
+    }
     checked(tree, m_.ctx(), "generating the loop nest");
     try {
       top(tree);
@@ -399,19 +409,231 @@ class Printer {
     const isl_union_pw_aff* values;  // the member's value per statement instance (the mark's user data)
   };
 
-  static isl_stat enter_mark(isl_id* mark, isl_ast_build*, void* user) {
+  static isl_stat enter_mark(isl_id* mark, isl_ast_build* build, void* user) {
     auto* p = static_cast<Printer*>(user);
     std::string name = isl_id_get_name(mark);
     if (is_mapping(name)) p->open_marks_.push_back({name, static_cast<const isl_union_pw_aff*>(isl_id_get_user(mark))});
+    if (name == "shared") {
+      try {  // no exception may cross isl's C frames
+        p->open_shared_.push_back(p->promotions_.size());
+        p->promotions_.push_back(p->promote(build));
+      } catch (...) {
+        p->callback_error_ = std::current_exception();
+        return isl_stat_error;
+      }
+    }
     return isl_stat_ok;
   }
 
   static isl_ast_node* leave_mark(isl_ast_node* node, isl_ast_build*, void* user) {
     auto* p = static_cast<Printer*>(user);
     isl_id* id = isl_ast_node_mark_get_id(node);
-    if (is_mapping(isl_id_get_name(id)) && !p->open_marks_.empty()) p->open_marks_.pop_back();
+    std::string name = isl_id_get_name(id);
     isl_id_free(id);
+    if (is_mapping(name) && !p->open_marks_.empty()) p->open_marks_.pop_back();
+    if (name == "shared" && !p->open_shared_.empty()) {  // which promotions the printer finds at this mark
+      std::string k = "shared" + std::to_string(p->open_shared_.back());
+      p->open_shared_.pop_back();
+      node = isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), k.c_str(), nullptr));
+    }
     return node;
+  }
+
+  // ---- shared memory (cuda.shared): the reused tiles of a kernel's read-only tensors ----
+  // At a "shared" mark (above a point band, inside the tile loops, which are the same for
+  // every thread of a block), each tensor that the kernel reads but does not write, whose
+  // every read is proven in bounds (so its index needs no clamping) and whose elements are
+  // read more than once (its reads are not injective), is copied to shared memory: the box
+  // isl finds around what one tile reads (isl_map_get_range_simple_fixed_box_hull: a fixed
+  // size, an offset affine in the tile loops), if it fits the budget left. All of a block's
+  // threads copy it (the elements inside the tensor), between two __syncthreads, and the
+  // tile's reads of the tensor read the copy.
+  static constexpr int64_t kSharedBytes = 48 * 1024;  // CUDA's static shared memory per block
+
+  struct SharedArray {
+    size_t tensor = 0;
+    std::string name;                 // tc_shared<k>
+    std::vector<std::string> offset;  // per dimension: the box's first index, C over the tile loops' iterators
+    std::vector<int64_t> size;        // per dimension
+    int64_t elements() const {
+      int64_t n = 1;
+      for (int64_t x : size) n *= x;
+      return n;
+    }
+  };
+
+  // The tensor whose model space is named `tuple`, or the number of tensors.
+  size_t tensor_of(const std::string& tuple) const {
+    const auto& tensors = b_.def().tensors;
+    for (size_t t = 0; t < tensors.size(); ++t)
+      if (tuple_name(tensors[t].name) == tuple) return t;
+    return tensors.size();
+  }
+
+  // Whether a statement among `stmts` reads tensor t at a subscript not proven in bounds.
+  bool read_unproven(const std::set<size_t>& stmts, size_t t) const {
+    for (size_t s : stmts)
+      for (const ir::Read& r : b_.def().stmts[s].reads)
+        if (static_cast<size_t>(r.tensor) == t)
+          for (const ir::Subscript& sub : r.subscripts)
+            if (!b_.proven(sub)) return true;
+    return false;
+  }
+
+  std::vector<SharedArray> promote(isl_ast_build* build) {
+    isl_union_map* schedule = isl_ast_build_get_schedule(build);  // instance -> the tile loops' values
+    isl_union_set* instances = isl_union_map_domain(isl_union_map_copy(schedule));
+    std::set<std::string> written;
+    std::set<size_t> stmts;
+    isl_union_map* writes = isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.writes())),
+                                                           isl_union_set_copy(instances));
+    isl_union_map_foreach_map(
+        writes,
+        [](isl_map* map, void* user) {
+          static_cast<std::set<std::string>*>(user)->insert(isl_map_get_tuple_name(map, isl_dim_out));
+          isl_map_free(map);
+          return isl_stat_ok;
+        },
+        &written);
+    isl_union_map_free(writes);
+    isl_union_set_foreach_set(
+        instances,
+        [](isl_set* set, void* user) {
+          std::string name = isl_set_get_tuple_name(set);
+          if (name[0] == 'S' || name[0] == 'I') static_cast<std::set<size_t>*>(user)->insert(std::stoul(name.substr(1)));
+          isl_set_free(set);
+          return isl_stat_ok;
+        },
+        &stmts);
+    isl_union_map* reads =
+        isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.reads())), instances);
+    isl_union_map* footprints = isl_union_map_apply_range(isl_union_map_reverse(schedule), isl_union_map_copy(reads));
+    std::map<size_t, isl_map*> by_tensor;  // tile loops -> elements read, per tensor (in the def's order)
+    struct Collect {
+      const Printer* p;
+      std::map<size_t, isl_map*>* maps;
+    } collect{this, &by_tensor};
+    isl_union_map_foreach_map(
+        footprints,
+        [](isl_map* map, void* user) {
+          auto* c = static_cast<Collect*>(user);
+          isl_map*& slot = (*c->maps)[c->p->tensor_of(isl_map_get_tuple_name(map, isl_dim_out))];
+          isl_map_free(slot);
+          slot = map;
+          return isl_stat_ok;
+        },
+        &collect);
+    isl_union_map_free(footprints);
+    std::vector<SharedArray> arrays;
+    int64_t budget = kSharedBytes;
+    try {
+      for (auto& [t, footprint] : by_tensor) {
+        if (t >= b_.def().tensors.size() || written.count(isl_map_get_tuple_name(footprint, isl_dim_out))) continue;
+        if (read_unproven(stmts, t)) continue;
+        isl_union_map* reads_t = isl_union_map_intersect_range(
+            isl_union_map_copy(reads), isl_union_set_from_set(isl_set_universe(isl_space_range(isl_map_get_space(footprint)))));
+        isl_bool injective = isl_union_map_is_injective(reads_t);
+        isl_union_map_free(reads_t);
+        if (injective != isl_bool_false) continue;  // no element read twice: nothing to gain
+        std::optional<SharedArray> a = box_of(build, footprint, t);
+        if (!a) continue;
+        int64_t bytes_needed = a->elements() * static_cast<int64_t>(bytes(b_.def().tensors[t].type));
+        if (bytes_needed > budget) continue;
+        budget -= bytes_needed;
+        a->name = "tc_shared" + std::to_string(shared_arrays_++);
+        arrays.push_back(std::move(*a));
+      }
+    } catch (...) {
+      for (auto& entry : by_tensor) isl_map_free(entry.second);
+      isl_union_map_free(reads);
+      throw;
+    }
+    for (auto& entry : by_tensor) isl_map_free(entry.second);
+    isl_union_map_free(reads);
+    return arrays;
+  }
+
+  // The fixed-size box around `footprint`'s range (tile loops -> elements of tensor t), with
+  // its offset as C at the build's position; nothing if isl finds no fixed size.
+  std::optional<SharedArray> box_of(isl_ast_build* build, isl_map* footprint, size_t t) const {
+    isl_fixed_box* box = isl_map_get_range_simple_fixed_box_hull(footprint);
+    std::optional<SharedArray> a;
+    if (box && isl_fixed_box_is_valid(box) == isl_bool_true) {
+      a = SharedArray{};
+      a->tensor = t;
+      isl_multi_val* size = isl_fixed_box_get_size(box);
+      isl_multi_aff* offset = isl_fixed_box_get_offset(box);
+      isl_size rank = isl_multi_val_size(size);
+      for (int d = 0; d < rank && a; ++d) {
+        isl_val* v = isl_multi_val_get_at(size, d);
+        if (isl_val_is_int(v) && isl_val_is_pos(v)) a->size.push_back(isl_val_get_num_si(v));
+        else a.reset();
+        isl_val_free(v);
+      }
+      for (int d = 0; d < rank && a; ++d) {
+        isl_pw_aff* first = isl_pw_aff_from_aff(isl_multi_aff_get_at(offset, d));
+        isl_ast_expr* e = isl_ast_build_expr_from_pw_aff(build, first);
+        if (e) a->offset.push_back(isl_c(e));
+        else a.reset();
+      }
+      isl_multi_val_free(size);
+      isl_multi_aff_free(offset);
+    }
+    isl_fixed_box_free(box);
+    return a;
+  }
+
+  // A "shared" mark: its arrays copied in, then what it marks, reading them.
+  void shared_scope(isl_ast_node* inner, const std::vector<SharedArray>& arrays, std::string& out, int depth) {
+    if (arrays.empty()) return walk(inner, out, depth);
+    axes_->synchronises = true;
+    int d = depth + 1;
+    out += pad(depth) + "{  // reused tiles in shared memory\n";
+    out += pad(d) + "const long long tc_tid = threadIdx.x + (long long)blockDim.x * (threadIdx.y + (long long)blockDim.y * threadIdx.z);\n";
+    out += pad(d) + "const long long tc_threads = (long long)blockDim.x * blockDim.y * blockDim.z;\n";
+    out += pad(d) + "__syncthreads();  // every thread is done with the previous tile's copies\n";
+    for (const SharedArray& a : arrays) {
+      const ir::Tensor& t = b_.def().tensors[a.tensor];
+      const auto& shape = b_.tensors[a.tensor].shape;
+      out += pad(d) + "__shared__ " + storage_type(t.type) + " " + a.name + "[" + std::to_string(a.elements()) + "];  // " +
+             t.name + "\n";
+      std::vector<std::string> global;
+      std::string inside;
+      int64_t stride = a.elements();
+      out += pad(d) + "for (long long tc_e = tc_tid; tc_e < " + std::to_string(a.elements()) + "ll; tc_e += tc_threads) {\n";
+      for (size_t k = 0; k < a.size.size(); ++k) {
+        stride /= a.size[k];
+        std::string g = "tc_g" + std::to_string(k);
+        out += pad(d + 1) + "const long long " + g + " = " + offset_name(a, k) + " + (tc_e / " + std::to_string(stride) +
+               "ll) % " + std::to_string(a.size[k]) + "ll;\n";
+        inside += (inside.empty() ? "" : " && ") + g + " >= 0 && " + g + " < " + std::to_string(shape[k]) + "ll";
+        global.push_back(g);
+      }
+      std::string copy = a.name + "[tc_e] = " + param(t) + "[" + offset(a.tensor, global) + "];";
+      out += pad(d + 1) + (inside.empty() ? copy : "if (" + inside + ") " + copy) + "\n";
+      out += pad(d) + "}\n";
+    }
+    out += pad(d) + "__syncthreads();\n";
+    active_shared_.push_back(&arrays);
+    try {
+      walk(inner, out, d);
+    } catch (...) {
+      active_shared_.pop_back();
+      throw;
+    }
+    active_shared_.pop_back();
+    out += pad(depth) + "}\n";
+  }
+
+  // Dimension k of the box's first index.
+  static std::string offset_name(const SharedArray& a, size_t k) { return "(" + a.offset[k] + ")"; }
+
+  // The shared array that holds tensor t's reads here, if any.
+  const SharedArray* shared_copy(size_t t) const {
+    for (auto it = active_shared_.rbegin(); it != active_shared_.rend(); ++it)
+      for (const SharedArray& a : **it)
+        if (a.tensor == t) return &a;
+    return nullptr;
   }
 
   // Annotates a statement with the value of each mapped member above it, as C over the
@@ -505,10 +727,36 @@ class Printer {
         out += pad(depth) + "}\n";
         return;
       }
-      case isl_ast_node_block: {
+      case isl_ast_node_block: {  // a run of two or more children updating one element: in a register
         isl_ast_node_list* children = isl_ast_node_block_get_children(node);
-        for (int i = 0; i < isl_ast_node_list_n_ast_node(children); ++i)
-          child(isl_ast_node_list_get_ast_node(children, i), out, depth);
+        int n = isl_ast_node_list_n_ast_node(children);
+        auto print = [&](int from, int to, std::string& o, int d) {
+          for (int i = from; i < to; ++i) child(isl_ast_node_list_get_ast_node(children, i), o, d);
+        };
+        try {
+          for (int i = 0; i < n;) {
+            std::optional<Element> e;
+            int end = i;
+            for (; end < n; ++end) {
+              isl_ast_node* c = isl_ast_node_list_get_ast_node(children, end);
+              std::optional<Element> next = e;
+              bool same = promotable(c, next);
+              isl_ast_node_free(c);
+              if (!same) break;
+              e = next;
+            }
+            if (end - i >= 2) {
+              in_register(*e, out, depth, [&](std::string& o, int d) { print(i, end, o, d); });
+              i = end;
+            } else {
+              print(i, i + 1, out, depth);
+              ++i;
+            }
+          }
+        } catch (...) {
+          isl_ast_node_list_free(children);
+          throw;
+        }
         isl_ast_node_list_free(children);
         return;
       }
@@ -517,17 +765,23 @@ class Printer {
         std::string name = isl_id_get_name(id);
         isl_id_free(id);
         isl_ast_node* inner = isl_ast_node_mark_get_node(node);
-        if (is_mapping(name)) {
-          try {
+        try {
+          if (is_mapping(name)) {
             mapped(inner, name, out, depth);
-          } catch (...) {
-            isl_ast_node_free(inner);
-            throw;
+          } else if (name == "shared") {
+            isl_id* k = isl_ast_node_get_annotation(node);
+            size_t index = k ? std::stoul(isl_id_get_name(k) + 6) : promotions_.size();
+            isl_id_free(k);
+            if (index >= promotions_.size()) fail(TC_ERROR_INTERNAL, "the cuda printer lost a shared memory mark");
+            shared_scope(inner, promotions_[index], out, depth);
+          } else {
+            walk(inner, out, depth);
           }
+        } catch (...) {
           isl_ast_node_free(inner);
-        } else {
-          child(inner, out, depth);
+          throw;
         }
+        isl_ast_node_free(inner);
         return;
       }
       case isl_ast_node_user: return statement(node, out, depth);
@@ -609,11 +863,15 @@ class Printer {
       owned_.push_back(mark);
     }
     std::string header = "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ")";
-    if (mark.empty() && promoted(node, it, header, out, depth)) return;
-    out += pad(depth) + header + " {\n";
-    if (!skip.empty()) out += pad(depth + 1) + "if (" + skip + ") continue;\n";
-    child(isl_ast_node_for_get_body(node), out, depth + 1);
-    out += pad(depth) + "}\n";
+    auto print = [&](std::string& o, int d) {
+      o += pad(d) + header + " {\n";
+      if (!skip.empty()) o += pad(d + 1) + "if (" + skip + ") continue;\n";
+      child(isl_ast_node_for_get_body(node), o, d + 1);
+      o += pad(d) + "}\n";
+    };
+    std::optional<Element> e;
+    if (mark.empty() && promotable(node, e)) in_register(*e, out, depth, print);
+    else print(out, depth);
     if (!mark.empty()) owned_.pop_back();
   }
 
@@ -655,6 +913,15 @@ class Printer {
   void statement(isl_ast_node* node, std::string& out, int depth) {
     Call c = call_of(node);
     out += pad(depth) + "{\n";
+    if (accumulating_ && c.name[0] == 'S' && c.index == accumulating_->stmt) {  // in_register: into tc_acc
+      const ir::Stmt& st = b_.def().stmts[c.index];
+      for (size_t k = st.num_lhs; k < c.args.size(); ++k) out += pad(depth + 1) + variable(k, c.args[k]);
+      std::string rhs = begin_statement(st, c.index, false, out, depth + 1);
+      ScalarType t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type;
+      out += pad(depth + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", rhs), t) + ";\n";
+      out += pad(depth) + "}\n";
+      return;
+    }
     for (size_t k = 0; k < c.args.size(); ++k) out += pad(depth + 1) + variable(k, c.args[k]);
     if (c.guard.empty()) {
       statement_update(c.name, c.index, c.args.size(), out, depth + 1);
@@ -675,45 +942,101 @@ class Printer {
     return false;
   }
 
-  // Register promotion (cuda.private=1): a loop whose body is one reduction statement that
-  // updates the same element at every iteration (its written subscripts and its guard do not
-  // use the loop's iterator, its right-hand side does not read the tensor it writes) keeps the
-  // element in a register over the loop: one load before, one store after, instead of a load
-  // and a store per iteration. Returns false (printing nothing) for any other loop.
-  bool promoted(isl_ast_node* node, const std::string& it, const std::string& header, std::string& out, int depth) {
-    if (!private_) return false;
-    isl_ast_node* body = isl_ast_node_for_get_body(node);
-    bool user = isl_ast_node_get_type(body) == isl_ast_node_user;
-    Call c;
-    if (user) c = call_of(body);
-    isl_ast_node_free(body);
-    if (!user || c.name[0] != 'S') return false;
-    const ir::Stmt& st = b_.def().stmts[c.index];
-    if (st.scatter || st.reduce == ir::ReduceOp::None) return false;
-    for (const ir::Read& r : st.reads)
-      if (r.tensor == st.lhs_tensor) return false;
-    for (size_t k = 0; k < st.num_lhs; ++k)
-      if (mentions(c.args[k], it)) return false;
-    for (size_t k = st.num_lhs; k < c.args.size(); ++k)
-      if (mentions(c.guard, "i" + std::to_string(k))) return false;
+  // ---- registers (cuda.private=1) ----
+  // A loop, or a run of two or more statements (an unrolled loop's), all of whose statement
+  // instances are one reduction updating one element keeps the element in a register: one
+  // load before, one store after, instead of a load and a store per update. The element's
+  // written subscripts and guard must not use the iterators of loops inside (nor the guard
+  // the statement's reduction variables), and its right-hand side must not read the tensor it
+  // writes.
+  struct Element {
+    size_t stmt = 0;
+    std::vector<std::string> lhs;  // the written subscripts, C over the enclosing iterators
+    std::string guard;
+    bool operator==(const Element& o) const { return stmt == o.stmt && lhs == o.lhs && guard == o.guard; }
+  };
+
+  // Whether every statement instance under `node` updates one element (`e`: filled from the
+  // first, compared with the others); `inner` collects the iterators of the loops passed.
+  bool one_element(isl_ast_node* node, std::optional<Element>& e, std::vector<std::string>& inner) const {
+    switch (isl_ast_node_get_type(node)) {
+      case isl_ast_node_user: {
+        Call c = call_of(node);
+        if (c.name[0] != 'S') return false;
+        const ir::Stmt& st = b_.def().stmts[c.index];
+        if (st.scatter || st.reduce == ir::ReduceOp::None) return false;
+        for (const ir::Read& r : st.reads)
+          if (r.tensor == st.lhs_tensor) return false;
+        for (size_t k = st.num_lhs; k < c.args.size(); ++k)
+          if (mentions(c.guard, "i" + std::to_string(k))) return false;
+        Element mine{c.index, std::vector<std::string>(c.args.begin(), c.args.begin() + static_cast<long>(st.num_lhs)), c.guard};
+        if (!e) e = mine;
+        return *e == mine;
+      }
+      case isl_ast_node_for: {
+        inner.push_back(isl_c(isl_ast_node_for_get_iterator(node)));
+        isl_ast_node* body = isl_ast_node_for_get_body(node);
+        bool ok = one_element(body, e, inner);
+        isl_ast_node_free(body);
+        return ok;
+      }
+      case isl_ast_node_if: {
+        if (isl_ast_node_if_has_else_node(node) != isl_bool_false) return false;
+        isl_ast_node* then = isl_ast_node_if_get_then_node(node);
+        bool ok = one_element(then, e, inner);
+        isl_ast_node_free(then);
+        return ok;
+      }
+      case isl_ast_node_block: {
+        isl_ast_node_list* children = isl_ast_node_block_get_children(node);
+        bool ok = true;
+        for (int i = 0; ok && i < isl_ast_node_list_n_ast_node(children); ++i) {
+          isl_ast_node* c = isl_ast_node_list_get_ast_node(children, i);
+          ok = one_element(c, e, inner);
+          isl_ast_node_free(c);
+        }
+        isl_ast_node_list_free(children);
+        return ok;
+      }
+      default: return false;  // marks: mapped loops inside
+    }
+  }
+
+  bool promotable(isl_ast_node* node, std::optional<Element>& e) const {
+    if (!private_ || accumulating_) return false;
+    std::vector<std::string> inner;
+    if (!one_element(node, e, inner) || !e) return false;
+    for (const std::string& it : inner) {
+      if (mentions(e->guard, it)) return false;
+      for (const std::string& sub : e->lhs)
+        if (mentions(sub, it)) return false;
+    }
+    return true;
+  }
+
+  // Prints `body` (what updates e's element) with the element in tc_acc.
+  void in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
+    const ir::Stmt& st = b_.def().stmts[e.stmt];
     const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)];
     std::vector<std::string> lhs;
     for (size_t k = 0; k < st.num_lhs; ++k) lhs.push_back("i" + std::to_string(k));
     std::string element = param(t) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
     int d = depth + 1;
     out += pad(depth) + "{  // " + t.name + "'s element in a register over the loop\n";
-    for (size_t k = 0; k < st.num_lhs; ++k) out += pad(d) + variable(k, c.args[k]);
-    if (!c.guard.empty()) out += pad(d++) + "if (" + c.guard + ") {\n";
+    for (size_t k = 0; k < st.num_lhs; ++k) out += pad(d) + variable(k, e.lhs[k]);
+    if (!e.guard.empty()) out += pad(d++) + "if (" + e.guard + ") {\n";
     out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
-    out += pad(d) + header + " {\n";
-    for (size_t k = st.num_lhs; k < c.args.size(); ++k) out += pad(d + 1) + variable(k, c.args[k]);
-    std::string rhs = begin_statement(st, c.index, false, out, d + 1);
-    out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", rhs), t.type) + ";\n";
-    out += pad(d) + "}\n";
+    accumulating_ = &e;
+    try {
+      body(out, d);
+    } catch (...) {
+      accumulating_ = nullptr;
+      throw;
+    }
+    accumulating_ = nullptr;
     out += pad(d) + element + " = " + stored("tc_acc", t.type) + ";\n";
-    if (!c.guard.empty()) out += pad(--d) + "}\n";
+    if (!e.guard.empty()) out += pad(--d) + "}\n";
     out += pad(depth) + "}\n";
-    return true;
   }
 
   // `acc` combined with `value` by a reduction.
@@ -933,6 +1256,16 @@ class Printer {
         if (!b_.proven(r.subscripts[d]) && checked_) checks += "(void)" + subs[d] + ", ";
       return checks.empty() ? zero_of(t.type) : "(" + checks + zero_of(t.type) + ")";
     }
+    if (const SharedArray* a = shared_copy(static_cast<size_t>(r.tensor))) {  // its proven subscripts, in the box
+      std::string at;
+      int64_t stride = a->elements();
+      for (size_t k = 0; k < subs.size(); ++k) {
+        stride /= a->size[k];
+        std::string term = "(" + subs[k] + " - " + offset_name(*a, k) + ")";
+        at += (at.empty() ? "" : " + ") + (stride == 1 ? term : term + " * " + std::to_string(stride) + "ll");
+      }
+      return load_as(a->name + "[" + (at.empty() ? "0" : at) + "]", t.type);
+    }
     return load_as(param(t) + "[" + offset(static_cast<size_t>(r.tensor), subs) + "]", t.type);
   }
 
@@ -943,6 +1276,12 @@ class Printer {
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
   std::vector<std::string> owned_;  // while printing: the marks of the enclosing mapped loops
+  std::vector<std::vector<SharedArray>> promotions_;  // per shared mark (its annotation "shared<k>")
+  std::vector<size_t> open_shared_;                   // while isl builds the AST
+  std::vector<const std::vector<SharedArray>*> active_shared_;  // while printing
+  size_t shared_arrays_ = 0;
+  std::exception_ptr callback_error_;
+  const Element* accumulating_ = nullptr;  // while printing in_register's body  // thrown in a callback from isl, rethrown after it returns
   const ir::Stmt* stmt_ = nullptr;
   size_t stmt_index_ = 0;
   Launch* axes_ = nullptr;

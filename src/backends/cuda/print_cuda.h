@@ -13,8 +13,9 @@
 // constants in the text. Subscripts that binding did not prove in bounds (gathers, reads
 // under ?:) are checked (checked=1: the first bad one recorded, as the host reports it) and
 // clamped into the tensor. float16 is stored as its bits and computed as float, each result
-// rounded to half; an accumulator updated by an innermost loop is kept in a register. Not
-// yet: shared memory, unrolling.
+// rounded to half; an accumulator updated by a loop (or an unrolled run) is kept in a register;
+// at a "shared" mark (mapping.h) the reused tiles of read-only tensors are copied to shared
+// memory between __syncthreads (Launch::synchronises). It does not reduce across threads.
 #pragma once
 
 #include <array>
@@ -35,6 +36,7 @@ struct Launch {
   // Per grid axis, the iterations of the loop mapped to it where isl's bounds are constants
   // (one block per tile: what cuda.grid=auto launches), else 0.
   std::array<int64_t, 3> tiles{};
+  bool synchronises = false;  // calls __syncthreads (shared memory, block reductions)
 };
 
 // The grid and block one launch runs with: along the axes it uses, `grid` (or, where empty,
