@@ -5,10 +5,11 @@
 # along (.bundle: ../shared/tools/bundle-runtime.sh pack .bundle):
 #   1. the device and driver (nvidia-smi);
 #   2. the e2e corpus on backend=cuda with real kDLCUDA tensors (PyTorch CUDA tensors through
-#      the Python binding) against NumPy's expectations: default knobs, then other knobs;
+#      the Python binding) against NumPy's expectations: default knobs, then other knobs
+#      (shared memory, unrolling, reductions across lanes by shuffles and by atomics);
 #   3. the Python binding's tests (PyTorch CUDA tensors in and out included);
 #   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
-#      scatter);
+#      scatter), racecheck and synccheck with shared memory and shuffles;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
 #      a short tc_tune.
 # Everything is logged under ${OUT:-gpu-check-out}/; the exit status is non-zero if any step
@@ -30,11 +31,22 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, prints its las
 step device nvidia-smi
 step corpus "$py" tests/gpu/corpus_on_gpu.py
 step corpus_other_knobs "$py" tests/gpu/corpus_on_gpu.py --option cuda.fusion=min --option cuda.tile=8x4 \
-  --option cuda.block=16x4 --option cuda.grid=3x2
+  --option cuda.block=16x4 --option cuda.grid=3x2 --option cuda.shared=1 --option cuda.unroll=4
+step corpus_shared_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.shared=1 --option cuda.unroll=32 \
+  --option cuda.reduction=tree
+step corpus_atomic "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=atomic --option cuda.fusion=min
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
 for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
   step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
   step "racecheck.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
+done
+for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the lanes' shuffles and atomics
+  step "racecheck.shared_tree.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.shared=1 --option cuda.reduction=tree "$k"
+  step "synccheck.shared_tree.$k" compute-sanitizer --tool synccheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.shared=1 --option cuda.reduction=tree "$k"
+  step "memcheck.atomic.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.reduction=atomic "$k"
 done
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1

@@ -278,3 +278,79 @@ TEST(CudaBackend, ArtefactRoundTrip) {
   o.set("cuda.emulate", "1");
   EXPECT_EQ(cuda.compile(bound, cuda.default_target(), o.values_for(cuda))->artefact(), "");  // emulated: never cached code
 }
+
+// The emulation's barriers, on hand-written CUDA C: a block's __syncthreads waits for all its
+// threads (each thread reads what the others wrote to shared memory before the barrier), a
+// warp's shuffles combine 32 lanes while the block's warps run different numbers of rounds,
+// and a __syncthreads some threads never reach fails the run instead of hanging.
+namespace {
+
+CudaSource hand_written(const std::string& kernel, const std::string& body) {
+  CudaSource s;
+  s.text = "extern \"C\" __global__ void " + kernel + "(int* out, unsigned long long* tc_fault) {\n" + body + "}\n";
+  Launch l;
+  l.kernel = kernel;
+  l.grid_axes = 1;
+  l.block_axes = 2;
+  l.synchronises = true;
+  s.launches = {l};
+  s.param_types = {"int*", "unsigned long long*"};
+  return s;
+}
+
+void run_hand_written(const CudaSource& s, std::vector<int>& out, std::array<unsigned, 3> grid,
+                      std::array<unsigned, 3> block) {
+  EmulatedKernels kernels(s);
+  std::vector<unsigned long long> fault(2, 0);
+  LaunchDims d;
+  d.grid = grid;
+  d.block = block;
+  kernels.run({out.data(), fault.data()}, {d});
+}
+
+}  // namespace
+
+TEST(CudaEmulation, SyncthreadsWaitsForTheWholeBlock) {
+  // Each thread writes its id, then (after the barrier) reads its neighbour's: wrong without a
+  // barrier, since thread t + 1 runs after thread t.
+  CudaSource s = hand_written("neighbours",
+                              "  __shared__ int ids[64];\n"
+                              "  unsigned t = threadIdx.x + blockDim.x * threadIdx.y;\n"
+                              "  ids[t] = (int)(t + 100 * blockIdx.x);\n"
+                              "  __syncthreads();\n"
+                              "  out[blockIdx.x * 64 + t] = ids[(t + 1) % 64];\n");
+  std::vector<int> out(128, -1);
+  run_hand_written(s, out, {2, 1, 1}, {32, 2, 1});
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 64; ++t) EXPECT_EQ(out[static_cast<size_t>(b * 64 + t)], (t + 1) % 64 + 100 * b) << b << " " << t;
+}
+
+TEST(CudaEmulation, ShufflesCombineAWarpsLanes) {
+  // Warp y runs y + 1 rounds of a 32-lane sum (warps out of step, as under a mapped loop).
+  CudaSource s = hand_written("warp_sums",
+                              "  for (unsigned r = 0; r <= threadIdx.y; ++r) {\n"
+                              "    int v = (int)(threadIdx.x + r);\n"
+                              "    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);\n"
+                              "    __syncwarp();\n"
+                              "    if (threadIdx.x == 0) out[threadIdx.y * 4 + r] = v;\n"
+                              "  }\n");
+  std::vector<int> out(16, -1);
+  run_hand_written(s, out, {1, 1, 1}, {32, 4, 1});
+  for (int y = 0; y < 4; ++y)
+    for (int r = 0; r < 4; ++r) EXPECT_EQ(out[static_cast<size_t>(y * 4 + r)], r <= y ? 496 + 32 * r : -1) << y << " " << r;
+}
+
+TEST(CudaEmulation, ABarrierNotEveryThreadReachesFails) {
+  CudaSource s = hand_written("diverges",
+                              "  if (threadIdx.x == 3) return;\n"
+                              "  __syncthreads();\n"
+                              "  out[threadIdx.x] = 1;\n");
+  std::vector<int> out(32, 0);
+  try {
+    run_hand_written(s, out, {1, 1, 1}, {32, 1, 1});
+    FAIL() << "expected TC_ERROR_INTERNAL";
+  } catch (const tc::Error& e) {
+    EXPECT_EQ(e.status(), TC_ERROR_INTERNAL);
+    EXPECT_NE(std::string(e.what()).find("did not all reach the same barrier"), std::string::npos) << e.what();
+  }
+}

@@ -23,6 +23,11 @@ checks that hide them need their own):
   unroll             cuda.unroll=4 with 4-wide k tiles: no loop over the k points is left (isl
                      unrolled it), the accumulator stays in a register over the unrolled run,
                      and the result is right; cuda.unroll=2 leaves the loop
+  lane_reductions    cuda.reduction=tree and atomic: matmul's k loop split across a warp's lanes
+                     and combined by shuffles (__syncwarp, tc_shfl_down) or atomics
+                     (tc_atomic_update), right at odd sizes; a 1000-long int32 row sum exact, a
+                     max with a NaN, an int8 product and a float16 min right; cuda.block's x other
+                     than 32 is TC_ERROR_INVALID_ARGUMENT naming both options
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -190,6 +195,40 @@ def unroll():
         np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
 
 
+def lane_reductions():
+    r = np.random.default_rng(7)
+    for how, marker in (("tree", "tc_shfl_down(tc_acc, tc_off)"), ("atomic", "tc_atomic_update(")):
+        lanes = dict(EMULATE, **{"cuda.reduction": how})
+        p = tclib.Program(MM)
+        A, B = r.standard_normal((23, 70)).astype(np.float32), r.standard_normal((70, 9)).astype(np.float32)
+        k = p.compile("mm", [A, B], lanes)
+        code = k.code()
+        assert "__syncwarp();" in code and marker in code, (how, code[-3000:])
+        (C,) = run(k, [A, B])
+        np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+        rows = tclib.Program("def rowsum(int32(N,K) X) -> (S) { S(n) +=! X(n,k) }")
+        X = r.integers(-1000, 1000, (5, 1000)).astype(np.int32)
+        k = rows.compile("rowsum", [X], lanes)
+        assert marker in k.code(), k.code()[-2000:]
+        (S,) = run(k, [X])
+        np.testing.assert_array_equal(S, X.sum(axis=1, dtype=np.int32))
+        mx = tclib.Program("def rowmax(float(N,K) X) -> (M) { M(n) max=! X(n,k) }")
+        Y = r.standard_normal((4, 77)).astype(np.float32)
+        Y[2, 40] = np.nan
+        (M,) = run(mx.compile("rowmax", [Y], lanes), [Y])
+        np.testing.assert_array_equal(M, Y.max(axis=1))
+        prod = tclib.Program("def rowprod(int8(N,K) X) -> (P) { P(n) *=! X(n,k) }")
+        Z = r.integers(-3, 4, (3, 45)).astype(np.int8)
+        (P,) = run(prod.compile("rowprod", [Z], lanes), [Z])
+        np.testing.assert_array_equal(P, np.prod(Z.astype(np.int64), axis=1).astype(np.int8))
+        hmin = tclib.Program("def rowmin(float16(N,K) X) -> (H) { H(n) min=! X(n,k) }")
+        W = r.standard_normal((3, 50)).astype(np.float16)
+        (H,) = run(hmin.compile("rowmin", [W], lanes), [W])
+        np.testing.assert_array_equal(H, W.min(axis=1))
+        expect_error(lambda: p.compile("mm", [A, B], dict(lanes, **{"cuda.block": "16x8"})),
+                     tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.reduction'", "'cuda.block' is '16x8'")
+
+
 def no_host_compiler():
     p = tclib.Program(MM)
     A, B = mm_inputs()
@@ -201,7 +240,8 @@ def no_host_compiler():
 
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
-          "registers": registers, "shared_memory": shared_memory, "unroll": unroll}
+          "registers": registers, "shared_memory": shared_memory, "unroll": unroll,
+          "lane_reductions": lane_reductions}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

@@ -72,7 +72,13 @@ std::vector<Knob> declare() {
   unroll.min = 0;
   unroll.max = 64;
   unroll.domain = fixed_values({"0", "4", "8", "32"});
-  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll};
+  Knob reduction{"cuda.reduction", KnobKind::Choice, "none",
+                 "how a reduction's loop is run: none (each thread reduces its own elements), or split across a "
+                 "warp's 32 lanes and combined by a tree of shuffles (tree) or by atomics (atomic); with tree and "
+                 "atomic, cuda.block's x must be 32"};
+  reduction.choices = {"none", "tree", "atomic"};
+  reduction.domain = fixed_values({"none", "tree", "atomic"});
+  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll, reduction};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -100,12 +106,18 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   if (!o.is_auto("cuda.tile")) mapping.tile = o.get("cuda.tile").sizes;
   mapping.shared = o.flag("cuda.shared");
   mapping.unroll = o.get("cuda.unroll").x;
+  mapping.lanes = o.text("cuda.reduction") != "none";
+  if (mapping.lanes && block[0] != 32)
+    fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
+                                        "', which splits reductions across a warp's 32 lanes along x, but 'cuda.block' "
+                                        "is '" + o.text("cuda.block") + "': its x must be 32");
   Fusion fusion = o.text("cuda.fusion") == "min" ? Fusion::Min : Fusion::Max;
   PolyModel model(bound);
   isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), mapping);
   Generated g;
   try {
-    g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"));
+    g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"),
+                          o.text("cuda.reduction") == "atomic");
   } catch (...) {
     isl_schedule_free(mapped);
     throw;

@@ -16,9 +16,10 @@ namespace tc::backends::cuda {
 namespace {
 
 // CUDA's built-ins for a host compiler: the ids are per host thread, set by the entry points.
-// A kernel that synchronises (__syncthreads) runs each block's threads as coroutines on one host
-// thread: each runs to its next barrier, and when all have reached it, all go on. __shared__
-// arrays are static thread_local, so a block's threads (one host thread) share them.
+// A kernel that synchronises (__syncthreads, __syncwarp, __shfl_down_sync) runs each block's
+// threads as coroutines on one host thread: each runs to its next barrier, and a barrier is
+// passed when every live thread it waits for (the block's, or the warp's) has reached it.
+// __shared__ arrays are static thread_local, so a block's threads (one host thread) share them.
 constexpr const char* kEmulationHeader = R"(// libtc's CUDA emulation header (src/backends/cuda/emulate.cpp)
 #include <math.h>
 #include <stdlib.h>
@@ -40,38 +41,91 @@ template <typename T> inline T atomicAdd(T* a, T value) {
   *a = old + value;
   return old;
 }
-// The coroutines of the block being run (null: the kernel does not synchronise).
+// The coroutines of the block being run (null: the kernel does not synchronise). A thread is
+// running, waiting at a __syncthreads (all of the block's live threads must arrive), waiting at
+// a warp's sync (__syncwarp, each step of a shuffle: the live threads of its warp, 32
+// consecutive ones), or done.
+enum { tc_emu_running, tc_emu_at_block, tc_emu_at_warp, tc_emu_done };
 struct tc_emu_block {
   ucontext_t scheduler;
   ucontext_t* threads;
+  int* state;
+  unsigned long long* slots;  // a shuffle's values, one per thread
   unsigned current;
-  bool finished;           // the current thread returned from the kernel
-  void (*body)(void**);    // the kernel, called with the launch's arguments
+  void (*body)(void**);       // the kernel, called with the launch's arguments
   void** args;
 };
 inline thread_local tc_emu_block* tc_emu = nullptr;
+inline void tc_emu_wait(int state) {
+  tc_emu->state[tc_emu->current] = state;
+  swapcontext(&tc_emu->threads[tc_emu->current], &tc_emu->scheduler);
+}
 inline void __syncthreads() {
-  if (tc_emu) swapcontext(&tc_emu->threads[tc_emu->current], &tc_emu->scheduler);
+  if (tc_emu) tc_emu_wait(tc_emu_at_block);
+}
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  if (tc_emu) tc_emu_wait(tc_emu_at_warp);
+}
+template <typename T> inline T __shfl_down_sync(unsigned, T v, int off) {
+  unsigned me = tc_emu->current, lane = me % 32u;
+  unsigned long long bits = 0;
+  __builtin_memcpy(&bits, &v, sizeof v);
+  tc_emu->slots[me] = bits;
+  tc_emu_wait(tc_emu_at_warp);  // every lane has written
+  if (lane + (unsigned)off < 32u) __builtin_memcpy(&v, &tc_emu->slots[me + (unsigned)off], sizeof v);
+  tc_emu_wait(tc_emu_at_warp);  // every lane has read
+  return v;
 }
 inline void tc_emu_thread() {
   tc_emu->body(tc_emu->args);
-  tc_emu->finished = true;  // returns to uc_link: the scheduler
+  tc_emu->state[tc_emu->current] = tc_emu_done;  // returns to uc_link: the scheduler
 }
-// Runs a synchronising kernel: per block, rounds in which every live thread runs to its next
-// barrier or its end. Returns 1 if in some round threads ended while others waited at a
-// barrier (a __syncthreads not reached by every thread of the block: undefined in CUDA).
+// Releases the threads whose barrier every live thread it waits for has reached: returns how
+// many, and sets *stray where a thread ended while others waited for it.
+inline unsigned tc_emu_release(unsigned n, int* stray) {
+  unsigned live = 0, at_block = 0, released = 0, ended = 0;
+  for (unsigned t = 0; t < n; ++t) {
+    live += tc_emu->state[t] != tc_emu_done;
+    at_block += tc_emu->state[t] == tc_emu_at_block;
+    ended += tc_emu->state[t] == tc_emu_done;
+  }
+  if (live > 0 && at_block == live) {
+    if (ended > 0) *stray = 1;
+    for (unsigned t = 0; t < n; ++t)
+      if (tc_emu->state[t] == tc_emu_at_block) tc_emu->state[t] = tc_emu_running, ++released;
+  }
+  for (unsigned w = 0; w < n; w += 32) {
+    unsigned end = w + 32 < n ? w + 32 : n, waiting = 0, others = 0, gone = 0;
+    for (unsigned t = w; t < end; ++t) {
+      waiting += tc_emu->state[t] == tc_emu_at_warp;
+      others += tc_emu->state[t] == tc_emu_at_block || tc_emu->state[t] == tc_emu_running;
+      gone += tc_emu->state[t] == tc_emu_done;
+    }
+    if (waiting == 0 || others > 0) continue;
+    if (gone > 0) *stray = 1;
+    for (unsigned t = w; t < end; ++t)
+      if (tc_emu->state[t] == tc_emu_at_warp) tc_emu->state[t] = tc_emu_running, ++released;
+  }
+  return released;
+}
+// Runs a synchronising kernel: per block, every running thread runs to its next barrier or its
+// end, then the barriers all of whose threads have arrived are passed, until every thread is
+// done. Returns 1 if threads ended while others waited at a barrier for them, or if threads
+// waited at barriers that can never all be reached (undefined or a hang on a GPU).
 inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**), void** args) {
   const size_t stack = 256 * 1024;
   unsigned n = b[0] * b[1] * b[2];
   tc_emu_block block;
   block.threads = (ucontext_t*)calloc(n, sizeof(ucontext_t));
+  block.state = (int*)calloc(n, sizeof(int));
+  block.slots = (unsigned long long*)calloc(n, sizeof(unsigned long long));
   char* stacks = (char*)malloc(n * stack);
-  bool* done = (bool*)calloc(n, 1);
   block.body = body;
   block.args = args;
-  int diverged = 0;
+  int stray = 0;
   tc_emu = &block;
-  for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by) for (unsigned bx = 0; bx < g[0]; ++bx) {
+  for (unsigned bz = 0; bz < g[2] && !stray; ++bz) for (unsigned by = 0; by < g[1] && !stray; ++by)
+  for (unsigned bx = 0; bx < g[0] && !stray; ++bx) {
     blockIdx = {bx, by, bz};
     for (unsigned t = 0; t < n; ++t) {
       getcontext(&block.threads[t]);
@@ -79,27 +133,28 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
       block.threads[t].uc_stack.ss_size = stack;
       block.threads[t].uc_link = &block.scheduler;
       makecontext(&block.threads[t], tc_emu_thread, 0);
-      done[t] = false;
+      block.state[t] = tc_emu_running;
     }
-    for (unsigned live = n; live > 0;) {
-      unsigned ended = 0, waiting = 0;
+    for (;;) {
       for (unsigned t = 0; t < n; ++t) {
-        if (done[t]) continue;
+        if (block.state[t] != tc_emu_running) continue;
         threadIdx = {t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])};
         block.current = t;
-        block.finished = false;
         swapcontext(&block.scheduler, &block.threads[t]);
-        if (block.finished) done[t] = true, ++ended, --live;
-        else ++waiting;
       }
-      if (ended > 0 && waiting > 0) diverged = 1;
+      unsigned done = 0;
+      for (unsigned t = 0; t < n; ++t) done += block.state[t] == tc_emu_done;
+      if (done == n) break;
+      if (tc_emu_release(n, &stray) == 0) stray = 1;  // no barrier can be passed: a hang on a GPU
+      if (stray) break;
     }
   }
   tc_emu = nullptr;
-  free(done);
   free(stacks);
+  free(block.slots);
+  free(block.state);
   free(block.threads);
-  return diverged;
+  return stray;
 }
 )";
 
@@ -187,8 +242,8 @@ void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<La
   for (size_t k = 0; k < entries_.size(); ++k)
     if (entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data()) != 0)
       fail(TC_ERROR_INTERNAL, "cuda emulation: in launch " + launches_[k].kernel +
-                                  ", the threads of a block did not all reach the same __syncthreads (a code generation "
-                                  "defect: please report it)");
+                                  ", the threads of a block or warp did not all reach the same barrier (__syncthreads, "
+                                  "__syncwarp or a shuffle; a code generation defect: please report it)");
 }
 
 }  // namespace tc::backends::cuda

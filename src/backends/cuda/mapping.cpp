@@ -48,14 +48,15 @@ void free_values(void* values) { isl_union_pw_aff_free(static_cast<isl_union_pw_
 // touch consecutive elements), the next y, then z; <stride> is the spacing of the member's
 // values (a tile loop's: its tile size), which the printer's ownership rule divides by.
 // Returns the node at `band`'s position (the first mark).
-isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind, const std::vector<int64_t>& strides) {
+isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind, const std::vector<int64_t>& strides,
+                                int first_axis = 0) {
   static const char kAxes[] = "xyz";
   isl_ctx* ctx = isl_schedule_node_get_ctx(band);
   isl_schedule_node* node = band;
   for (int i = 0; i < n; ++i) {
     if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
     int64_t stride = static_cast<size_t>(i) < strides.size() ? strides[static_cast<size_t>(i)] : 1;
-    std::string name = std::string(kind) + "." + kAxes[n - 1 - i] + ":" + std::to_string(stride);
+    std::string name = std::string(kind) + "." + kAxes[first_axis + n - 1 - i] + ":" + std::to_string(stride);
     // The mark carries the member's values (statement instance -> value): the printer guards
     // a statement for which isl prints no loop of this member with the owner of its value.
     isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(node);
@@ -72,12 +73,14 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
 // Marks the last (innermost) kMaxAxes of the point band's leading coincident members as the
 // block's threads, the innermost on x, so that consecutive threads touch consecutive elements
 // (coalescing: conv's w rather than its h); coincident members before them stay loops that
-// every thread runs. Returns the node at `band`'s position.
-isl_schedule_node* mark_threads(isl_schedule_node* band) {
-  int parallel = coincident_prefix(band), n = std::min(parallel, kMaxAxes), skip = parallel - n;
-  if (skip == 0) return mark_members(band, n, "thread", {});
+// every thread runs. With `lanes`, x is left to the reductions: y and z only. Returns the node
+// at `band`'s position.
+isl_schedule_node* mark_threads(isl_schedule_node* band, bool lanes) {
+  int first_axis = lanes ? 1 : 0;
+  int parallel = coincident_prefix(band), n = std::min(parallel, kMaxAxes - first_axis), skip = parallel - n;
+  if (skip == 0) return mark_members(band, n, "thread", {}, first_axis);
   isl_schedule_node* node = isl_schedule_node_band_split(band, skip);
-  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {});
+  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {}, first_axis);
   return isl_schedule_node_parent(node);
 }
 
@@ -113,7 +116,9 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     node = isl_schedule_node_band_tile(node, sizes);  // the tile band, the point band below it
     node = isl_schedule_node_child(node, 0);
     node = mark_unrolled(node, block_strides, options.unroll);
-    node = mark_threads(node);
+    bool lanes = options.lanes && coincident_prefix(node) < isl_schedule_node_band_n_member(node);
+    node = mark_threads(node, lanes);
+    if (lanes) node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "lanes", nullptr));
     if (options.shared) node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "shared", nullptr));
     node = isl_schedule_node_parent(node);
   }

@@ -9,7 +9,10 @@
 // itself. With `shared`, a mark "shared" sits above each point band: where the printer
 // promotes the tile's reused reads to shared memory (print_cuda.h). With `unroll` = U, the
 // point loops no thread is mapped to whose tile size is at most U are unrolled by isl's AST
-// generator (their ast loop type). Also the loop nest isl's AST generator makes of a
+// generator (their ast loop type). With `lanes` (cuda.reduction=tree), a point band that has a
+// reduction member (not coincident) leaves threadIdx.x to its reductions: its parallel members
+// go to y and z (at most 2), under a mark "lanes" above the band, where the printer splits a
+// reduction's loop across a warp's 32 lanes. Also the loop nest isl's AST generator makes of a
 // schedule, as C text. It does not fix grid and block sizes, reduce across threads, choose
 // what to promote, or print CUDA C (print_cuda.h).
 #pragma once
@@ -29,6 +32,7 @@ struct MappingOptions {
   std::vector<int64_t> tile;  // per member of an outermost band, outermost first; past the list: kDefaultTile
   bool shared = false;        // a "shared" mark above each point band (cuda.shared)
   int64_t unroll = 0;         // unroll the unmapped point loops of at most this many iterations (cuda.unroll)
+  bool lanes = false;         // cuda.reduction=tree: see below
 };
 
 // Takes `schedule`, returns the mapped one (the caller frees it).

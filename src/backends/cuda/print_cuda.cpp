@@ -204,6 +204,51 @@ TC_DEVICE void tc_atomic_add(short* p, short v) { tc_add_s16 op = {v}; tc_atomic
 TC_DEVICE void tc_atomic_add(unsigned short* p, unsigned short v) { tc_add_u16 op = {v}; tc_atomic_field(p, 2, op); }
 TC_DEVICE void tc_atomic_or(unsigned char* p, bool v) { tc_or_bool op = {v}; tc_atomic_field(p, 1, op); }
 TC_DEVICE void tc_atomic_add_half(unsigned short* p, float v) { tc_add_half op = {v}; tc_atomic_field(p, 2, op); }
+// An element updated atomically: f maps its stored value to the new one (the lanes' partial
+// reductions combined into it, cuda.reduction=atomic). 4 and 8 bytes: a compare-and-swap of the
+// element; 1 and 2 bytes: of the aligned 32-bit word that holds it.
+template <typename T, typename F> TC_DEVICE void tc_atomic_cas32(T* p, F f) {
+  unsigned* w = (unsigned*)p;
+  unsigned old = *w, assumed;
+  do {
+    assumed = old;
+    union { unsigned u; T v; } cur, next;
+    cur.u = assumed;
+    next.v = f(cur.v);
+    old = atomicCAS(w, assumed, next.u);
+  } while (old != assumed);
+}
+template <typename T, typename F> TC_DEVICE void tc_atomic_cas64(T* p, F f) {
+  unsigned long long* w = (unsigned long long*)p;
+  unsigned long long old = *w, assumed;
+  do {
+    assumed = old;
+    union { unsigned long long u; T v; } cur, next;
+    cur.u = assumed;
+    next.v = f(cur.v);
+    old = atomicCAS(w, assumed, next.u);
+  } while (old != assumed);
+}
+template <typename T, typename F> struct tc_narrow {
+  F f;
+  TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned)(unsigned short)f((T)x) & (sizeof(T) == 1 ? 0xffu : 0xffffu); }
+};
+template <typename F> TC_DEVICE void tc_atomic_update(float* p, F f) { tc_atomic_cas32(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(int* p, F f) { tc_atomic_cas32(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(unsigned* p, F f) { tc_atomic_cas32(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(double* p, F f) { tc_atomic_cas64(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(long long* p, F f) { tc_atomic_cas64(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(unsigned long long* p, F f) { tc_atomic_cas64(p, f); }
+template <typename F> TC_DEVICE void tc_atomic_update(signed char* p, F f) { tc_narrow<signed char, F> op = {f}; tc_atomic_field(p, 1, op); }
+template <typename F> TC_DEVICE void tc_atomic_update(unsigned char* p, F f) { tc_narrow<unsigned char, F> op = {f}; tc_atomic_field(p, 1, op); }
+template <typename F> TC_DEVICE void tc_atomic_update(short* p, F f) { tc_narrow<short, F> op = {f}; tc_atomic_field(p, 2, op); }
+template <typename F> TC_DEVICE void tc_atomic_update(unsigned short* p, F f) { tc_narrow<unsigned short, F> op = {f}; tc_atomic_field(p, 2, op); }
+// A warp's lanes combine their partial reductions (cuda.reduction=tree): lane l gets lane
+// l + off's value (its own past the warp's end).
+template <typename T> TC_DEVICE T tc_shfl_down(T v, int off) { return (T)__shfl_down_sync(0xffffffffu, (long long)v, off); }
+TC_DEVICE float tc_shfl_down(float v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
+TC_DEVICE double tc_shfl_down(double v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
+TC_DEVICE bool tc_shfl_down(bool v, int off) { return __shfl_down_sync(0xffffffffu, (int)v, off) != 0; }
 // Float to integer: truncated toward zero, saturated, NaN gives 0.
 TC_DEVICE long long tc_f2s(double x, int bits) {
   if (x != x) return 0;
@@ -328,8 +373,8 @@ std::string isl_c(isl_ast_expr* e) {
 
 class Printer {
  public:
-  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked, bool registers)
-      : b_(b), m_(m), checked_(checked), private_(registers) {}
+  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked, bool registers, bool atomic_lanes)
+      : b_(b), m_(m), checked_(checked), private_(registers), atomic_lanes_(atomic_lanes) {}
 
   CudaSource run(const isl_schedule* mapped) {
     isl_ast_build* build = isl_ast_build_alloc(m_.ctx());
@@ -768,6 +813,16 @@ class Printer {
         try {
           if (is_mapping(name)) {
             mapped(inner, name, out, depth);
+          } else if (name == "lanes") {  // threadIdx.x is the reductions' (cuda.reduction=tree)
+            axes_->block_axes = std::max(axes_->block_axes, 1);
+            ++lanes_;
+            try {
+              walk(inner, out, depth);
+            } catch (...) {
+              --lanes_;
+              throw;
+            }
+            --lanes_;
           } else if (name == "shared") {
             isl_id* k = isl_ast_node_get_annotation(node);
             size_t index = k ? std::stoul(isl_id_get_name(k) + 6) : promotions_.size();
@@ -870,8 +925,17 @@ class Printer {
       o += pad(d) + "}\n";
     };
     std::optional<Element> e;
-    if (mark.empty() && promotable(node, e)) in_register(*e, out, depth, print);
-    else print(out, depth);
+    if (mark.empty() && promotable(node, e)) {
+      if (lanes_ > 0) {  // the loop's values split round robin across the warp's lanes
+        header = "for (long long " + it + " = (" + init + ") + (" + inc + ") * (long long)threadIdx.x; " + cond + "; " + it +
+                 " += (" + inc + ") * " + std::to_string(kWarp) + "ll)";
+        across_lanes(*e, out, depth, print);
+      } else {
+        in_register(*e, out, depth, print);
+      }
+    } else {
+      print(out, depth);
+    }
     if (!mark.empty()) owned_.pop_back();
   }
 
@@ -923,6 +987,7 @@ class Printer {
       return;
     }
     for (size_t k = 0; k < c.args.size(); ++k) out += pad(depth + 1) + variable(k, c.args[k]);
+    c.guard = lane_zero(c.guard);
     if (c.guard.empty()) {
       statement_update(c.name, c.index, c.args.size(), out, depth + 1);
     } else {
@@ -1016,16 +1081,44 @@ class Printer {
 
   // Prints `body` (what updates e's element) with the element in tc_acc.
   void in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
+    const ir::Tensor& t = written_tensor(e);
+    std::string element = element_of(e), guard = lane_zero(e.guard);
+    int d = open_element(e, "in a register over the loop", guard, out, depth);
+    out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
+    accumulate(e, body, out, d);
+    out += pad(d) + element + " = " + stored("tc_acc", t.type) + ";\n";
+    close_element(guard, out, d, depth);
+  }
+
+  const ir::Tensor& written_tensor(const Element& e) const {
+    return b_.def().tensors[static_cast<size_t>(b_.def().stmts[e.stmt].lhs_tensor)];
+  }
+
+  // e's element, at the variables open_element defines (i0, i1, ...).
+  std::string element_of(const Element& e) const {
     const ir::Stmt& st = b_.def().stmts[e.stmt];
-    const ir::Tensor& t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)];
     std::vector<std::string> lhs;
     for (size_t k = 0; k < st.num_lhs; ++k) lhs.push_back("i" + std::to_string(k));
-    std::string element = param(t) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
+    return param(written_tensor(e)) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
+  }
+
+  // Opens the scope of e's element: its written subscripts as variables, then `guard`. Returns
+  // the depth inside.
+  int open_element(const Element& e, const std::string& how, const std::string& guard, std::string& out, int depth) {
     int d = depth + 1;
-    out += pad(depth) + "{  // " + t.name + "'s element in a register over the loop\n";
-    for (size_t k = 0; k < st.num_lhs; ++k) out += pad(d) + variable(k, e.lhs[k]);
-    if (!e.guard.empty()) out += pad(d++) + "if (" + e.guard + ") {\n";
-    out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
+    out += pad(depth) + "{  // " + written_tensor(e).name + "'s element " + how + "\n";
+    for (size_t k = 0; k < e.lhs.size(); ++k) out += pad(d) + variable(k, e.lhs[k]);
+    if (!guard.empty()) out += pad(d++) + "if (" + guard + ") {\n";
+    return d;
+  }
+
+  void close_element(const std::string& guard, std::string& out, int d, int depth) {
+    if (!guard.empty()) out += pad(--d) + "}\n";
+    out += pad(depth) + "}\n";
+  }
+
+  // Prints `body` with e's statements accumulating into tc_acc.
+  void accumulate(const Element& e, const std::function<void(std::string&, int)>& body, std::string& out, int d) {
     accumulating_ = &e;
     try {
       body(out, d);
@@ -1034,9 +1127,46 @@ class Printer {
       throw;
     }
     accumulating_ = nullptr;
-    out += pad(d) + element + " = " + stored("tc_acc", t.type) + ";\n";
-    if (!e.guard.empty()) out += pad(--d) + "}\n";
-    out += pad(depth) + "}\n";
+  }
+
+  // ---- reductions across a warp's lanes (cuda.reduction=tree) ----
+  // Under a "lanes" mark threadIdx.x is no loop's: a reduction loop that in_register would
+  // keep in one thread's register is split round robin across the warp's 32 lanes (blockDim.x
+  // is 32, so a warp's lanes share threadIdx.y and z, hence every loop and guard outside the
+  // split loop), each lane reduces its share into tc_acc from the identity, then (tree) the
+  // lanes combine theirs in a tree of shuffles (16, 8, 4, 2, 1 apart) and lane 0 combines the
+  // total into the element, or (atomic) each lane combines its own into the element
+  // atomically. Every other statement there runs on lane 0 only (lane_zero); a __syncwarp
+  // before each split loop makes what lane 0 wrote before visible to the other lanes.
+  static constexpr int kWarp = 32;
+
+  std::string lane_zero(const std::string& guard) const {
+    if (lanes_ == 0 || accumulating_) return guard;
+    return guard.empty() ? "threadIdx.x == 0" : "threadIdx.x == 0 && " + guard;
+  }
+
+  void across_lanes(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
+    const ir::Stmt& st = b_.def().stmts[e.stmt];
+    const ir::Tensor& t = written_tensor(e);
+    std::string element = element_of(e);
+    axes_->synchronises = true;
+    int d = open_element(e, std::string("reduced across the warp's lanes over the loop (") +
+                                (atomic_lanes_ ? "atomics" : "shuffles") + ")", e.guard, out, depth);
+    out += pad(d) + "__syncwarp();  // lane 0's earlier writes, seen by every lane\n";
+    out += pad(d) + c_type(t.type) + " tc_acc = " + identity(st.reduce, t.type) + ";\n";
+    accumulate(e, body, out, d);
+    if (atomic_lanes_) {
+      out += pad(d) + "tc_atomic_update(&" + element + ", [&](" + storage_type(t.type) + " tc_old) { return (" +
+             storage_type(t.type) + ")" + stored(rounded(combined(st.reduce, load_as("tc_old", t.type), "tc_acc"), t.type), t.type) +
+             "; });\n";
+      out += pad(d) + "__syncwarp();  // every lane's update, seen by lane 0's later statements\n";
+    } else {
+      out += pad(d) + "for (int tc_off = " + std::to_string(kWarp / 2) + "; tc_off > 0; tc_off /= 2)\n";
+      out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", "tc_shfl_down(tc_acc, tc_off)"), t.type) + ";\n";
+      out += pad(d) + "if (threadIdx.x == 0) " + element + " = " +
+             stored(rounded(combined(st.reduce, load_as(element, t.type), "tc_acc"), t.type), t.type) + ";\n";
+    }
+    close_element(e.guard, out, d, depth);
   }
 
   // `acc` combined with `value` by a reduction.
@@ -1273,6 +1403,7 @@ class Printer {
   const PolyModel& m_;
   bool checked_;
   bool private_;  // register promotion of accumulators (cuda.private)
+  bool atomic_lanes_;  // reductions across lanes combined with atomics (cuda.reduction=atomic), else shuffles
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
   std::vector<std::string> owned_;  // while printing: the marks of the enclosing mapped loops
@@ -1281,7 +1412,8 @@ class Printer {
   std::vector<const std::vector<SharedArray>*> active_shared_;  // while printing
   size_t shared_arrays_ = 0;
   std::exception_ptr callback_error_;
-  const Element* accumulating_ = nullptr;  // while printing in_register's body  // thrown in a callback from isl, rethrown after it returns
+  const Element* accumulating_ = nullptr;  // while printing in_register's or across_lanes' body
+  int lanes_ = 0;                          // inside a "lanes" mark  // thrown in a callback from isl, rethrown after it returns
   const ir::Stmt* stmt_ = nullptr;
   size_t stmt_index_ = 0;
   Launch* axes_ = nullptr;
@@ -1304,8 +1436,8 @@ LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, c
 }
 
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
-                      bool registers) {
-  return Printer(bound, model, checked, registers).run(mapped);
+                      bool registers, bool atomic_lanes) {
+  return Printer(bound, model, checked, registers, atomic_lanes).run(mapped);
 }
 
 }  // namespace tc::backends::cuda

@@ -15,7 +15,8 @@
 // clamped into the tensor. float16 is stored as its bits and computed as float, each result
 // rounded to half; an accumulator updated by a loop (or an unrolled run) is kept in a register;
 // at a "shared" mark (mapping.h) the reused tiles of read-only tensors are copied to shared
-// memory between __syncthreads (Launch::synchronises). It does not reduce across threads.
+// memory between __syncthreads (Launch::synchronises); under a "lanes" mark a reduction loop is
+// split across a warp's lanes and combined by shuffles or atomics.
 #pragma once
 
 #include <array>
@@ -69,8 +70,9 @@ struct CudaSource {
 
 // `checked`: reads not proven in bounds are checked (a bad index recorded in the fault record,
 // the read clamped); else only clamped. `registers`: a reduction's element is kept in a
-// register over an innermost loop that updates only it (cuda.private).
+// register over a loop that updates only it (cuda.private). `atomic_lanes`: under a "lanes"
+// mark (mapping.h) the lanes' partial reductions are combined with atomics, else shuffles.
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
-                      bool registers = true);
+                      bool registers = true, bool atomic_lanes = false);
 
 }  // namespace tc::backends::cuda
