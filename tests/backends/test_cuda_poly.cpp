@@ -154,6 +154,18 @@ TEST(PolyModel, SoftmaxFusionStrategies) {
   EXPECT_EQ(count(min, "schedule:"), 6u) << min;
   // The rows stay parallel (coincident) in every band.
   EXPECT_EQ(count(min, "coincident: [ 1"), 6u) << min;
+  // Fusion that keeps three parallel loops: max fusion leaves e(n,d) and O(n,d) one parallel
+  // loop (the rows) where min fusion gives them two, so min fusion's schedule is kept.
+  EXPECT_EQ(scheduled(*m, Fusion::Preserve3), min);
+}
+
+// ... and where max fusion loses no parallel loop (matmul: i and j either way), max fusion's.
+TEST(PolyModel, Preserve3KeepsMaxFusionThatLosesNoParallelLoop) {
+  Inputs in;
+  in.f32({6, 5}).f32({5, 7});
+  auto m = model_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", in);
+  EXPECT_EQ(scheduled(*m, Fusion::Preserve3), scheduled(*m, Fusion::Max));
+  EXPECT_NE(scheduled(*m, Fusion::Max), scheduled(*m, Fusion::Min));
 }
 
 // Matmul 64x64x64 in tiles of 32x16 (k: the default 32), golden: the outermost band (i, j, k:

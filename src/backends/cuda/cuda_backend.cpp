@@ -36,10 +36,11 @@ std::vector<Knob> declare() {
   arch.choices = {"auto", "sm_80", "sm_90"};
   arch.text_name = "sm_NN";
   Knob fusion{"cuda.fusion", KnobKind::Choice, "max",
-              "how isl's scheduler fuses statements: max (wherever the dependences allow: fewer launches) or min (each "
-              "strongly connected component a kernel of its own)"};
-  fusion.choices = {"max", "min"};
-  fusion.domain = fixed_values({"max", "min"});
+              "how isl's scheduler fuses statements: max (wherever the dependences allow: fewer launches), min (each "
+              "strongly connected component a kernel of its own) or preserve3 (max where it keeps each statement's "
+              "parallel loops, up to 3, that min finds; else min)"};
+  fusion.choices = {"max", "min", "preserve3"};
+  fusion.domain = fixed_values({"max", "min", "preserve3"});
   Knob tile{"cuda.tile", KnobKind::Sizes, "auto",
             "tile sizes of each kernel's outermost band, outermost loop first (loops past the list, and auto: 32)", true};
   tile.min = 1;
@@ -111,7 +112,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
     fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
                                         "', which splits reductions across a warp's 32 lanes along x, but 'cuda.block' "
                                         "is '" + o.text("cuda.block") + "': its x must be 32");
-  Fusion fusion = o.text("cuda.fusion") == "min" ? Fusion::Min : Fusion::Max;
+  std::string fusion_name = o.text("cuda.fusion");
+  Fusion fusion = fusion_name == "min" ? Fusion::Min : fusion_name == "preserve3" ? Fusion::Preserve3 : Fusion::Max;
   PolyModel model(bound);
   isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), mapping);
   Generated g;

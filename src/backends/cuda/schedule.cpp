@@ -1,7 +1,9 @@
 // schedule.cpp — see schedule.h.
 #include "backends/cuda/schedule.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -10,6 +12,8 @@
 #include <isl/ctx.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
@@ -72,9 +76,63 @@ isl_schedule* original_order(const PolyModel& model) {
   return isl_schedule_insert_partial_schedule(schedule, order);
 }
 
-}  // namespace
+// Per statement, the parallel (coincident) leading members, up to 3, of the outermost band that
+// runs it (0 for a statement under no band).
+std::map<std::string, int> parallel_loops(const isl_schedule* schedule) {
+  std::map<std::string, int> loops;
+  isl_union_set* domain = isl_schedule_get_domain(const_cast<isl_schedule*>(schedule));
+  isl_union_set_foreach_set(
+      domain,
+      [](isl_set* set, void* user) {
+        (*static_cast<std::map<std::string, int>*>(user))[isl_set_get_tuple_name(set)] = 0;
+        isl_set_free(set);
+        return isl_stat_ok;
+      },
+      &loops);
+  isl_union_set_free(domain);
+  isl_schedule_node* root = isl_schedule_get_root(const_cast<isl_schedule*>(schedule));
+  isl_schedule_node_foreach_descendant_top_down(
+      root,
+      [](isl_schedule_node* node, void* user) -> isl_bool {
+        if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return isl_bool_true;
+        int n = 0;
+        while (n < 3 && n < isl_schedule_node_band_n_member(node) &&
+               isl_schedule_node_band_member_get_coincident(node, n) == isl_bool_true)
+          ++n;
+        isl_union_set* statements = isl_schedule_node_get_domain(node);
+        std::pair<std::map<std::string, int>*, int> at{static_cast<std::map<std::string, int>*>(user), n};
+        isl_union_set_foreach_set(
+            statements,
+            [](isl_set* set, void* user) {
+              auto* a = static_cast<std::pair<std::map<std::string, int>*, int>*>(user);
+              (*a->first)[isl_set_get_tuple_name(set)] = a->second;
+              isl_set_free(set);
+              return isl_stat_ok;
+            },
+            &at);
+        isl_union_set_free(statements);
+        return isl_bool_false;  // the outermost band only
+      },
+      &loops);
+  isl_schedule_node_free(root);
+  return loops;
+}
 
-isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
+isl_schedule* compute_one(const PolyModel& model, Fusion fusion);
+
+// Fusion::Preserve3: the max-fusion schedule where it keeps every statement's parallel loops
+// (up to 3) that min fusion finds, else the min-fusion one.
+isl_schedule* preserving_three_parallel_loops(const PolyModel& model) {
+  isl_schedule* max = compute_one(model, Fusion::Max);
+  isl_schedule* min = compute_one(model, Fusion::Min);
+  std::map<std::string, int> fused = parallel_loops(max), apart = parallel_loops(min);
+  bool keeps = true;
+  for (const auto& [statement, loops] : apart) keeps = keeps && fused[statement] >= loops;
+  isl_schedule_free(keeps ? min : max);
+  return keeps ? max : min;
+}
+
+isl_schedule* compute_one(const PolyModel& model, Fusion fusion) {
   // isl's integer programs can still explode where constants are large: a fuzzed 3-statement
   // program (differential fuzzer, seed 4242, program 28: a transposed read, and a statement
   // whose rows are cut to 2 by a 2x2 tensor) schedules in 0.2 s at size 20 and runs for
@@ -85,6 +143,13 @@ isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
   if (fusion != Fusion::Min)
     if (isl_schedule* s = isl_schedule_within(model, Fusion::Min, kScheduleTimeLimit)) return s;
   return checked(original_order(model), model.ctx(), "scheduling");
+}
+
+}  // namespace
+
+isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
+  if (fusion == Fusion::Preserve3) return preserving_three_parallel_loops(model);
+  return compute_one(model, fusion);
 }
 
 std::string schedule_text(const isl_schedule* schedule) {

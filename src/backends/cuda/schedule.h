@@ -13,13 +13,15 @@ struct isl_schedule;
 
 namespace tc::backends::cuda {
 
-// How the scheduler may fuse statements (the cuda.fusion knob to be): Max is isl's own
-// algorithm, which fuses wherever the dependences allow (softmax's row reductions and
-// exponentials share one band over the rows); Min keeps each strongly connected component of
-// the dependence graph in a band of its own (isl's serialize_sccs). The paper's third
-// strategy, fusion that keeps three parallel loops, needs control over isl's merge decisions
-// that Debian's isl 0.25 does not offer (the original TC patched its own isl).
-enum class Fusion { Max, Min };
+// How the scheduler may fuse statements (cuda.fusion): Max is isl's own algorithm, which fuses
+// wherever the dependences allow (softmax's row reductions and exponentials share one band over
+// the rows); Min keeps each strongly connected component of the dependence graph in a band of
+// its own (isl's serialize_sccs). Preserve3 is the paper's third strategy, fusion that keeps
+// three parallel loops, decided for the whole def (the original TC decided each merge inside
+// its patched isl, which Debian's isl 0.25 cannot): both schedules are computed, and Max is
+// kept if every statement's outermost band has as many parallel (coincident) leading loops,
+// up to 3, as under Min; else Min.
+enum class Fusion { Max, Min, Preserve3 };
 
 // A new schedule of the model's statements; the caller frees it (isl_schedule_free). isl's
 // scheduler runs on a thread of its own for at most kScheduleTimeLimit per attempt (its
