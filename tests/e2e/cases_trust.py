@@ -449,6 +449,23 @@ def main(int32(L) A, bool(2,2) C) -> (float32(L,L) O) {
        note="cuda: isl's scheduler ran for minutes on this at L=23 (0.2 s at L=20; differential fuzzer, seed "
             "4242): it is stopped after 5 s and min fusion schedules it")
 
+accept("fuzz_mapped_member_without_a_loop", """
+def f2(long(S1) X0) -> (O1) {
+  O1(i) +=! X0(i)
+}
+def f1(int64(S1) X0) -> (O1) {
+  O1 = f2(X0)
+}
+def main(int64(M) A, int16(N) C) -> (O2) {
+  O1 = f1(A)
+  O2(i, j, k) +=! atan(C(m)) * (O1(i) > C(k)) where j in 0:A.0
+}""", [np.array([4, 0], np.int64), np.array([0, 1], np.int16)],
+       lambda A, C: [np.broadcast_to((np.arctan(C.astype(F32)).sum(dtype=F32) * (A[:, None] > C[None, :]))[:, None, :],
+                                     (2, 2, 2)).astype(F32)], entry="main",
+       note="cuda: isl printed no loop of the block-mapped member (one value), and the printer mapped the next "
+            "loop under the mark instead, a member that carried the reduction's init: blocks raced (differential "
+            "fuzzer, seed 247237189, program 179)")
+
 accept("fuzz_float_literal_of_bool_type", """
 def main() -> (bool(4) O) { O(i) = 0.5 }""", [], lambda: [np.ones(4, np.bool_)],
        note="a float literal settled into bool is true when nonzero, as a cast")

@@ -457,7 +457,13 @@ class Printer {
   static isl_stat enter_mark(isl_id* mark, isl_ast_build* build, void* user) {
     auto* p = static_cast<Printer*>(user);
     std::string name = isl_id_get_name(mark);
-    if (is_mapping(name)) p->open_marks_.push_back({name, static_cast<const isl_union_pw_aff*>(isl_id_get_user(mark))});
+    if (is_mapping(name)) {
+      p->open_marks_.push_back({name, static_cast<const isl_union_pw_aff*>(isl_id_get_user(mark))});
+      // The marked member's loop, where isl prints one, is the next schedule dimension's: c<depth>.
+      isl_space* outer = isl_ast_build_get_schedule_space(build);
+      p->member_loops_.push_back("c" + std::to_string(isl_space_dim(outer, isl_dim_set)));
+      isl_space_free(outer);
+    }
     if (name == "shared") {
       try {  // no exception may cross isl's C frames
         p->open_shared_.push_back(p->promotions_.size());
@@ -475,7 +481,11 @@ class Printer {
     isl_id* id = isl_ast_node_mark_get_id(node);
     std::string name = isl_id_get_name(id);
     isl_id_free(id);
-    if (is_mapping(name) && !p->open_marks_.empty()) p->open_marks_.pop_back();
+    if (is_mapping(name) && !p->open_marks_.empty()) {
+      p->open_marks_.pop_back();
+      node = isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), p->member_loops_.back().c_str(), nullptr));
+      p->member_loops_.pop_back();
+    }
     if (name == "shared" && !p->open_shared_.empty()) {  // which promotions the printer finds at this mark
       std::string k = "shared" + std::to_string(p->open_shared_.back());
       p->open_shared_.pop_back();
@@ -812,7 +822,10 @@ class Printer {
         isl_ast_node* inner = isl_ast_node_mark_get_node(node);
         try {
           if (is_mapping(name)) {
-            mapped(inner, name, out, depth);
+            isl_id* loop_id = isl_ast_node_get_annotation(node);
+            std::string member_loop = loop_id ? isl_id_get_name(loop_id) : "";
+            isl_id_free(loop_id);
+            mapped(inner, name, member_loop, out, depth);
           } else if (name == "lanes") {  // threadIdx.x is the reductions' (cuda.reduction=tree)
             axes_->block_axes = std::max(axes_->block_axes, 1);
             ++lanes_;
@@ -857,15 +870,23 @@ class Printer {
 
   // What a mark maps to the grid or a block: a loop strides over the values its block or
   // thread owns; anything else is walked as it is (its statements guard themselves).
-  void mapped(isl_ast_node* inner, const std::string& mark, std::string& out, int depth) {
+  // `member_loop`: the iterator of the marked member's loop (c<depth>). Where isl printed no
+  // loop of that member (one value), the node under the mark may be a deeper member's loop,
+  // which is not the mapped one: walked as it is, its statements guarded by their owner.
+  void mapped(isl_ast_node* inner, const std::string& mark, const std::string& member_loop, std::string& out,
+              int depth) {
     bool block = mark[0] == 'b';
     Mapping m = mapping_of(mark);
     size_t axis = static_cast<size_t>(m.index.back() - 'x');
     int& axes = block ? axes_->grid_axes : axes_->block_axes;
     axes = std::max(axes, static_cast<int>(axis) + 1);
-    if (isl_ast_node_get_type(inner) != isl_ast_node_for) return walk(inner, out, depth);
+    if (isl_ast_node_get_type(inner) != isl_ast_node_for || !iterates(inner, member_loop)) return walk(inner, out, depth);
     if (block) axes_->tiles[axis] = std::max(axes_->tiles[axis], trip_count(inner));
     loop(inner, out, depth, mark);
+  }
+
+  static bool iterates(isl_ast_node* loop, const std::string& iterator) {
+    return isl_c(isl_ast_node_for_get_iterator(loop)) == iterator;
   }
 
   // The iterations of a loop whose bounds are constants (`for (c = 0; c <= 63; c += 32)`: 2),
@@ -1405,6 +1426,7 @@ class Printer {
   bool private_;  // register promotion of accumulators (cuda.private)
   bool atomic_lanes_;  // reductions across lanes combined with atomics (cuda.reduction=atomic), else shuffles
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
+  std::vector<std::string> member_loops_;  // while isl builds the AST: the open mapping marks' loop iterators
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
   std::vector<std::string> owned_;  // while printing: the marks of the enclosing mapped loops
   std::vector<std::vector<SharedArray>> promotions_;  // per shared mark (its annotation "shared<k>")
