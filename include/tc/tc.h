@@ -223,10 +223,14 @@ typedef int (*tc_tune_callback)(const tc_tune_progress *progress, void *user);
  * the best in the cache named by the options, and returns it as a compiled kernel. The search
  * covers the knobs the backend declares (tc_option_info), starting from the values `options`
  * sets (the "default"), with options tune.strategy, tune.population, tune.generations,
- * tune.budget (seconds) and tune.threads (threads compiling candidates). Each candidate's
- * outputs are compared with the default's; one that differs, fails to compile or fails to run
- * is skipped, never stored. Outputs are allocated by libtc; inputs are only read. Candidates
- * are measured one at a time: run nothing else on the machine meanwhile. A cache that cannot
+ * tune.budget (seconds), tune.threads (threads compiling candidates), tune.isolation and
+ * tune.timeout. Each candidate's outputs are compared with the default's; one that differs,
+ * fails to compile or fails to run is skipped, never stored. Outputs are allocated by libtc on
+ * the inputs' device; inputs are only read. Candidates are measured one at a time: run nothing
+ * else on the machine meanwhile. tune.isolation=process measures them in a child process (the
+ * candidate runner, tc/candidate-runner beside libtc, or $TC_CANDIDATE_RUNNER), where one that
+ * crashes or runs past tune.timeout seconds fails alone; auto (the default) does so for GPU
+ * tensors; process without a runner is TC_ERROR_UNSUPPORTED. A cache that cannot
  * be written (unsafe or unwritable directory, damaged database) is TC_ERROR_CACHE before any
  * tuning; cache=off tunes without storing. Not cancellable except through the callback. */
 TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry,

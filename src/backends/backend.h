@@ -1,8 +1,10 @@
 // backend.h — the interface every backend implements, and nothing else: a name, the device
 // types whose memory its kernels read and write, its declared knobs (knob.h), compile(),
-// which turns a bound def into a Kernel for a target with parsed knob values, and the means to
-// reload a compiled kernel's code (load, shared code) that the compilation cache uses. The C facade
-// finds backends by name in the registry (registry.h) and knows no backend's type.
+// which turns a bound def into a Kernel for a target with parsed knob values, the means to
+// reload a compiled kernel's code (load, shared code) that the compilation cache uses, and
+// memory on its devices with a wait for queued work (what the tuner needs to run and time
+// kernels on the caller's device). The C facade finds backends by name in the registry
+// (registry.h) and knows no backend's type.
 #pragma once
 
 #include <memory>
@@ -19,6 +21,16 @@ namespace tc::backends {
 // What a kernel is compiled for: the device that will run it.
 struct Target {
   DLDevice device{kDLCPU, 0};
+};
+
+// Memory on one device, freed when destroyed. A backend's allocate() makes it.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual char* data() const = 0;           // the device address (kDLCPU: a host address)
+  virtual void zero() = 0;                  // every byte 0, ordered before work queued later
+  virtual void read(char* host) const = 0;  // every byte to `host`, after the work queued before
+  virtual void write(const char* host) = 0; // every byte from `host`, ordered before work queued later
 };
 
 class Backend {
@@ -61,6 +73,19 @@ class Backend {
   virtual void use_shared_code(const Target&, const std::string& code) const;
   // The shared code in place, made first if there is none yet ("" when there is none).
   virtual std::string shared_code(const Target&) const { return {}; }
+
+  // Memory for tensors the caller does not hand in (the tuner's outputs, on its inputs'
+  // device), and the wait that makes a run's time its kernels' time. Every backend gives
+  // host memory for kDLCPU; one whose kernels use another device's memory overrides
+  // allocate() for it (cuda: cuMemAllocAsync), others are TC_ERROR_UNSUPPORTED.
+  virtual std::unique_ptr<DeviceMemory> allocate(const DLDevice& device, size_t bytes) const;
+  // Returns when the work run() queued on `device` with a NULL stream is done. Host backends'
+  // runs return when done: they keep this default, which returns at once.
+  virtual void wait(const DLDevice& device) const { (void)device; }
+  // A tensor of a caller's, in memory of a device this backend accepts, as dense row-major
+  // bytes on the host (`host` holds its elements). kDLCPU: any strides; others: what the
+  // backend's kernels accept (cuda: dense). The tuner's copy of its inputs for a runner.
+  virtual void copy_to_host(const runtime::TensorView& tensor, char* host) const;
 };
 
 }  // namespace tc::backends

@@ -38,6 +38,11 @@ std::vector<Knob> general_options() {
   Knob strategy{"tune.strategy", KnobKind::Choice, "genetic",
                 "tc_tune's search: genetic (fitness 1/time, three parents, uniform crossover, mutation, elites) or random"};
   strategy.choices = {"genetic", "random"};
+  Knob isolation{"tune.isolation", KnobKind::Choice, "auto",
+                 "where tc_tune runs candidates: process (a child process, the candidate runner: a candidate that "
+                 "crashes or hangs fails alone), none (in the caller's process), auto (process for tensors on a GPU, "
+                 "where a fault would poison the caller's CUDA context; none for host memory)"};
+  isolation.choices = {"auto", "process", "none"};
   return {backend,
           checked,
           integer("threads", "0", 0, 1024, "threads a host kernel's parallel loops use, the caller included; 0: all cores"),
@@ -46,7 +51,11 @@ std::vector<Knob> general_options() {
           integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation"),
           integer("tune.generations", "8", 1, 1000, "tc_tune: generations (the budget may end the search first)"),
           integer("tune.budget", "60", 1, 86400, "tc_tune: seconds for the whole search; the best so far is kept"),
-          integer("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores")};
+          integer("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores"),
+          isolation,
+          integer("tune.timeout", "60", 1, 86400,
+                  "tc_tune with tune.isolation=process: seconds one candidate may take in its process (loading, "
+                  "checking, timing) before it is killed and counted as failed")};
 }
 
 const std::vector<Knob>& general() {

@@ -1,6 +1,9 @@
 // tensor_view.cpp — see tensor_view.h.
 #include "runtime/tensor_view.h"
 
+#include <cstring>
+#include <vector>
+
 namespace tc::runtime {
 
 int64_t TensorSig::num_elements() const {
@@ -27,6 +30,33 @@ TensorView row_major_view(char* data, const TensorSig& sig) {
     stride *= sig.shape[d];
   }
   return v;
+}
+
+bool is_dense(const TensorView& v) {
+  int64_t expected = 1;
+  for (int d = v.ndim - 1; d >= 0; --d) {
+    if (v.shape[d] != 1 && v.strides[d] != expected) return false;
+    expected *= v.shape[d];
+  }
+  return true;
+}
+
+void copy_dense(const TensorView& v, char* dense_data, bool to_dense) {
+  size_t w = bytes(v.type);
+  int64_t n = v.num_elements();
+  std::vector<int64_t> idx(static_cast<size_t>(v.ndim), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t off = 0;
+    for (int d = 0; d < v.ndim; ++d) off += idx[static_cast<size_t>(d)] * v.strides[d];
+    char* strided = v.data + off * static_cast<int64_t>(w);
+    char* packed = dense_data + flat * static_cast<int64_t>(w);
+    if (to_dense) std::memcpy(packed, strided, w);
+    else std::memcpy(strided, packed, w);
+    for (int d = v.ndim - 1; d >= 0; --d) {
+      if (++idx[static_cast<size_t>(d)] < v.shape[d]) break;
+      idx[static_cast<size_t>(d)] = 0;
+    }
+  }
 }
 
 }  // namespace tc::runtime

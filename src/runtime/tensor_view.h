@@ -42,4 +42,9 @@ struct TensorView {
 // buffers: temporaries, snapshots, the tuner's outputs).
 TensorView row_major_view(char* data, const TensorSig& sig);
 
+// Whether a view is row-major without gaps (dimensions of extent 1 may have any stride).
+bool is_dense(const TensorView& v);
+// Copies between a strided host view and dense row-major storage (to_dense: view -> dense).
+void copy_dense(const TensorView& v, char* dense_data, bool to_dense);
+
 }  // namespace tc::runtime

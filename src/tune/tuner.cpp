@@ -17,6 +17,8 @@
 #include "cache/store.h"
 #include "lang/instantiate.h"
 #include "support/error.h"
+#include "tune/candidate_process.h"
+#include "tune/measure.h"
 
 namespace tc::tune {
 
@@ -47,21 +49,35 @@ struct Candidate {
   double ms = INFINITY;  // the median; a cut-off's one run; failures: INFINITY
 };
 
-// Row-major host buffers for the outputs, and views of them.
+// The outputs, row-major, in memory of the device the inputs are on (the backend's: a GPU's
+// for cuda kernels), and host copies of them to compare.
 struct Outputs {
-  std::vector<std::vector<char>> bytes;
+  std::vector<std::unique_ptr<backends::DeviceMemory>> memory;
+  std::vector<std::vector<char>> bytes;  // what read() copied
   std::vector<runtime::TensorView> views;
 
-  explicit Outputs(const std::vector<runtime::TensorSig>& sigs) : bytes(sigs.size()) {
-    for (size_t o = 0; o < sigs.size(); ++o) {
-      bytes[o].assign(static_cast<size_t>(sigs[o].num_elements()) * tc::bytes(sigs[o].type), 0);
-      views.push_back(runtime::row_major_view(bytes[o].data(), sigs[o]));
+  Outputs(const backends::Backend& backend, const DLDevice& device, const std::vector<runtime::TensorSig>& sigs) {
+    for (const auto& sig : sigs) {
+      size_t n = static_cast<size_t>(sig.num_elements()) * tc::bytes(sig.type);
+      memory.push_back(backend.allocate(device, n));
+      bytes.emplace_back(n, 0);
+      views.push_back(runtime::row_major_view(memory.back()->data(), sig));
+      views.back().device = device;
     }
   }
   void zero() {
-    for (auto& b : bytes) std::fill(b.begin(), b.end(), 0);
+    for (auto& m : memory) m->zero();
+  }
+  void read() {
+    for (size_t o = 0; o < memory.size(); ++o) memory[o]->read(bytes[o].data());
   }
 };
+
+// Where the outputs go: the inputs' device (the kernel checks they share one); host memory
+// for a def without inputs.
+DLDevice device_of(const std::vector<runtime::TensorView>& inputs) {
+  return inputs.empty() ? DLDevice{kDLCPU, 0} : inputs[0].device;
+}
 
 // Whether got equals want within a tolerance that grows with the reduction length: floats
 // reassociated by a schedule (rfactor) round differently.
@@ -140,10 +156,11 @@ std::string sizes_text(const ir::BoundDef& bound) {
 
 class Tuner {
  public:
-  Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const std::vector<runtime::TensorView>& inputs,
-        const ProgressFn& progress)
-      : bound_(bound), options_(options), backend_(options.backend()), target_(backend_.default_target()),
-        inputs_(inputs), progress_(progress), outputs_(bound.outputs()), rng_(20261123) {
+  Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const backends::Backend& backend,
+        const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress)
+      : bound_(bound), options_(options), backend_(backend), target_(backend_.default_target()),
+        inputs_(inputs), progress_(progress), device_(device_of(inputs)), outputs_(backend_, device_, bound.outputs()),
+        rng_(20261123) {
     backends::KnobValues tune = options.values_for(backend_);  // the tune.* options, parsed
     population_ = static_cast<int>(tune.integer("tune.population"));
     generations_ = static_cast<int>(tune.integer("tune.generations"));
@@ -151,6 +168,7 @@ class Tuner {
     threads_ = static_cast<int>(tune.integer("tune.threads"));
     if (threads_ == 0) threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     genetic_ = tune.text("tune.strategy") == "genetic";
+    timeout_s_ = static_cast<double>(tune.integer("tune.timeout"));
     for (const auto& k : backend_.knobs()) {
       if (!k.domain) continue;
       Knob knob{k.key, k.domain(bound)};
@@ -165,6 +183,7 @@ class Tuner {
       reduction_ = std::max(reduction_, n);
     }
     open_cache();
+    start_runner(tune.text("tune.isolation"));
   }
 
   Compiled run() {
@@ -197,6 +216,38 @@ class Tuner {
     store_ = cache::Store::open(*dir, true);  // TC_ERROR_CACHE before any tuning
     key_ = cache_key(bound_, backend_, target_, options_);
     family_ = family_key(bound_.def(), backend_, target_, options_);
+  }
+
+  // tune.isolation: candidates measured in a candidate runner (process; auto: for tensors
+  // not in host memory, where a fault would poison the caller's CUDA context) or here (none;
+  // auto when the runner is missing, which the result's provenance says).
+  void start_runner(const std::string& isolation) {
+    if (isolation == "none" || (isolation == "auto" && device_.device_type == kDLCPU)) return;
+    try {
+      runner_ = std::make_unique<CandidateProcess>(runner_setup());
+    } catch (const Error& e) {
+      if (isolation == "process") throw;
+      isolation_note_ = std::string("candidates ran in this process: ") + e.what();
+    }
+  }
+
+  // What a runner needs: the program, the entry, and the inputs' bytes.
+  protocol::Setup runner_setup() const {
+    protocol::Setup setup;
+    setup.source = bound_.program->ast.source.text;
+    setup.source_name = bound_.program->ast.source.file_name;
+    setup.def = bound_.def().name;
+    std::vector<runtime::TensorSig> sigs = bound_.inputs();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      protocol::Tensor t;
+      t.type = static_cast<int32_t>(sigs[i].type);
+      t.device = inputs_[i].device;
+      t.shape = sigs[i].shape;
+      t.data.resize(static_cast<size_t>(sigs[i].num_elements()) * tc::bytes(sigs[i].type));
+      backend_.copy_to_host(inputs_[i], t.data.data());
+      setup.inputs.push_back(std::move(t));
+    }
+    return setup;
   }
 
   // What the history knows of this key becomes measured_ (a timed point's time is its fitness;
@@ -233,6 +284,7 @@ class Tuner {
     outputs_.zero();
     start_kernel_->run(inputs_, outputs_.views, backends::ExecutionContext{});
     if (testing::after_check_run) testing::after_check_run(0, outputs_.views);
+    outputs_.read();
     reference_ = outputs_.bytes;
   }
 
@@ -384,46 +436,88 @@ class Tuner {
     }
   }
 
-  // One checked run (not for the starting point: reference_run was its), then the median of up
-  // to 7 timed runs: cut off after the first when it is 5x slower than the best, stopped when
-  // the runs take more than a second.
+  // One checked run (not for the starting point: reference_run was its), then the timed runs
+  // (measure.h), here or in the candidate runner.
   void measure(Candidate& c) {
     bool is_start = c.point == start_point_;
+    if (runner_) return measure_in_runner(c, is_start);
     try {
       if (!is_start) {
         outputs_.zero();
         c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
         if (testing::after_check_run) testing::after_check_run(++checked_, outputs_.views);
-        for (size_t o = 0; o < outputs_.bytes.size(); ++o)
-          if (!agrees(outputs_.bytes[o], reference_[o], outputs_.views[o].type, reduction_)) {
-            c.failure = "computes a different result than the starting point (output " + std::to_string(o) + ")";
-            c.outcome = cache::Outcome::WrongResult;
-            rejected_++;
-            return;
-          }
+        outputs_.read();
+        if (!agrees_with_start(c, outputs_.bytes)) return;
       }
-      std::vector<double> times;
-      auto t_start = Clock::now();
-      for (int r = 0; r < 7; ++r) {
-        auto t0 = Clock::now();
-        c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
-        times.push_back(adjusted(c.point, false, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()));
-        if (times.size() == 1 && times[0] > 5 * best_.ms) {
-          c.outcome = cache::Outcome::CutOff;
-          c.failure = "its first run took more than 5x the best so far (" + cache::number_text(best_.ms) + " ms)";
-          break;
-        }
-        if (std::chrono::duration<double>(Clock::now() - t_start).count() > 1.0) break;
-      }
-      std::sort(times.begin(), times.end());
-      c.ms = times[times.size() / 2];
-      if (is_start) default_ms_ = c.ms;
+      Timing t = time_runs(
+          [&] { return adjusted(c.point, false, timed_run(backend_, *c.kernel, device_, inputs_, outputs_.views)); },
+          5 * best_.ms);
+      take_times(c, t, is_start);
     } catch (const std::exception& e) {
       if (is_start) throw;  // it ran in reference_run: a failure now is tc_tune's
       c.failure = e.what();
       c.outcome = cache::Outcome::RunFailed;
       c.ms = INFINITY;
     }
+  }
+
+  // The same in the candidate runner: a candidate that kills its process, or outlives
+  // tune.timeout, fails alone.
+  void measure_in_runner(Candidate& c, bool is_start) {
+    protocol::Request q;
+    backends::OptionSet options = options_of(c.point);
+    for (const backends::Knob* k : backends::all_options()) q.options.emplace_back(k->key, options.get(k->key));
+    q.knobs = point_text(knobs_, c.point);
+    q.artefact = c.kernel->artefact();
+    q.cutoff_ms = std::isfinite(best_.ms) ? 5 * best_.ms : 0;
+    q.check = !is_start;
+    protocol::Reply r = runner_->measure(q, timeout_s_);
+    if (r.outcome == protocol::Reply::CompileFailed || r.outcome == protocol::Reply::RunFailed) {
+      if (is_start)
+        fail(TC_ERROR_RUNTIME, "the starting point ran in this process but not in the candidate runner: " + r.message);
+      c.failure = (r.outcome == protocol::Reply::CompileFailed ? "in the candidate runner: " : "") + r.message;
+      c.outcome = r.outcome == protocol::Reply::CompileFailed ? cache::Outcome::CompileFailed : cache::Outcome::RunFailed;
+      c.ms = INFINITY;
+      return;
+    }
+    if (!is_start) {
+      std::vector<runtime::TensorSig> sigs = bound_.outputs();
+      if (r.outputs.size() != sigs.size()) fail(TC_ERROR_INTERNAL, "the candidate runner sent the wrong number of outputs");
+      std::vector<std::vector<char>> got;
+      for (const auto& o : r.outputs) got.emplace_back(o.begin(), o.end());
+      std::vector<runtime::TensorView> views;
+      for (size_t o = 0; o < sigs.size(); ++o) views.push_back(runtime::row_major_view(got[o].data(), sigs[o]));
+      if (testing::after_check_run) testing::after_check_run(++checked_, views);
+      if (!agrees_with_start(c, got)) return;
+    }
+    Timing t;
+    t.ms = r.times_ms;
+    for (double& ms : t.ms) ms = adjusted(c.point, false, ms);
+    t.cut_off = r.outcome == protocol::Reply::CutOff;
+    take_times(c, t, is_start);
+  }
+
+  // Whether a candidate's outputs agree with the starting point's; if not, it is rejected.
+  bool agrees_with_start(Candidate& c, const std::vector<std::vector<char>>& got) {
+    for (size_t o = 0; o < got.size(); ++o)
+      if (!agrees(got[o], reference_[o], outputs_.views[o].type, reduction_)) {
+        c.failure = "computes a different result than the starting point (output " + std::to_string(o) + ")";
+        c.outcome = cache::Outcome::WrongResult;
+        rejected_++;
+        return false;
+      }
+    return true;
+  }
+
+  // A candidate's time is the median of its timed runs; a cut-off's is its one run's.
+  void take_times(Candidate& c, const Timing& t, bool is_start) {
+    if (t.ms.empty()) fail(TC_ERROR_INTERNAL, "a candidate measured without a timed run");
+    if (t.cut_off) {
+      c.outcome = cache::Outcome::CutOff;
+      c.failure = "its first run took more than 5x the best so far (" + cache::number_text(best_.ms) + " ms)";
+    }
+    c.ms = median(t.ms);
+    if (is_start) default_ms_ = c.ms;
   }
 
   double adjusted(const Point& p, bool confirming, double ms) const {
@@ -443,9 +537,7 @@ class Tuner {
                                                             : backend_.compile(bound_, target_, options_.values_for(backend_));
     std::vector<double> start_ms, best_ms;
     auto time = [&](const backends::Kernel& k, const Point& p) {
-      auto t0 = Clock::now();
-      k.run(inputs_, outputs_.views, backends::ExecutionContext{});
-      return adjusted(p, true, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      return adjusted(p, true, timed_run(backend_, k, device_, inputs_, outputs_.views));
     };
     for (int r = 0; r < kConfirmRuns; ++r) {
       start_ms.push_back(time(*start, start_point_));
@@ -513,6 +605,13 @@ class Tuner {
     return r;
   }
 
+  std::string isolation_text() const {
+    if (runner_)
+      return "candidates measured in candidate runner processes (" + std::to_string(runner_->starts()) + " started, " +
+             runner_->path() + ")";
+    return isolation_note_.empty() ? std::string("candidates measured in this process") : isolation_note_;
+  }
+
   void report() {
     if (!progress_) return;
     Progress p{gen_, generations_, done_, planned_, best_.ms, default_ms_, elapsed(), budget_s_};
@@ -541,7 +640,7 @@ class Tuner {
     std::snprintf(line, sizeof line, "tuned now: %lld candidates (%lld rejected), best %.4g ms, start %.4g ms",
                   static_cast<long long>(done_), static_cast<long long>(rejected_), best_.ms, default_ms_);
     out.provenance = std::string(line) + (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
-                     (confirmation_.empty() ? "" : "; " + confirmation_);
+                     (confirmation_.empty() ? "" : "; " + confirmation_) + "; " + isolation_text();
     return out;
   }
 
@@ -551,6 +650,7 @@ class Tuner {
   backends::Target target_;
   const std::vector<runtime::TensorView>& inputs_;
   ProgressFn progress_;
+  DLDevice device_;  // the inputs' and outputs'
   Outputs outputs_;
   std::vector<std::vector<char>> reference_;  // the starting point's outputs
   int64_t reduction_ = 1;
@@ -570,13 +670,23 @@ class Tuner {
   std::string key_, family_;
   bool stored_ = false;  // a record went to the cache
   std::string confirmation_;  // what the final comparison of winner and start found
+  std::unique_ptr<CandidateProcess> runner_;  // tune.isolation=process: where candidates run
+  std::string isolation_note_;                // why they did not, where auto wanted it
+  double timeout_s_ = 60;
 };
 
 }  // namespace
 
 Compiled tune(const ir::BoundDef& bound, const backends::OptionSet& options,
               const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress) {
-  return Tuner(bound, options, inputs, progress).run();
+  return Tuner(bound, options, options.backend(), inputs, progress).run();
 }
+
+namespace testing {
+Compiled tune_with(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+                   const std::vector<runtime::TensorView>& inputs) {
+  return Tuner(bound, options, backend, inputs, nullptr).run();
+}
+}  // namespace testing
 
 }  // namespace tc::tune

@@ -18,7 +18,11 @@
 // starting point in alternation: a winner that does not hold up (it beat a start measured in a
 // slower spell of the machine) gives way to the starting point, in the result and in the cache
 // record the search wrote. The budget (tune.budget seconds) bounds the search (a compile
-// already started runs to its end; the final comparison runs after it).
+// already started runs to its end; the final comparison runs after it). Candidates run on the
+// inputs' device: the outputs are allocated there by the backend, read back to be compared,
+// and a timed run lasts until the backend's wait() says its queued work is done. With
+// tune.isolation=process (auto: for tensors outside host memory) candidates are checked and
+// timed in a candidate runner (candidate_process.h), where a crash or a hang fails only them.
 #pragma once
 
 #include <functional>
@@ -57,6 +61,10 @@ extern std::function<void(const std::string& knobs)> measuring;
 // Test-only: every timed run's milliseconds pass through it (knob text; whether it is the
 // final comparison of winner and start); a test makes a candidate look faster than it is.
 extern std::function<double(const std::string& knobs, bool confirming, double ms)> timed;
+// Test-only: tune() with `backend` in place of the one options name (a test's stand-in for a
+// device backend: memory of another device type, runs that return before their work is done).
+Compiled tune_with(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+                   const std::vector<runtime::TensorView>& inputs);
 }  // namespace testing
 
 }  // namespace tc::tune

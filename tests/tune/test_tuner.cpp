@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -44,6 +45,14 @@ struct Fixture : tc_test::MatmulCase {
     for (auto& p : kv) EXPECT_EQ(tc_options_set(o, p[0], p[1]), TC_OK);
     EXPECT_EQ(tc_options_set(o, "cache", cache.c_str()), TC_OK);
     return o;
+  }
+
+  // k computes what the starting point of `o` computes.
+  void expect_same_as_start(tc_kernel* k, const tc_options* o) {
+    tc_kernel* start = nullptr;
+    ASSERT_EQ(tc_compile(&start, program, nullptr, in, 2, o), TC_OK) << tc_last_error_message();
+    EXPECT_EQ(run(k), run(start));
+    tc_kernel_destroy(start);
   }
 };
 
@@ -90,10 +99,7 @@ void tune(Fixture& f, const std::string& cache, std::vector<std::string>& first,
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
   ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
-  tc_kernel* start = nullptr;
-  ASSERT_EQ(tc_compile(&start, f.program, nullptr, f.in, 2, o), TC_OK);
-  EXPECT_EQ(f.run(k), f.run(start));
-  tc_kernel_destroy(start);
+  f.expect_same_as_start(k, o);
   tc_kernel_destroy(k);
   tc_options_destroy(o);
   tc::tune::testing::first_population = nullptr;
@@ -333,10 +339,7 @@ TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].knobs, start_text);
   EXPECT_EQ(records[0].best_ms, records[0].default_ms);
-  tc_kernel* start = nullptr;
-  ASSERT_EQ(tc_compile(&start, f.program, nullptr, f.in, 2, o), TC_OK);
-  EXPECT_EQ(f.run(k), f.run(start));
-  tc_kernel_destroy(start);
+  f.expect_same_as_start(k, o);
   tc_kernel_destroy(k);
   tc_options_destroy(o);
 }
@@ -354,6 +357,122 @@ TEST(Tuner, AWinnerThatHoldsUpStays) {
   auto records = kernel_records(*store);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_NE(knobs_of(records[0].knobs)["cpu.tile"], "1x1") << records[0].knobs;
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+}
+
+// ---- tune.isolation=process: candidates in the candidate runner ------------------------------
+
+namespace {
+
+// The runner of this build (the tests link libtc's stages, not libtc.so, so the library's
+// folder is not where it is).
+const bool kRunnerFound = ::setenv("TC_CANDIDATE_RUNNER", TC_TEST_CANDIDATE_RUNNER, 1) == 0;
+
+// Tunes f's bad start in candidate runners; `pick` sees the first population (the start
+// first) before any candidate runs, and may set the runner's test hooks.
+tc_kernel* tune_isolated(Fixture& f, const std::string& cache, const std::function<void(const std::vector<std::string>&)>& pick,
+                         int timeout_s = 60) {
+  tc::tune::testing::first_population = pick;
+  tc_options* o = f.bad_start(cache);
+  EXPECT_EQ(tc_options_set(o, "tune.isolation", "process"), TC_OK);
+  EXPECT_EQ(tc_options_set(o, "tune.timeout", std::to_string(timeout_s).c_str()), TC_OK);
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  tc_options_destroy(o);
+  return k;
+}
+
+const tc::cache::HistoryEntry* entry_of(const std::vector<tc::cache::HistoryEntry>& history, const std::string& knobs) {
+  for (const auto& h : history)
+    if (h.knobs == knobs) return &h;
+  return nullptr;
+}
+
+}  // namespace
+
+// A candidate whose run kills its process (the hook: SIGSEGV in the runner, as a bad address
+// would) fails alone: it is in the history with how its process ended, the runner is started
+// afresh for the next candidate, the others are measured, a wrong one is still rejected (the
+// check hook sees the runner's outputs), and the result computes what the start computes.
+TEST(Isolation, ACandidateThatCrashesFailsAloneAndTheRunnerStartsAfresh) {
+  ASSERT_TRUE(kRunnerFound);
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  std::string crashing;
+  tc::tune::testing::after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
+    if (candidate == 1) reinterpret_cast<float*>(outputs[0].data)[0] += 1.0f;
+  };
+  tc_kernel* k = tune_isolated(f, cache, [&](const std::vector<std::string>& first) {
+    crashing = first.at(1);
+    ::setenv("TC_TEST_RUNNER_FAULT", crashing.c_str(), 1);
+  });
+  ::unsetenv("TC_TEST_RUNNER_FAULT");
+  ASSERT_NE(k, nullptr);
+  std::string d = f.describe(k);
+  EXPECT_TRUE(has(d, "candidates measured in candidate runner processes (")) << d;
+  EXPECT_FALSE(has(d, "(1 started")) << d;
+  auto store = tc::cache::Store::open(cache, false);
+  auto history = store->all_history(no_damage);
+  const tc::cache::HistoryEntry* h = entry_of(history, crashing);
+  ASSERT_NE(h, nullptr) << crashing;
+  EXPECT_EQ(h->outcome, tc::cache::Outcome::RunFailed);
+  EXPECT_TRUE(has(h->why, "its process (the candidate runner) was killed by signal 11 (Segmentation fault)")) << h->why;
+  int measured = 0, wrong = 0;
+  for (const auto& e : history) {
+    measured += e.outcome == tc::cache::Outcome::Measured;
+    wrong += e.outcome == tc::cache::Outcome::WrongResult;
+  }
+  EXPECT_GE(measured, 3);
+  EXPECT_EQ(wrong, 1);
+  tc_options* o = f.bad_start(cache);
+  f.expect_same_as_start(k, o);
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
+}
+
+// A candidate that never finishes is killed at tune.timeout and fails; the search goes on.
+TEST(Isolation, ACandidateThatHangsIsKilledAtTheTimeout) {
+  ASSERT_TRUE(kRunnerFound);
+  Fixture f(24, 16, 24);  // small: every other candidate's runs take milliseconds, under load too
+  std::string cache = f.dir + "/cache";
+  std::string hanging;
+  tc_kernel* k = tune_isolated(
+      f, cache,
+      [&](const std::vector<std::string>& first) {
+        hanging = first.at(2);
+        ::setenv("TC_TEST_RUNNER_HANG", hanging.c_str(), 1);
+      },
+      3);
+  ::unsetenv("TC_TEST_RUNNER_HANG");
+  ASSERT_NE(k, nullptr);
+  auto store = tc::cache::Store::open(cache, false);
+  auto history = store->all_history(no_damage);
+  const tc::cache::HistoryEntry* h = entry_of(history, hanging);
+  ASSERT_NE(h, nullptr) << hanging;
+  EXPECT_EQ(h->outcome, tc::cache::Outcome::RunFailed);
+  EXPECT_TRUE(has(h->why, "did not finish within 3 s (tune.timeout): its process was killed")) << h->why;
+  EXPECT_GE(history.size(), 4u);
+  tc_kernel_destroy(k);
+}
+
+// tune.isolation=process without a runner is TC_ERROR_UNSUPPORTED naming where it looked,
+// before any tuning; auto on host tensors runs candidates in the caller's process, as none does.
+TEST(Isolation, WithoutARunnerProcessIsUnsupportedAndAutoOnTheHostNeedsNone) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  ::setenv("TC_CANDIDATE_RUNNER", "/nonexistent/candidate-runner", 1);
+  tc_options* o = f.bad_start(cache);
+  tc_options_set(o, "tune.isolation", "process");
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(has(tc_last_error_message(), "no candidate runner at '/nonexistent/candidate-runner'"))
+      << tc_last_error_message();
+  EXPECT_EQ(k, nullptr);
+  tc_options_set(o, "tune.isolation", "auto");
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  EXPECT_TRUE(has(f.describe(k), "candidates measured in this process")) << f.describe(k);
+  ::setenv("TC_CANDIDATE_RUNNER", TC_TEST_CANDIDATE_RUNNER, 1);
   tc_kernel_destroy(k);
   tc_options_destroy(o);
 }

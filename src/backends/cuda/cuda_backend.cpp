@@ -6,6 +6,7 @@
 
 #include <isl/schedule.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -131,34 +132,6 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
 
 std::string dims_text(const std::array<unsigned, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
-bool dense(const TensorView& v) {
-  int64_t expected = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    if (v.shape[d] != 1 && v.strides[d] != expected) return false;
-    expected *= v.shape[d];
-  }
-  return true;
-}
-
-// Copies between a strided view and dense row-major storage (to_dense: view -> dense).
-void copy_dense(const TensorView& v, char* dense_data, bool to_dense) {
-  size_t w = bytes(v.type);
-  int64_t n = v.num_elements();
-  std::vector<int64_t> idx(static_cast<size_t>(v.ndim), 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
-    int64_t off = 0;
-    for (int d = 0; d < v.ndim; ++d) off += idx[static_cast<size_t>(d)] * v.strides[d];
-    char* strided = v.data + off * static_cast<int64_t>(w);
-    char* packed = dense_data + flat * static_cast<int64_t>(w);
-    if (to_dense) std::memcpy(packed, strided, w);
-    else std::memcpy(strided, packed, w);
-    for (int d = v.ndim - 1; d >= 0; --d) {
-      if (++idx[static_cast<size_t>(d)] < v.shape[d]) break;
-      idx[static_cast<size_t>(d)] = 0;
-    }
-  }
 }
 
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
@@ -344,12 +317,12 @@ class CudaKernel : public Kernel {
         fail(TC_ERROR_SHAPE, what(t) + " is in " + runtime::device_name(v[t]->device.device_type) +
                                  " memory, but this cuda kernel was compiled with cuda.emulate=1 and runs on the host "
                                  "(kDLCPU tensors)");
-      if (v[t] != nullptr && dense(*v[t])) {
+      if (v[t] != nullptr && runtime::is_dense(*v[t])) {
         params[t] = v[t]->data;
         continue;
       }
       storage[t].assign(std::max<size_t>(tensor_bytes(t), 1), 0);  // temporaries start at 0, as on every backend
-      if (v[t] != nullptr) copy_dense(*v[t], storage[t].data(), true);
+      if (v[t] != nullptr) runtime::copy_dense(*v[t], storage[t].data(), true);
       params[t] = storage[t].data();
     }
     std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
@@ -357,7 +330,7 @@ class CudaKernel : public Kernel {
     emulated_->run(params, generated_.dims);
     for (size_t t = 0; t < v.size(); ++t)
       if (v[t] != nullptr && !storage[t].empty() && b_.def().tensors[t].role == ir::TensorRole::Output)
-        copy_dense(*v[t], storage[t].data(), false);
+        runtime::copy_dense(*v[t], storage[t].data(), false);
     report(fault);
   }
 
@@ -375,7 +348,7 @@ class CudaKernel : public Kernel {
         fail(TC_ERROR_SHAPE, what(t) + " is on CUDA device " + std::to_string(v[t]->device.device_id) +
                                  ", the tensors before it on device " + std::to_string(device) + ": one kernel runs on one device");
       device = v[t]->device.device_id;
-      if (!dense(*v[t]))
+      if (!runtime::is_dense(*v[t]))
         fail(TC_ERROR_UNSUPPORTED, what(t) + " is not contiguous (row-major): the cuda backend reads and writes dense "
                                              "tensors (make it contiguous first)");
     }
@@ -463,6 +436,31 @@ class CudaKernel : public Kernel {
   mutable std::map<int, Loaded> modules_;  // per device ordinal
 };
 
+// GPU memory in a device's primary context, on its default stream (the tuner's outputs).
+class CudaMemory : public DeviceMemory {
+ public:
+  CudaMemory(int device, size_t bytes)
+      : device_(device), bytes_(bytes), pointer_(Driver::get().allocate(device, std::max<size_t>(bytes, 1), nullptr)) {}
+  ~CudaMemory() override {
+    try {
+      Driver::get().release(device_, pointer_, nullptr);
+    } catch (const Error&) {  // the context may be gone at exit: nothing to release then
+    }
+  }
+  char* data() const override { return reinterpret_cast<char*>(pointer_); }
+  void zero() override { Driver::get().zero(device_, pointer_, std::max<size_t>(bytes_, 1), nullptr); }
+  void read(char* host) const override { Driver::get().copy_to_host(device_, host, pointer_, bytes_, nullptr); }
+  void write(const char* host) override {
+    Driver::get().copy_from_host(device_, pointer_, host, bytes_, nullptr);
+    Driver::get().synchronize(device_, nullptr);  // `host` may go away when this returns
+  }
+
+ private:
+  int device_;
+  size_t bytes_;
+  unsigned long long pointer_;
+};
+
 class CudaBackend : public Backend {
  public:
   const char* name() const override { return "cuda"; }
@@ -494,6 +492,20 @@ class CudaBackend : public Backend {
   std::unique_ptr<Kernel> load(const ir::BoundDef& bound, const Target&, const KnobValues& options,
                                const std::string& artefact) const override {
     return std::make_unique<CudaKernel>(bound, options, &artefact);
+  }
+  std::unique_ptr<DeviceMemory> allocate(const DLDevice& device, size_t bytes) const override {
+    if (device.device_type != kDLCUDA) return Backend::allocate(device, bytes);
+    return std::make_unique<CudaMemory>(device.device_id, bytes);
+  }
+  void wait(const DLDevice& device) const override {
+    if (device.device_type == kDLCUDA) Driver::get().synchronize(device.device_id, nullptr);
+  }
+  void copy_to_host(const TensorView& tensor, char* host) const override {
+    if (tensor.device.device_type != kDLCUDA) return Backend::copy_to_host(tensor, host);
+    if (!runtime::is_dense(tensor))
+      fail(TC_ERROR_UNSUPPORTED, "a GPU tensor that is not contiguous (row-major) cannot be copied to the host");
+    Driver::get().copy_to_host(tensor.device.device_id, host, reinterpret_cast<unsigned long long>(tensor.data),
+                               static_cast<size_t>(tensor.num_elements()) * bytes(tensor.type), nullptr);
   }
 };
 

@@ -47,6 +47,7 @@ struct Driver::Api {
   Result (*mem_free_async)(DevicePointer, Stream);
   Result (*memset_d8_async)(DevicePointer, unsigned char, size_t, Stream);
   Result (*memcpy_dtoh_async)(void*, DevicePointer, size_t, Stream);
+  Result (*memcpy_htod_async)(DevicePointer, const void*, size_t, Stream);
 };
 
 namespace {
@@ -91,6 +92,7 @@ Driver::Driver(const std::vector<std::string>& candidates) {
         bind_function(h, "cuMemFreeAsync", api->mem_free_async, missing);
         bind_function(h, "cuMemsetD8Async", api->memset_d8_async, missing);
         bind_function(h, "cuMemcpyDtoHAsync_v2", api->memcpy_dtoh_async, missing);
+        bind_function(h, "cuMemcpyHtoDAsync_v2", api->memcpy_htod_async, missing);
       },
       tried);
   if (!lib)
@@ -223,6 +225,14 @@ void Driver::copy_to_host(int ordinal, void* host, unsigned long long pointer, s
     check(api_->memcpy_dtoh_async(host, pointer, bytes, stream), "cuMemcpyDtoHAsync");
     check(api_->stream_synchronize(stream), "cuStreamSynchronize");
   });
+}
+
+void Driver::copy_from_host(int ordinal, unsigned long long pointer, const void* host, size_t bytes, void* stream) const {
+  in_context(ordinal, [&] { check(api_->memcpy_htod_async(pointer, host, bytes, stream), "cuMemcpyHtoDAsync"); });
+}
+
+void Driver::synchronize(int ordinal, void* stream) const {
+  in_context(ordinal, [&] { check(api_->stream_synchronize(stream), "cuStreamSynchronize"); });
 }
 
 }  // namespace tc::backends::cuda

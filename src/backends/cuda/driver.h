@@ -54,6 +54,11 @@ class Driver {
   void release(int ordinal, unsigned long long pointer, void* stream) const;
   // Device to host, then waits for the stream (cuMemcpyDtoHAsync, cuStreamSynchronize).
   void copy_to_host(int ordinal, void* host, unsigned long long pointer, size_t bytes, void* stream) const;
+  // Host to device on `stream` (cuMemcpyHtoDAsync); `host` must stay valid until the stream
+  // passes it (the callers wait).
+  void copy_from_host(int ordinal, unsigned long long pointer, const void* host, size_t bytes, void* stream) const;
+  // Waits for the work queued on `stream` (cuStreamSynchronize).
+  void synchronize(int ordinal, void* stream) const;
 
  private:
   struct Api;

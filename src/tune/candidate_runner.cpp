@@ -1,0 +1,182 @@
+// candidate_runner.cpp — the candidate runner's main (the executable tc/candidate-runner): the
+// tuner's child process for tune.isolation=process (candidate_process.h). On fd 3 it reads the
+// setup (program, entry, inputs), builds and binds the program as tc_tune did, and answers;
+// then, per request, compiles the candidate (or loads the tuner's compiled code), runs it once
+// and sends its outputs back, and times it as the tuner would in its own process (measure.h).
+// After a failed run it exits: the device's state is unknown (a CUDA fault poisons the
+// context). It does not compare results, choose candidates or touch the cache.
+//
+// Test hooks (the tests of fault containment; nothing else sets them): a candidate whose knob
+// text contains $TC_TEST_RUNNER_FAULT makes the runner die of SIGSEGV before its first run, one
+// that contains $TC_TEST_RUNNER_HANG makes it sleep until killed.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/registry.h"
+#include "ir/bind.h"
+#include "ir/program.h"
+#include "support/error.h"
+#include "tune/candidate_protocol.h"
+#include "tune/measure.h"
+
+namespace {
+
+using namespace tc;
+using tune::protocol::Reply;
+
+constexpr int kSocket = 3;
+
+struct Memory {
+  std::unique_ptr<backends::DeviceMemory> memory;
+  runtime::TensorView view;
+};
+
+// What the setup gives: the bound def and the tensors' headers; memory once the backend is known.
+struct Session {
+  tune::protocol::Setup setup;
+  ir::BoundDef bound;
+  const backends::Backend* backend = nullptr;
+  DLDevice device{kDLCPU, 0};
+  std::vector<Memory> inputs, outputs;
+
+  explicit Session(tune::protocol::Setup s) : setup(std::move(s)) {
+    auto program = ir::build_program(setup.source, setup.source_name);
+    std::vector<DLTensor> headers(setup.inputs.size());
+    for (size_t i = 0; i < headers.size(); ++i) {
+      auto& t = setup.inputs[i];
+      headers[i].device = t.device;
+      headers[i].ndim = static_cast<int32_t>(t.shape.size());
+      headers[i].dtype = to_dlpack(static_cast<ScalarType>(t.type));
+      headers[i].shape = t.shape.data();
+    }
+    bound = ir::bind(program, program->find_def(setup.def.c_str()), headers.data(), headers.size());
+    if (!setup.inputs.empty()) device = setup.inputs[0].device;
+  }
+
+  // The inputs and outputs in memory of `b` on the inputs' device, at the first request.
+  void place(const backends::Backend& b) {
+    if (backend) return;
+    backend = &b;
+    auto put = [&](const runtime::TensorSig& sig, const std::string* data) {
+      size_t n = static_cast<size_t>(sig.num_elements()) * bytes(sig.type);
+      Memory m{b.allocate(device, n), {}};
+      if (data) m.memory->write(data->data());
+      m.view = runtime::row_major_view(m.memory->data(), sig);
+      m.view.device = device;
+      return m;
+    };
+    std::vector<runtime::TensorSig> in = bound.inputs(), out = bound.outputs();
+    for (size_t i = 0; i < in.size(); ++i) inputs.push_back(put(in[i], &setup.inputs[i].data));
+    for (const auto& sig : out) outputs.push_back(put(sig, nullptr));
+  }
+
+  std::vector<runtime::TensorView> views(const std::vector<Memory>& m) const {
+    std::vector<runtime::TensorView> out;
+    for (const auto& x : m) out.push_back(x.view);
+    return out;
+  }
+};
+
+backends::OptionSet options_of(const std::vector<std::pair<std::string, std::string>>& values) {
+  backends::OptionSet o;
+  for (const auto& [key, value] : values) o.set(key, value);
+  return o;
+}
+
+void test_hooks(const std::string& knobs) {
+  const char* fault = std::getenv("TC_TEST_RUNNER_FAULT");
+  if (fault && *fault && knobs.find(fault) != std::string::npos) {
+    ::signal(SIGSEGV, SIG_DFL);  // a sanitizer's handler would turn the signal into an exit status
+    ::raise(SIGSEGV);
+  }
+  const char* hang = std::getenv("TC_TEST_RUNNER_HANG");
+  if (hang && *hang && knobs.find(hang) != std::string::npos)
+    for (;;) ::pause();
+}
+
+// One candidate; `failed_run` says the process must end after the reply.
+Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
+  Reply r;
+  std::unique_ptr<backends::Kernel> kernel;
+  backends::OptionSet options;
+  try {
+    options = options_of(q.options);
+    const backends::Backend& b = options.backend();
+    backends::KnobValues values = options.values_for(b);
+    backends::Target target = b.default_target();
+    if (!q.artefact.empty()) {
+      try {
+        kernel = b.load(s.bound, target, values, q.artefact);
+      } catch (const std::exception&) {  // not loadable here: compiled instead
+      }
+    }
+    if (!kernel) kernel = b.compile(s.bound, target, values);
+    s.place(b);
+  } catch (const std::exception& e) {
+    r.outcome = Reply::CompileFailed;
+    r.message = e.what();
+    return r;
+  }
+  try {
+    test_hooks(q.knobs);
+    std::vector<runtime::TensorView> in = s.views(s.inputs), out = s.views(s.outputs);
+    if (q.check) {
+      for (auto& m : s.outputs) m.memory->zero();
+      kernel->run(in, out, backends::ExecutionContext{});
+      for (auto& m : s.outputs) {
+        std::string bytes(static_cast<size_t>(m.view.num_elements()) * tc::bytes(m.view.type), '\0');
+        m.memory->read(bytes.data());
+        r.outputs.push_back(std::move(bytes));
+      }
+    }
+    tune::Timing t = tune::time_runs([&] { return tune::timed_run(*s.backend, *kernel, s.device, in, out); },
+                                     q.cutoff_ms > 0 ? q.cutoff_ms : INFINITY);
+    r.times_ms = t.ms;
+    r.outcome = t.cut_off ? Reply::CutOff : Reply::Measured;
+  } catch (const std::exception& e) {
+    r = Reply{};
+    r.outcome = Reply::RunFailed;
+    r.message = e.what();
+    failed_run = true;
+  }
+  return r;
+}
+
+int serve() {
+  std::string message;
+  if (tune::protocol::receive(kSocket, message, -1) != tune::protocol::Received::Message) return 0;
+  std::unique_ptr<Session> session;
+  Reply ack;
+  try {
+    session = std::make_unique<Session>(tune::protocol::decode_setup(message));
+  } catch (const std::exception& e) {
+    ack.outcome = Reply::RunFailed;
+    ack.message = e.what();
+  }
+  tune::protocol::send(kSocket, tune::protocol::encode(ack));
+  if (!session) return 1;
+  while (tune::protocol::receive(kSocket, message, -1) == tune::protocol::Received::Message) {
+    bool failed_run = false;
+    Reply r = measure(*session, tune::protocol::decode_request(message), failed_run);
+    tune::protocol::send(kSocket, tune::protocol::encode(r));
+    if (failed_run) return 0;
+  }
+  return 0;  // the tuner closed its end: it is done
+}
+
+}  // namespace
+
+int main() {
+  try {
+    return serve();
+  } catch (const std::exception& e) {  // the tuner is gone, or a message was damaged
+    return 2;
+  }
+}

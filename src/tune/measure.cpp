@@ -1,0 +1,32 @@
+// measure.cpp — see measure.h.
+#include "tune/measure.h"
+
+#include <chrono>
+
+namespace tc::tune {
+
+using Clock = std::chrono::steady_clock;
+
+double timed_run(const backends::Backend& backend, const backends::Kernel& kernel, const DLDevice& device,
+                 const std::vector<runtime::TensorView>& inputs, const std::vector<runtime::TensorView>& outputs) {
+  auto t0 = Clock::now();
+  kernel.run(inputs, outputs, backends::ExecutionContext{});
+  backend.wait(device);  // a cuda run only queues its launches
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Timing time_runs(const std::function<double()>& once, double cutoff_ms) {
+  Timing t;
+  auto start = Clock::now();
+  for (int r = 0; r < 7; ++r) {
+    t.ms.push_back(once());
+    if (t.ms.size() == 1 && t.ms[0] > cutoff_ms) {
+      t.cut_off = true;
+      break;
+    }
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 1.0) break;
+  }
+  return t;
+}
+
+}  // namespace tc::tune
