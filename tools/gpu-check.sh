@@ -7,7 +7,8 @@
 #   2. the e2e corpus on backend=cuda with real kDLCUDA tensors (PyTorch CUDA tensors through
 #      the Python binding) against NumPy's expectations: default knobs, then other knobs
 #      (shared memory, unrolling, reductions across lanes by shuffles and by atomics);
-#   3. the Python binding's tests (PyTorch CUDA tensors in and out included);
+#   3. the Python binding's tests (PyTorch CUDA tensors in and out included); tc_tune on GPU
+#      tensors, candidates in the candidate runner, some crashing it (tests/gpu/tune_on_gpu.py);
 #   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
 #      scatter), racecheck and synccheck with shared memory and shuffles;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
@@ -36,6 +37,7 @@ step corpus_shared_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.shared=1 
   --option cuda.reduction=tree
 step corpus_atomic "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=atomic --option cuda.fusion=min
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
+step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
 for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
   step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
   step "racecheck.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
