@@ -29,7 +29,12 @@ std::string candidate_runner_path() {
     return "tc/candidate-runner";
   std::string self = info.dli_fname;
   size_t slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/tc/candidate-runner";
+  std::string dir = slash == std::string::npos ? std::string(".") : self.substr(0, slash);
+  if (char* real = ::realpath(dir.c_str(), nullptr)) {  // "/usr/lib", not "/usr/bin/../lib"
+    dir = real;
+    std::free(real);
+  }
+  return dir + "/tc/candidate-runner";
 }
 
 CandidateProcess::CandidateProcess(protocol::Setup setup) : path_(candidate_runner_path()), setup_(protocol::encode(setup)) {

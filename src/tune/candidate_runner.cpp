@@ -1,6 +1,6 @@
-// candidate_runner.cpp — the candidate runner's main (the executable tc/candidate-runner): the
-// tuner's child process for tune.isolation=process (candidate_process.h). On fd 3 it reads the
-// setup (program, entry, inputs), builds and binds the program as tc_tune did, and answers;
+// candidate_runner.cpp — see candidate_runner.h: the candidate runner, the tuner's child
+// process for tune.isolation=process (candidate_process.h). On its socket it reads the setup
+// (program, entry, inputs), builds and binds the program as tc_tune did, and answers;
 // then, per request, compiles the candidate (or loads the tuner's compiled code), runs it once
 // and sends its outputs back, and times it as the tuner would in its own process (measure.h).
 // After a failed run it exits: the device's state is unknown (a CUDA fault poisons the
@@ -24,14 +24,13 @@
 #include "ir/program.h"
 #include "support/error.h"
 #include "tune/candidate_protocol.h"
+#include "tune/candidate_runner.h"
 #include "tune/measure.h"
 
 namespace {
 
 using namespace tc;
 using tune::protocol::Reply;
-
-constexpr int kSocket = 3;
 
 struct Memory {
   std::unique_ptr<backends::DeviceMemory> memory;
@@ -149,9 +148,9 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
   return r;
 }
 
-int serve() {
+int serve(int fd) {
   std::string message;
-  if (tune::protocol::receive(kSocket, message, -1) != tune::protocol::Received::Message) return 0;
+  if (tune::protocol::receive(fd, message, -1) != tune::protocol::Received::Message) return 0;
   std::unique_ptr<Session> session;
   Reply ack;
   try {
@@ -160,12 +159,12 @@ int serve() {
     ack.outcome = Reply::RunFailed;
     ack.message = e.what();
   }
-  tune::protocol::send(kSocket, tune::protocol::encode(ack));
+  tune::protocol::send(fd, tune::protocol::encode(ack));
   if (!session) return 1;
-  while (tune::protocol::receive(kSocket, message, -1) == tune::protocol::Received::Message) {
+  while (tune::protocol::receive(fd, message, -1) == tune::protocol::Received::Message) {
     bool failed_run = false;
     Reply r = measure(*session, tune::protocol::decode_request(message), failed_run);
-    tune::protocol::send(kSocket, tune::protocol::encode(r));
+    tune::protocol::send(fd, tune::protocol::encode(r));
     if (failed_run) return 0;
   }
   return 0;  // the tuner closed its end: it is done
@@ -173,10 +172,14 @@ int serve() {
 
 }  // namespace
 
-int main() {
+namespace tc::tune {
+
+int serve_candidates(int fd) {
   try {
-    return serve();
-  } catch (const std::exception& e) {  // the tuner is gone, or a message was damaged
+    return serve(fd);
+  } catch (const std::exception&) {  // the tuner is gone, or a message was damaged
     return 2;
   }
 }
+
+}  // namespace tc::tune

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -105,6 +106,13 @@ bool agrees(const std::vector<char>& got, const std::vector<char>& want, ScalarT
     if (!std::isnan(a) && std::fabs(a - b) > tol * std::max(1.0, scale)) return false;
   }
   return true;
+}
+
+// Milliseconds for people: four significant digits ("0.00053"), not the cache's exact text.
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", ms);
+  return text;
 }
 
 std::string point_text(const std::vector<Knob>& knobs, const Point& p) {
@@ -514,7 +522,7 @@ class Tuner {
     if (t.ms.empty()) fail(TC_ERROR_INTERNAL, "a candidate measured without a timed run");
     if (t.cut_off) {
       c.outcome = cache::Outcome::CutOff;
-      c.failure = "its first run took more than 5x the best so far (" + cache::number_text(best_.ms) + " ms)";
+      c.failure = "its first run took more than 5x the best so far (" + ms_text(best_.ms) + " ms)";
     }
     c.ms = median(t.ms);
     if (is_start) default_ms_ = c.ms;
@@ -544,12 +552,12 @@ class Tuner {
       best_ms.push_back(time(*best_.kernel, best_.point));
     }
     double s = median(start_ms), b = median(best_ms);
-    confirmation_ = "confirmed against the start in alternation: " + cache::number_text(b) + " ms against " +
-                    cache::number_text(s) + " ms";
+    confirmation_ = "confirmed against the start in alternation: " + ms_text(b) + " ms against " +
+                    ms_text(s) + " ms";
     if (b < s) return;
     std::string refuted = point_text(knobs_, best_.point);
     confirmation_ = "the winner " + refuted + " did not hold up against the start in alternation (" +
-                    cache::number_text(b) + " ms against " + cache::number_text(s) + " ms): the start is the result";
+                    ms_text(b) + " ms against " + ms_text(s) + " ms): the start is the result";
     best_.ms = s;
     best_.point = start_point_;
     best_.kernel = std::move(start);

@@ -62,6 +62,16 @@ step "installed tc tool runs (its run path finds the installed libtc.so.0)"
 env -u LD_LIBRARY_PATH "$prefix/bin/tc" version || fail "the installed bin/tc cannot start"
 env -u LD_LIBRARY_PATH "$prefix/bin/tc" check "$src/examples/tc/mm.tc" >/dev/null || fail "installed tc check"
 
+step "installed candidate runner (tune.isolation=process): beside libtc, its run path finds the installed one"
+[ -x "$libdir/tc/candidate-runner" ] || fail "$libdir_rel/tc/candidate-runner not installed"
+runner_lib=$(env -u LD_LIBRARY_PATH ldd "$libdir/tc/candidate-runner" | sed -n 's/.*libtc.so.0 => \([^ ]*\).*/\1/p')
+[ "$(readlink -f "$runner_lib")" = "$real" ] || fail "the installed candidate runner loads '$runner_lib', not $real"
+tuned=$(env -u LD_LIBRARY_PATH -u TC_CANDIDATE_RUNNER "$prefix/bin/tc" tune "$src/examples/tc/mm.tc" --size M=16,K=8,N=12 \
+        --option tune.isolation=process --option tune.population=2 --option tune.generations=1 --option cache=off 2>&1) ||
+  { echo "$tuned"; fail "installed tc tune with tune.isolation=process"; }
+grep -q "candidate runner processes (1 started, $libdir/tc/candidate-runner)" <<<"$tuned" ||
+  { echo "$tuned"; fail "the installed tc did not tune in the installed candidate runner"; }
+
 step "pkg-config"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 pc_prefix=$(pkg-config --variable=prefix tc)

@@ -1,0 +1,14 @@
+// candidate_runner.h — the candidate runner's loop (tune.isolation=process): what the
+// executable tc/candidate-runner runs, through libtc's entry tc_candidate_runner_main (not part
+// of the API: the executable is libtc's own, tools/candidate-runner). The other side is
+// candidate_process.h; the messages are candidate_protocol.h.
+#pragma once
+
+namespace tc::tune {
+
+// Serves the tuner on socket `fd` until it closes its end (0), after a failed run (0: the
+// device's state is unknown, the tuner starts a fresh runner), or when the setup fails (1)
+// or the tuner is gone mid-message (2).
+int serve_candidates(int fd);
+
+}  // namespace tc::tune
