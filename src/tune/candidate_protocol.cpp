@@ -95,6 +95,7 @@ std::string encode(const Setup& s) {
   w.bytes(s.def);
   w.fixed<uint64_t>(s.inputs.size());
   for (const auto& t : s.inputs) w.tensor(t);
+  w.bytes(s.shared_code);
   return w.take();
 }
 
@@ -130,6 +131,7 @@ Setup decode_setup(const std::string& message) {
   s.source_name = r.bytes();
   s.def = r.bytes();
   for (uint64_t i = 0, n = r.count(); i < n; ++i) s.inputs.push_back(r.tensor());
+  s.shared_code = r.bytes();
   r.end();
   return s;
 }

@@ -29,6 +29,7 @@ struct Setup {
   std::string source, source_name;  // the program's text and name (lang::SourceText)
   std::string def;                  // the entry's name
   std::vector<Tensor> inputs;
+  std::string shared_code;          // the backend's shared code (Backend::shared_code), "" for none
 };
 
 // One candidate to measure.

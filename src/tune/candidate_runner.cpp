@@ -76,6 +76,17 @@ struct Session {
     for (const auto& sig : out) outputs.push_back(put(sig, nullptr));
   }
 
+  // The tuner's shared code in place before the first compilation, where it can be used here
+  // (else the backend builds its own when it needs it).
+  void use_shared_code(const backends::Backend& b, const backends::Target& target) {
+    if (setup.shared_code.empty()) return;
+    try {
+      b.use_shared_code(target, setup.shared_code);
+    } catch (const std::exception&) {
+    }
+    setup.shared_code.clear();
+  }
+
   std::vector<runtime::TensorView> views(const std::vector<Memory>& m) const {
     std::vector<runtime::TensorView> out;
     for (const auto& x : m) out.push_back(x.view);
@@ -110,6 +121,7 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
     const backends::Backend& b = options.backend();
     backends::KnobValues values = options.values_for(b);
     backends::Target target = b.default_target();
+    s.use_shared_code(b, target);
     if (!q.artefact.empty()) {
       try {
         kernel = b.load(s.bound, target, values, q.artefact);

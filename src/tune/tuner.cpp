@@ -255,6 +255,9 @@ class Tuner {
       backend_.copy_to_host(inputs_[i], t.data.data());
       setup.inputs.push_back(std::move(t));
     }
+    // The code every kernel links against (cpu: Halide's runtime object, which the start's
+    // compilation would build anyway): a runner given it need not build its own.
+    setup.shared_code = backend_.shared_code(target_);
     return setup;
   }
 
