@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu-check.sh — issue 13's GPU run in one go, on a machine with an NVIDIA GPU, its driver,
 # PyTorch with CUDA and compute-sanitizer (the device machine), from the repository root, with
-# build/ (built on the usual machine from the same sources) and the runtime libraries carried
-# along (.bundle: ../shared/tools/bundle-runtime.sh pack .bundle):
+# the library built on the usual machine from the same sources carried along: .gpu/ made by
+# tools/gpu-pack.sh (stripped libtc, the candidate runner, the runtime libraries' .debs; what
+# fits the device tool's 64 MiB carry limit), else build/ with .bundle/:
 #   1. the device and driver (nvidia-smi);
 #   2. the e2e corpus on backend=cuda with real kDLCUDA tensors (PyTorch CUDA tensors through
 #      the Python binding) against NumPy's expectations: default knobs, then other knobs
@@ -19,8 +20,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-[ -f .bundle/unpack.sh ] && source .bundle/unpack.sh
-export TC_LIBRARY=$PWD/build/src/libtc.so PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
+if [ -f .gpu/lib/libtc.so ]; then
+  source .gpu/bundle/unpack.sh
+  export TC_LIBRARY=$PWD/.gpu/lib/libtc.so LD_LIBRARY_PATH=$PWD/.gpu/lib:$LD_LIBRARY_PATH  # the runner's libtc too
+else
+  [ -f .bundle/unpack.sh ] && source .bundle/unpack.sh
+  export TC_LIBRARY=$PWD/build/src/libtc.so
+fi
+export PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
 py=${PYTHON:-python3}
 status=0
 step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, prints its last line

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# gpu-pack.sh — packs what tools/gpu-check.sh needs on the GPU machine into .gpu/, small enough
+# for the device tool's carry limit (64 MiB; build/ is about 760 MB, libtc.so alone 48 MB with
+# its debug information): .gpu/lib/libtc.so* stripped of debug information (about 2.3 MB), the
+# candidate runner beside it (.gpu/lib/tc/candidate-runner, where libtc looks), .gpu/bin/tc, and
+# the Debian runtime libraries as .deb files (.gpu/bundle, ../shared/tools/bundle-runtime.sh,
+# about 37 MB; kept between runs). Run here after building (bash tools/setup.sh); then carry
+# ".gpu" and run `bash tools/gpu-check.sh` there, which finds .gpu/ and uses it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lib=$(readlink -f build/src/libtc.so 2>/dev/null || true)
+[ -f "$lib" ] || { echo "gpu-pack: no build/src/libtc.so: build first (bash tools/setup.sh)" >&2; exit 1; }
+rm -rf .gpu/lib .gpu/bin
+mkdir -p .gpu/lib/tc .gpu/bin
+strip -g -o ".gpu/lib/${lib##*/}" "$lib"
+ln -s "${lib##*/}" .gpu/lib/libtc.so.0
+ln -s libtc.so.0 .gpu/lib/libtc.so
+cp build/src/tc/candidate-runner .gpu/lib/tc/
+cp build/tools/tc/tc .gpu/bin/
+[ -f .gpu/bundle/unpack.sh ] || bash ../shared/tools/bundle-runtime.sh pack .gpu/bundle
+du -sh .gpu
