@@ -444,7 +444,9 @@ class Program(_Handle):
         are tc options as for compile(): the knobs set are the search's starting point (the
         "default"), cache="auto"|"off"|DIR names the cache, and tune.strategy,
         tune.population, tune.generations and tune.threads shape the search (keys with a dot go
-        through a dict: **{"tune.population": 8}). budget: seconds for the whole search
+        through a dict: **{"tune.population": 8}); tune.isolation="process" measures candidates
+        in a child process where a crash or a hang (tune.timeout seconds) fails only that
+        candidate (the default for GPU tensors). budget: seconds for the whole search
         (option tune.budget, a whole number >= 1); the best so far is kept when it runs out.
 
         progress: True prints the search's progress on stderr (one line rewritten in place on a
