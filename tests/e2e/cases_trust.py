@@ -433,6 +433,16 @@ def main(uint32(M) A) -> (O, P) {
        note="a divisor that is constant only once folded (abs of a literal): Halide's lowering of "
             "% 2147483647 overflowed at compile time (differential fuzzer, seed 128853225)")
 
+accept("fuzz_copysign_of_a_computed_nan", """
+def main(float(N) A, float(N) B, half(N) H) -> (O, P) {
+  O(i) = copysign(2.0, pow(A(i), B(i)))
+  P(i) min=! copysign(1, min(pow(H(k), half(B(i))), 0))
+}""", [np.array([-2, 4, -8], F32), np.array([0.5, 0.5, 1.0], F32), np.array([-2, 4, -8], np.float16)],
+       lambda A, B, H: [np.array([2, 2, -2], F32), np.array([1, 1, -1], np.float16)],
+       note="copysign counts a NaN's sign as positive: pow of a negative base makes a NaN whose sign "
+            "bit glibc, Halide and CUDA set differently, and copysign showed it (differential fuzzer, "
+            "seed 96812151, program 428)")
+
 def _rows_cut_by_a_diagonal(A, C):
     O = np.repeat(A.astype(F32)[:, None], A.size, axis=1)
     for i in range(2):

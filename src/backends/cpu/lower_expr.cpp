@@ -43,7 +43,6 @@ const char* libm_name(BuiltinId id) {
     case BuiltinId::Atan2: return "atan2";
     case BuiltinId::Hypot: return "hypot";
     case BuiltinId::Fmod: return "fmod";
-    case BuiltinId::Copysign: return "copysign";
     case BuiltinId::Fma: return "fma";
     default: return nullptr;
   }
@@ -96,6 +95,9 @@ Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
     case BuiltinId::Fmin: return Halide::select(Halide::is_nan(a[0]), a[1], Halide::is_nan(a[1]), a[0], Halide::min(a[0], a[1]));
     case BuiltinId::Min:
     case BuiltinId::Max: return nan_propagating(id, a[0], a[1]);
+    // A NaN's sign counts as positive (the reference's rule: the sign of a computed NaN differs
+    // between libm, LLVM and CUDA).
+    case BuiltinId::Copysign: return Halide::select(Halide::is_nan(a[1]), Halide::abs(a[0]), libm("copysign", a, t));
     case BuiltinId::Abs:
       if (t == ScalarType::Bool || kind(t) == ScalarKind::Unsigned) return a[0];
       if (is_float(t)) return Halide::abs(a[0]);

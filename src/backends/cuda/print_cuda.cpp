@@ -136,6 +136,9 @@ TC_DEVICE double tc_max(double a, double b) { return (a != a || b != b) ? tc_nan
 template <typename T> TC_DEVICE T tc_abs(T a) { return a < (T)0 ? tc_neg(a) : a; }
 TC_DEVICE float tc_abs(float a) { return fabsf(a); }
 TC_DEVICE double tc_abs(double a) { return fabs(a); }
+// copysign with a NaN's sign counted as positive (the reference's rule).
+TC_DEVICE float tc_copysign(float x, float y) { return y != y ? fabsf(x) : copysignf(x, y); }
+TC_DEVICE double tc_copysign(double x, double y) { return y != y ? fabs(x) : copysign(x, y); }
 TC_DEVICE float tc_rsqrt(float a) { return 1.0f / sqrtf(a); }
 TC_DEVICE double tc_rsqrt(double a) { return 1.0 / sqrt(a); }
 // float16 is stored as its bits (unsigned short) and computed as float, every result rounded
@@ -1363,6 +1366,7 @@ class Printer {
       case B::Max: return "tc_max(" + args + ")";
       case B::Abs: return "tc_abs(" + args + ")";
       case B::Rsqrt: return rounded("tc_rsqrt(" + args + ")", e.type);
+      case B::Copysign: return rounded("tc_copysign(" + args + ")", e.type);
       case B::Exp:
         if (e.type != ScalarType::Float64) return rounded("tc_expf(" + args + ")", e.type);
         break;

@@ -241,7 +241,11 @@ double float_builtin(lang::BuiltinId id, const double* a, ScalarType t) {
     case B::Fmod: return bi([](double x, double y) { return std::fmod(x, y); }, [](float x, float y) { return std::fmod(x, y); });
     case B::Fmax: return bi([](double x, double y) { return std::fmax(x, y); }, [](float x, float y) { return std::fmax(x, y); });
     case B::Fmin: return bi([](double x, double y) { return std::fmin(x, y); }, [](float x, float y) { return std::fmin(x, y); });
-    case B::Copysign: return bi([](double x, double y) { return std::copysign(x, y); }, [](float x, float y) { return std::copysign(x, y); });
+    // A NaN's sign counts as positive (IEEE leaves the sign of a computed NaN unspecified, and
+    // libm, Halide and CUDA produce different ones): copysign is where it would show.
+    case B::Copysign:
+      return bi([](double x, double y) { return std::isnan(y) ? std::fabs(x) : std::copysign(x, y); },
+                [](float x, float y) { return std::isnan(y) ? std::fabs(x) : std::copysign(x, y); });
     case B::Fma:
       return dbl ? std::fma(a[0], a[1], a[2])
                  : static_cast<double>(std::fma(static_cast<float>(a[0]), static_cast<float>(a[1]), static_cast<float>(a[2])));
