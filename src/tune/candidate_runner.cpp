@@ -32,18 +32,13 @@ namespace {
 using namespace tc;
 using tune::protocol::Reply;
 
-struct Memory {
-  std::unique_ptr<backends::DeviceMemory> memory;
-  runtime::TensorView view;
-};
-
 // What the setup gives: the bound def and the tensors' headers; memory once the backend is known.
 struct Session {
   tune::protocol::Setup setup;
   ir::BoundDef bound;
   const backends::Backend* backend = nullptr;
   DLDevice device{kDLCPU, 0};
-  std::vector<Memory> inputs, outputs;
+  std::unique_ptr<tune::DeviceTensors> inputs, outputs;
 
   explicit Session(tune::protocol::Setup s) : setup(std::move(s)) {
     auto program = ir::build_program(setup.source, setup.source_name);
@@ -63,17 +58,9 @@ struct Session {
   void place(const backends::Backend& b) {
     if (backend) return;
     backend = &b;
-    auto put = [&](const runtime::TensorSig& sig, const std::string* data) {
-      size_t n = static_cast<size_t>(sig.num_elements()) * bytes(sig.type);
-      Memory m{b.allocate(device, n), {}};
-      if (data) m.memory->write(data->data());
-      m.view = runtime::row_major_view(m.memory->data(), sig);
-      m.view.device = device;
-      return m;
-    };
-    std::vector<runtime::TensorSig> in = bound.inputs(), out = bound.outputs();
-    for (size_t i = 0; i < in.size(); ++i) inputs.push_back(put(in[i], &setup.inputs[i].data));
-    for (const auto& sig : out) outputs.push_back(put(sig, nullptr));
+    inputs = std::make_unique<tune::DeviceTensors>(b, device, bound.inputs());
+    for (size_t i = 0; i < setup.inputs.size(); ++i) inputs->memory[i]->write(setup.inputs[i].data.data());
+    outputs = std::make_unique<tune::DeviceTensors>(b, device, bound.outputs());
   }
 
   // The tuner's shared code in place before the first compilation, where it can be used here
@@ -87,11 +74,6 @@ struct Session {
     setup.shared_code.clear();
   }
 
-  std::vector<runtime::TensorView> views(const std::vector<Memory>& m) const {
-    std::vector<runtime::TensorView> out;
-    for (const auto& x : m) out.push_back(x.view);
-    return out;
-  }
 };
 
 backends::OptionSet options_of(const std::vector<std::pair<std::string, std::string>>& values) {
@@ -129,22 +111,21 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
       }
     }
     if (!kernel) kernel = b.compile(s.bound, target, values);
-    s.place(b);
   } catch (const std::exception& e) {
     r.outcome = Reply::CompileFailed;
     r.message = e.what();
     return r;
   }
   try {
+    s.place(options.backend());  // a failure to allocate is a failed run, not a failed compilation
     test_hooks(q.knobs);
-    std::vector<runtime::TensorView> in = s.views(s.inputs), out = s.views(s.outputs);
+    const std::vector<runtime::TensorView>&in = s.inputs->views, &out = s.outputs->views;
     if (q.check) {
-      for (auto& m : s.outputs) m.memory->zero();
+      s.outputs->zero();
       kernel->run(in, out, backends::ExecutionContext{});
-      for (auto& m : s.outputs) {
-        std::string bytes(static_cast<size_t>(m.view.num_elements()) * tc::bytes(m.view.type), '\0');
-        m.memory->read(bytes.data());
-        r.outputs.push_back(std::move(bytes));
+      for (size_t o = 0; o < out.size(); ++o) {
+        std::vector<char> bytes = s.outputs->read(o);
+        r.outputs.emplace_back(bytes.begin(), bytes.end());
       }
     }
     tune::Timing t = tune::time_runs([&] { return tune::timed_run(*s.backend, *kernel, s.device, in, out); },

@@ -7,6 +7,25 @@ namespace tc::tune {
 
 using Clock = std::chrono::steady_clock;
 
+DeviceTensors::DeviceTensors(const backends::Backend& backend, const DLDevice& device,
+                             const std::vector<runtime::TensorSig>& sigs) {
+  for (const auto& sig : sigs) {
+    memory.push_back(backend.allocate(device, static_cast<size_t>(sig.num_elements()) * tc::bytes(sig.type)));
+    views.push_back(runtime::row_major_view(memory.back()->data(), sig));
+    views.back().device = device;
+  }
+}
+
+void DeviceTensors::zero() {
+  for (auto& m : memory) m->zero();
+}
+
+std::vector<char> DeviceTensors::read(size_t t) const {
+  std::vector<char> out(static_cast<size_t>(views[t].num_elements()) * tc::bytes(views[t].type));
+  memory[t]->read(out.data());
+  return out;
+}
+
 double timed_run(const backends::Backend& backend, const backends::Kernel& kernel, const DLDevice& device,
                  const std::vector<runtime::TensorView>& inputs, const std::vector<runtime::TensorView>& outputs) {
   auto t0 = Clock::now();

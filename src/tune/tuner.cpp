@@ -50,27 +50,18 @@ struct Candidate {
   double ms = INFINITY;  // the median; a cut-off's one run; failures: INFINITY
 };
 
-// The outputs, row-major, in memory of the device the inputs are on (the backend's: a GPU's
-// for cuda kernels), and host copies of them to compare.
+// The outputs, in memory of the device the inputs are on, and host copies of them to compare.
 struct Outputs {
-  std::vector<std::unique_ptr<backends::DeviceMemory>> memory;
+  DeviceTensors tensors;
+  const std::vector<runtime::TensorView>& views = tensors.views;
   std::vector<std::vector<char>> bytes;  // what read() copied
-  std::vector<runtime::TensorView> views;
 
-  Outputs(const backends::Backend& backend, const DLDevice& device, const std::vector<runtime::TensorSig>& sigs) {
-    for (const auto& sig : sigs) {
-      size_t n = static_cast<size_t>(sig.num_elements()) * tc::bytes(sig.type);
-      memory.push_back(backend.allocate(device, n));
-      bytes.emplace_back(n, 0);
-      views.push_back(runtime::row_major_view(memory.back()->data(), sig));
-      views.back().device = device;
-    }
-  }
-  void zero() {
-    for (auto& m : memory) m->zero();
-  }
+  Outputs(const backends::Backend& backend, const DLDevice& device, const std::vector<runtime::TensorSig>& sigs)
+      : tensors(backend, device, sigs) {}
+  void zero() { tensors.zero(); }
   void read() {
-    for (size_t o = 0; o < memory.size(); ++o) memory[o]->read(bytes[o].data());
+    bytes.clear();
+    for (size_t o = 0; o < tensors.views.size(); ++o) bytes.push_back(tensors.read(o));
   }
 };
 
@@ -252,7 +243,14 @@ class Tuner {
       t.device = inputs_[i].device;
       t.shape = sigs[i].shape;
       t.data.resize(static_cast<size_t>(sigs[i].num_elements()) * tc::bytes(sigs[i].type));
-      backend_.copy_to_host(inputs_[i], t.data.data());
+      try {
+        backend_.copy_to_host(inputs_[i], t.data.data());
+      } catch (const Error& e) {  // which input: the backend knows only a view
+        std::string name;
+        for (const auto& decl : bound_.def().tensors)
+          if (decl.role == ir::TensorRole::Input && decl.param_index == static_cast<int>(i)) name = decl.name;
+        fail(e.status(), "input '" + name + "': " + e.what());
+      }
       setup.inputs.push_back(std::move(t));
     }
     // The code every kernel links against (cpu: Halide's runtime object, which the start's

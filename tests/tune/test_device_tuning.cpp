@@ -200,7 +200,7 @@ TEST(DeviceTuning, AutoIsolationOnADeviceWantsARunnerAndSaysWhyItHasNone) {
   o.set("tune.generations", "1");
   StandInBackend backend;
   tc::tune::Compiled tuned = tc::tune::testing::tune_with(backend, c.bound, o, c.views);
-  EXPECT_NE(tuned.provenance.find("candidates ran in this process: the stand-in backend cannot read memory of kDLExtDev"),
+  EXPECT_NE(tuned.provenance.find("candidates ran in this process: input 'A': the stand-in backend cannot read memory of kDLExtDev"),
             std::string::npos)
       << tuned.provenance;
   o.set("tune.isolation", "process");
