@@ -43,6 +43,8 @@ step corpus_other_knobs "$py" tests/gpu/corpus_on_gpu.py --option cuda.fusion=mi
 step corpus_shared_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.shared=1 --option cuda.unroll=32 \
   --option cuda.reduction=tree
 step corpus_atomic "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=atomic --option cuda.fusion=min
+step corpus_block_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=tree --option cuda.block=64x4 \
+  --option cuda.tile=16x16x64
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
 step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
 for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
@@ -56,6 +58,10 @@ for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the l
     --option cuda.shared=1 --option cuda.reduction=tree "$k"
   step "memcheck.atomic.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
     --option cuda.reduction=atomic "$k"
+  step "synccheck.block_tree.$k" compute-sanitizer --tool synccheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.reduction=tree --option cuda.block=128x2 --option cuda.tile=16x16x128 "$k"
+  step "racecheck.block_tree.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.reduction=tree --option cuda.block=128x2 --option cuda.tile=16x16x128 "$k"
 done
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1

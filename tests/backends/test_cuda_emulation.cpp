@@ -282,7 +282,9 @@ TEST(CudaBackend, ArtefactRoundTrip) {
 // The emulation's barriers, on hand-written CUDA C: a block's __syncthreads waits for all its
 // threads (each thread reads what the others wrote to shared memory before the barrier), a
 // warp's shuffles combine 32 lanes while the block's warps run different numbers of rounds,
-// and a __syncthreads some threads never reach fails the run instead of hanging.
+// a named barrier (__barrier_sync_count, what tc_group_sync uses for several warps along x)
+// waits for its count of threads while other rows run other numbers of rounds, and a
+// __syncthreads or named barrier some threads never reach fails the run instead of hanging.
 namespace {
 
 CudaSource hand_written(const std::string& kernel, const std::string& body) {
@@ -340,17 +342,51 @@ TEST(CudaEmulation, ShufflesCombineAWarpsLanes) {
     for (int r = 0; r < 4; ++r) EXPECT_EQ(out[static_cast<size_t>(y * 4 + r)], r <= y ? 496 + 32 * r : -1) << y << " " << r;
 }
 
-TEST(CudaEmulation, ABarrierNotEveryThreadReachesFails) {
-  CudaSource s = hand_written("diverges",
-                              "  if (threadIdx.x == 3) return;\n"
-                              "  __syncthreads();\n"
-                              "  out[threadIdx.x] = 1;\n");
-  std::vector<int> out(32, 0);
+// A block of `threads` along x whose threads do not all reach a barrier: the run fails.
+static void expect_divergence_fails(const CudaSource& s, unsigned threads) {
+  std::vector<int> out(threads, 0);
   try {
-    run_hand_written(s, out, {1, 1, 1}, {32, 1, 1});
+    run_hand_written(s, out, {1, 1, 1}, {threads, 1, 1});
     FAIL() << "expected TC_ERROR_INTERNAL";
   } catch (const tc::Error& e) {
     EXPECT_EQ(e.status(), TC_ERROR_INTERNAL);
     EXPECT_NE(std::string(e.what()).find("did not all reach the same barrier"), std::string::npos) << e.what();
   }
+}
+
+TEST(CudaEmulation, ABarrierNotEveryThreadReachesFails) {
+  expect_divergence_fails(hand_written("diverges",
+                                       "  if (threadIdx.x == 3) return;\n"
+                                       "  __syncthreads();\n"
+                                       "  out[threadIdx.x] = 1;\n"),
+                          32);
+}
+
+TEST(CudaEmulation, NamedBarriersSynchroniseARowOfWarps) {
+  // Row y (two warps along x) runs y + 1 rounds; in each, thread x writes to shared memory,
+  // waits at the row's barrier, then reads thread x + 1's value (x = 31 reads the other
+  // warp's): wrong without the barrier, and a hang if the barrier waited for the whole block.
+  CudaSource s = hand_written("rows",
+                              "  __shared__ int v[3][64];\n"
+                              "  for (unsigned r = 0; r <= threadIdx.y; ++r) {\n"
+                              "    v[threadIdx.y][threadIdx.x] = (int)(threadIdx.x + 100 * r);\n"
+                              "    __barrier_sync_count(1 + threadIdx.y, blockDim.x);\n"
+                              "    int next = v[threadIdx.y][(threadIdx.x + 1) % 64];\n"
+                              "    __barrier_sync_count(1 + threadIdx.y, blockDim.x);\n"
+                              "    out[(threadIdx.y * 3 + r) * 64 + threadIdx.x] = next;\n"
+                              "  }\n");
+  std::vector<int> out(9 * 64, -1);
+  run_hand_written(s, out, {1, 1, 1}, {64, 3, 1});
+  for (int y = 0; y < 3; ++y)
+    for (int r = 0; r < 3; ++r)
+      for (int x = 0; x < 64; ++x)
+        EXPECT_EQ(out[static_cast<size_t>((y * 3 + r) * 64 + x)], r <= y ? (x + 1) % 64 + 100 * r : -1) << y << " " << r << " " << x;
+}
+
+TEST(CudaEmulation, ANamedBarrierShortOfItsCountFails) {
+  expect_divergence_fails(hand_written("short_row",
+                                       "  if (threadIdx.x == 40) return;\n"
+                                       "  __barrier_sync_count(1, blockDim.x);\n"
+                                       "  out[threadIdx.x] = 1;\n"),
+                          64);
 }

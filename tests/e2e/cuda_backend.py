@@ -23,11 +23,14 @@ checks that hide them need their own):
   unroll             cuda.unroll=4 with 4-wide k tiles: no loop over the k points is left (isl
                      unrolled it), the accumulator stays in a register over the unrolled run,
                      and the result is right; cuda.unroll=2 leaves the loop
-  lane_reductions    cuda.reduction=tree and atomic: matmul's k loop split across a warp's lanes
-                     and combined by shuffles (__syncwarp, tc_shfl_down) or atomics
-                     (tc_atomic_update), right at odd sizes; a 1000-long int32 row sum exact, a
-                     max with a NaN, an int8 product and a float16 min right; cuda.block's x other
-                     than 32 is TC_ERROR_INVALID_ARGUMENT naming both options
+  lane_reductions    cuda.reduction=tree and atomic: matmul's k loop split across the threads
+                     along x and combined by shuffles (tc_group_sync, tc_shfl_down, then the
+                     warps' totals through shared memory) or atomics (tc_atomic_update), right
+                     at odd sizes, with one warp along x (32x8) and with several (64x4: four
+                     groups of two warps, each with its own barrier; 256; 96x2); a 1000-long
+                     int32 row sum exact, a max with a NaN, an int8 product and a float16 min
+                     right; cuda.block's x not a multiple of 32, or x over 32 with y times z
+                     over 15, is TC_ERROR_INVALID_ARGUMENT naming both options
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -197,19 +200,23 @@ def unroll():
 
 def lane_reductions():
     r = np.random.default_rng(7)
-    for how, marker in (("tree", "tc_shfl_down(tc_acc, tc_off)"), ("atomic", "tc_atomic_update(")):
-        lanes = dict(EMULATE, **{"cuda.reduction": how})
+    markers = {"tree": "tc_warp_totals[tc_warp_index()].f32 = tc_acc", "atomic": "tc_atomic_update("}
+    for how, block in (("tree", "auto"), ("atomic", "auto"), ("tree", "64x4"), ("atomic", "64x4"), ("tree", "256"),
+                       ("tree", "96x2")):
+        marker = markers[how]
+        lanes = dict(EMULATE, **{"cuda.reduction": how, "cuda.block": block})
         p = tclib.Program(MM)
-        A, B = r.standard_normal((23, 70)).astype(np.float32), r.standard_normal((70, 9)).astype(np.float32)
-        k = p.compile("mm", [A, B], lanes)
+        A, B = r.standard_normal((23, 170)).astype(np.float32), r.standard_normal((170, 9)).astype(np.float32)
+        k = p.compile("mm", [A, B], dict(lanes, **{"cuda.tile": "8x8x128"}))
         code = k.code()
-        assert "__syncwarp();" in code and marker in code, (how, code[-3000:])
+        assert "tc_group_sync();" in code and marker in code, (how, code[-3000:])
+        assert "tc_acc = tc_add(tc_acc, tc_shfl_down(tc_acc, tc_off))" in code or how == "atomic", code[-3000:]
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
         rows = tclib.Program("def rowsum(int32(N,K) X) -> (S) { S(n) +=! X(n,k) }")
         X = r.integers(-1000, 1000, (5, 1000)).astype(np.int32)
         k = rows.compile("rowsum", [X], lanes)
-        assert marker in k.code(), k.code()[-2000:]
+        assert marker.replace(".f32", ".s32") in k.code(), k.code()[-2000:]
         (S,) = run(k, [X])
         np.testing.assert_array_equal(S, X.sum(axis=1, dtype=np.int32))
         mx = tclib.Program("def rowmax(float(N,K) X) -> (M) { M(n) max=! X(n,k) }")
@@ -226,7 +233,16 @@ def lane_reductions():
         (H,) = run(hmin.compile("rowmin", [W], lanes), [W])
         np.testing.assert_array_equal(H, W.min(axis=1))
         expect_error(lambda: p.compile("mm", [A, B], dict(lanes, **{"cuda.block": "16x8"})),
-                     tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.reduction'", "'cuda.block' is '16x8'")
+                     tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.reduction'", "'cuda.block' is '16x8'",
+                     "a multiple of 32")
+        expect_error(lambda: p.compile("mm", [A, B], dict(lanes, **{"cuda.block": "64x4x4"})),
+                     tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.reduction'", "'cuda.block' is '64x4x4'",
+                     "y times z must be at most 15")
+    # One warp along x with 32 rows (32x32): no named barrier needed, so allowed.
+    p = tclib.Program(MM)
+    A, B = r.standard_normal((40, 50)).astype(np.float32), r.standard_normal((50, 33)).astype(np.float32)
+    (C,) = run(p.compile("mm", [A, B], dict(EMULATE, **{"cuda.reduction": "tree", "cuda.block": "32x32"})), [A, B])
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
 
 
 def no_host_compiler():

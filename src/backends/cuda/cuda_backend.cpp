@@ -52,7 +52,7 @@ std::vector<Knob> declare() {
              "threads per block along x, y, z (x: the innermost mapped loop), at most 1024 in all; auto: 32x8", true};
   block.min = 1;
   block.max = 1024;
-  block.domain = fixed_values({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16"});
+  block.domain = fixed_values({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16", "64x4", "128x2"});
   Knob grid{"cuda.grid", KnobKind::Sizes, "auto",
             "blocks along x, y, z; auto: one per tile of each mapped loop. The mapped loops stride over the grid and "
             "the block, so every grid and block computes the same result",
@@ -75,9 +75,10 @@ std::vector<Knob> declare() {
   unroll.max = 64;
   unroll.domain = fixed_values({"0", "4", "8", "32"});
   Knob reduction{"cuda.reduction", KnobKind::Choice, "none",
-                 "how a reduction's loop is run: none (each thread reduces its own elements), or split across a "
-                 "warp's 32 lanes and combined by a tree of shuffles (tree) or by atomics (atomic); with tree and "
-                 "atomic, cuda.block's x must be 32"};
+                 "how a reduction's loop is run: none (each thread reduces its own elements), or split across the "
+                 "block's threads along x and combined by a tree (tree: shuffles within each warp, then the warps' "
+                 "totals through shared memory) or by atomics (atomic); with tree and atomic, cuda.block's x must be "
+                 "a multiple of 32, and where it is more than 32, its y times z at most 15"};
   reduction.choices = {"none", "tree", "atomic"};
   reduction.domain = fixed_values({"none", "tree", "atomic"});
   return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll, reduction};
@@ -89,6 +90,24 @@ const std::vector<Knob>& cuda_knobs() {
 }
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
+
+// cuda.reduction=tree|atomic splits a reduction across the threads along x, which must be
+// whole warps (shuffles, and a warp's lanes sharing y and z); where there are several warps
+// along x, each group of them (one per y and z) synchronises with a hardware barrier of its
+// own, and CUDA has 15 besides __syncthreads'.
+constexpr int64_t kWarpSize = 32, kNamedBarriers = 15;
+void check_reduction_block(const KnobValues& o, const std::vector<int64_t>& block) {
+  std::string prefix = "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
+                       "', which splits reductions across the threads along x, but 'cuda.block' is '" +
+                       o.text("cuda.block") + "': ";
+  if (block[0] % kWarpSize != 0)
+    fail(TC_ERROR_INVALID_ARGUMENT, prefix + "its x must be a multiple of " + std::to_string(kWarpSize) + " (whole warps)");
+  int64_t groups = 1;
+  for (size_t a = 1; a < block.size(); ++a) groups *= block[a];
+  if (block[0] > kWarpSize && groups > kNamedBarriers)
+    fail(TC_ERROR_INVALID_ARGUMENT, prefix + "with x > " + std::to_string(kWarpSize) + ", its y times z must be at most " +
+                                        std::to_string(kNamedBarriers) + " (one hardware barrier per row of threads along x)");
+}
 
 // The generated code and how it is launched, from a bound def and the options.
 struct Generated {
@@ -109,10 +128,7 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   mapping.shared = o.flag("cuda.shared");
   mapping.unroll = o.get("cuda.unroll").x;
   mapping.lanes = o.text("cuda.reduction") != "none";
-  if (mapping.lanes && block[0] != 32)
-    fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
-                                        "', which splits reductions across a warp's 32 lanes along x, but 'cuda.block' "
-                                        "is '" + o.text("cuda.block") + "': its x must be 32");
+  if (mapping.lanes) check_reduction_block(o, block);
   std::string fusion_name = o.text("cuda.fusion");
   Fusion fusion = fusion_name == "min" ? Fusion::Min : fusion_name == "preserve3" ? Fusion::Preserve3 : Fusion::Max;
   PolyModel model(bound);

@@ -16,9 +16,10 @@ namespace tc::backends::cuda {
 namespace {
 
 // CUDA's built-ins for a host compiler: the ids are per host thread, set by the entry points.
-// A kernel that synchronises (__syncthreads, __syncwarp, __shfl_down_sync) runs each block's
-// threads as coroutines on one host thread: each runs to its next barrier, and a barrier is
-// passed when every live thread it waits for (the block's, or the warp's) has reached it.
+// A kernel that synchronises (__syncthreads, __syncwarp, __shfl_down_sync, the named barriers
+// of __barrier_sync_count) runs each block's threads as coroutines on one host thread: each
+// runs to its next barrier, and a barrier is passed when every live thread it waits for (the
+// block's, or the warp's) has reached it, or a named barrier when its count of threads has.
 // __shared__ arrays are static thread_local, so a block's threads (one host thread) share them.
 constexpr const char* kEmulationHeader = R"(// libtc's CUDA emulation header (src/backends/cuda/emulate.cpp)
 #include <math.h>
@@ -44,13 +45,15 @@ template <typename T> inline T atomicAdd(T* a, T value) {
 // The coroutines of the block being run (null: the kernel does not synchronise). A thread is
 // running, waiting at a __syncthreads (all of the block's live threads must arrive), waiting at
 // a warp's sync (__syncwarp, each step of a shuffle: the live threads of its warp, 32
-// consecutive ones), or done.
-enum { tc_emu_running, tc_emu_at_block, tc_emu_at_warp, tc_emu_done };
+// consecutive ones), waiting at a named barrier (__barrier_sync_count(id, count): `count`
+// threads must arrive at barrier `id`), or done.
+enum { tc_emu_running, tc_emu_at_block, tc_emu_at_warp, tc_emu_at_named, tc_emu_done };
 struct tc_emu_block {
   ucontext_t scheduler;
   ucontext_t* threads;
   int* state;
   unsigned long long* slots;  // a shuffle's values, one per thread
+  unsigned* named;            // at a named barrier: its id * 65536 + its count, per thread
   unsigned current;
   void (*body)(void**);       // the kernel, called with the launch's arguments
   void** args;
@@ -65,6 +68,11 @@ inline void __syncthreads() {
 }
 inline void __syncwarp(unsigned = 0xffffffffu) {
   if (tc_emu) tc_emu_wait(tc_emu_at_warp);
+}
+inline void __barrier_sync_count(unsigned id, unsigned count) {
+  if (!tc_emu) return;
+  tc_emu->named[tc_emu->current] = (id % 16u) * 65536u + count;
+  tc_emu_wait(tc_emu_at_named);
 }
 template <typename T> inline T __shfl_down_sync(unsigned, T v, int off) {
   unsigned me = tc_emu->current, lane = me % 32u;
@@ -98,13 +106,32 @@ inline unsigned tc_emu_release(unsigned n, int* stray) {
     unsigned end = w + 32 < n ? w + 32 : n, waiting = 0, others = 0, gone = 0;
     for (unsigned t = w; t < end; ++t) {
       waiting += tc_emu->state[t] == tc_emu_at_warp;
-      others += tc_emu->state[t] == tc_emu_at_block || tc_emu->state[t] == tc_emu_running;
+      others += tc_emu->state[t] == tc_emu_at_block || tc_emu->state[t] == tc_emu_running || tc_emu->state[t] == tc_emu_at_named;
       gone += tc_emu->state[t] == tc_emu_done;
     }
     if (waiting == 0 || others > 0) continue;
     if (gone > 0) *stray = 1;
     for (unsigned t = w; t < end; ++t)
       if (tc_emu->state[t] == tc_emu_at_warp) tc_emu->state[t] = tc_emu_running, ++released;
+  }
+  // A named barrier passes when its count of threads has arrived, all asking for that count;
+  // more threads, or counts that differ, are undefined on a GPU.
+  for (unsigned id = 0; id < 16; ++id) {
+    unsigned arrived = 0, count = 0, mixed = 0;
+    for (unsigned t = 0; t < n; ++t) {
+      if (tc_emu->state[t] != tc_emu_at_named || tc_emu->named[t] / 65536u != id) continue;
+      unsigned c = tc_emu->named[t] % 65536u;
+      mixed += arrived > 0 && c != count;
+      count = c;
+      ++arrived;
+    }
+    if (arrived == 0 || arrived < count) continue;
+    if (arrived > count || mixed > 0) {
+      *stray = 1;
+      continue;
+    }
+    for (unsigned t = 0; t < n; ++t)
+      if (tc_emu->state[t] == tc_emu_at_named && tc_emu->named[t] / 65536u == id) tc_emu->state[t] = tc_emu_running, ++released;
   }
   return released;
 }
@@ -119,6 +146,7 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
   block.threads = (ucontext_t*)calloc(n, sizeof(ucontext_t));
   block.state = (int*)calloc(n, sizeof(int));
   block.slots = (unsigned long long*)calloc(n, sizeof(unsigned long long));
+  block.named = (unsigned*)calloc(n, sizeof(unsigned));
   char* stacks = (char*)malloc(n * stack);
   block.body = body;
   block.args = args;
@@ -152,6 +180,7 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
   tc_emu = nullptr;
   free(stacks);
   free(block.slots);
+  free(block.named);
   free(block.state);
   free(block.threads);
   return stray;
@@ -243,7 +272,7 @@ void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<La
     if (entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data()) != 0)
       fail(TC_ERROR_INTERNAL, "cuda emulation: in launch " + launches_[k].kernel +
                                   ", the threads of a block or warp did not all reach the same barrier (__syncthreads, "
-                                  "__syncwarp or a shuffle; a code generation defect: please report it)");
+                                  "__syncwarp, a shuffle or a named barrier; a code generation defect: please report it)");
 }
 
 }  // namespace tc::backends::cuda

@@ -12,7 +12,7 @@
 // generator (their ast loop type). With `lanes` (cuda.reduction=tree), a point band that has a
 // reduction member (not coincident) leaves threadIdx.x to its reductions: its parallel members
 // go to y and z (at most 2), under a mark "lanes" above the band, where the printer splits a
-// reduction's loop across a warp's 32 lanes. Also the loop nest isl's AST generator makes of a
+// reduction's loop across the threads along x. Also the loop nest isl's AST generator makes of a
 // schedule, as C text. It does not fix grid and block sizes, reduce across threads, choose
 // what to promote, or print CUDA C (print_cuda.h).
 #pragma once

@@ -252,6 +252,16 @@ template <typename T> TC_DEVICE T tc_shfl_down(T v, int off) { return (T)__shfl_
 TC_DEVICE float tc_shfl_down(float v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
 TC_DEVICE double tc_shfl_down(double v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
 TC_DEVICE bool tc_shfl_down(bool v, int off) { return __shfl_down_sync(0xffffffffu, (int)v, off) != 0; }
+// The threads along x that share threadIdx.y and z (a reduction's loop is split across them,
+// cuda.reduction=tree|atomic; blockDim.x is a multiple of 32) wait for each other and see each
+// other's writes: one warp with __syncwarp, several with the hardware barrier 1 + their
+// group's index (the host allows at most 15 groups then; barrier 0 is __syncthreads').
+TC_DEVICE void tc_group_sync() {
+  if (blockDim.x == 32) __syncwarp();
+  else __barrier_sync_count(1u + threadIdx.y + blockDim.y * threadIdx.z, blockDim.x);
+}
+// The index of the calling thread's warp in its block (threads numbered x fastest).
+TC_DEVICE unsigned tc_warp_index() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32u; }
 // Float to integer: truncated toward zero, saturated, NaN gives 0.
 TC_DEVICE long long tc_f2s(double x, int bits) {
   if (x != x) return 0;
@@ -266,6 +276,18 @@ TC_DEVICE unsigned long long tc_f2u(double x, int bits) {
   if (x >= hi) return bits == 64 ? 18446744073709551615ull : (unsigned long long)hi - 1;
   return (unsigned long long)trunc(x);
 }
+)";
+
+// Where a reduction is split across several warps (cuda.reduction=tree): each warp's total, in
+// the member of the reduction's type, one slot per warp of a block (at most 32), shared by all
+// such reductions of a kernel (the group's barrier before each keeps them apart). After the
+// prelude in the texts that use it.
+constexpr const char* kWarpTotals = R"(// The warps' totals of reductions across threads (cuda.reduction=tree)
+union tc_total {
+  bool b; unsigned char u8; unsigned short u16; unsigned int u32; unsigned long long u64;
+  signed char s8; short s16; int s32; long long s64; float f32; double f64;
+};
+__shared__ tc_total tc_warp_totals[32];
 )";
 
 // TC's float32 exp as CUDA C: support/exp_f32.h's algorithm, operation for operation (its
@@ -398,7 +420,7 @@ class Printer {
       throw;
     }
     isl_ast_node_free(tree);
-    out_.text = std::string(kPrelude) + exp_f32_text() + "\n" + kernels_;
+    out_.text = std::string(kPrelude) + exp_f32_text() + "\n" + (warp_totals_ ? std::string(kWarpTotals) + "\n" : "") + kernels_;
     for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
     out_.param_types.push_back("unsigned long long*");
     for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
@@ -506,7 +528,8 @@ class Printer {
   // size, an offset affine in the tile loops), if it fits the budget left. All of a block's
   // threads copy it (the elements inside the tensor), between two __syncthreads, and the
   // tile's reads of the tensor read the copy.
-  static constexpr int64_t kSharedBytes = 48 * 1024;  // CUDA's static shared memory per block
+  // CUDA's static shared memory per block, less the prelude's tc_warp_totals.
+  static constexpr int64_t kSharedBytes = 48 * 1024 - 32 * 8;
 
   struct SharedArray {
     size_t tensor = 0;
@@ -950,9 +973,9 @@ class Printer {
     };
     std::optional<Element> e;
     if (mark.empty() && promotable(node, e)) {
-      if (lanes_ > 0) {  // the loop's values split round robin across the warp's lanes
+      if (lanes_ > 0) {  // the loop's values split round robin across the threads along x
         header = "for (long long " + it + " = (" + init + ") + (" + inc + ") * (long long)threadIdx.x; " + cond + "; " + it +
-                 " += (" + inc + ") * " + std::to_string(kWarp) + "ll)";
+                 " += (" + inc + ") * (long long)blockDim.x)";
         across_lanes(*e, out, depth, print);
       } else {
         in_register(*e, out, depth, print);
@@ -1153,15 +1176,20 @@ class Printer {
     accumulating_ = nullptr;
   }
 
-  // ---- reductions across a warp's lanes (cuda.reduction=tree) ----
+  // ---- reductions across the threads along x (cuda.reduction=tree|atomic) ----
   // Under a "lanes" mark threadIdx.x is no loop's: a reduction loop that in_register would
-  // keep in one thread's register is split round robin across the warp's 32 lanes (blockDim.x
-  // is 32, so a warp's lanes share threadIdx.y and z, hence every loop and guard outside the
-  // split loop), each lane reduces its share into tc_acc from the identity, then (tree) the
-  // lanes combine theirs in a tree of shuffles (16, 8, 4, 2, 1 apart) and lane 0 combines the
-  // total into the element, or (atomic) each lane combines its own into the element
-  // atomically. Every other statement there runs on lane 0 only (lane_zero); a __syncwarp
-  // before each split loop makes what lane 0 wrote before visible to the other lanes.
+  // keep in one thread's register is split round robin across the threads along x (blockDim.x
+  // is a multiple of 32, so a warp's lanes share threadIdx.y and z, and so do all the threads
+  // of a group, those along x: every loop and guard outside the split loop is the same for a
+  // group). Each thread reduces its share into tc_acc from the identity; then (tree) each
+  // warp's lanes combine theirs in a tree of shuffles (16, 8, 4, 2, 1 apart); where a group
+  // has several warps, lane 0 of each writes its warp's total to shared memory (the prelude's
+  // tc_warp_totals) and, after the group's barrier, the group's first warp combines them in a
+  // second tree; thread 0 combines the total into the element. Or (atomic) each thread
+  // combines its own into the element atomically. Every other statement there runs on thread
+  // 0 only (lane_zero); a group barrier (tc_group_sync) before each split loop makes what
+  // thread 0 wrote before visible to the group, and keeps a warp from overwriting the shared
+  // totals the first warp is still reading.
   static constexpr int kWarp = 32;
 
   std::string lane_zero(const std::string& guard) const {
@@ -1172,25 +1200,60 @@ class Printer {
   void across_lanes(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
     const ir::Stmt& st = b_.def().stmts[e.stmt];
     const ir::Tensor& t = written_tensor(e);
-    std::string element = element_of(e);
+    std::string element = element_of(e), type = c_type(t.type), identity_value = identity(st.reduce, t.type);
     axes_->synchronises = true;
-    int d = open_element(e, std::string("reduced across the warp's lanes over the loop (") +
-                                (atomic_lanes_ ? "atomics" : "shuffles") + ")", e.guard, out, depth);
-    out += pad(d) + "__syncwarp();  // lane 0's earlier writes, seen by every lane\n";
-    out += pad(d) + c_type(t.type) + " tc_acc = " + identity(st.reduce, t.type) + ";\n";
+    int d = open_element(e, std::string("reduced across the threads along x over the loop (") +
+                                (atomic_lanes_ ? "atomics" : "a tree of shuffles, then of the warps' totals") + ")",
+                         e.guard, out, depth);
+    out += pad(d) + "tc_group_sync();  // thread 0's earlier writes, seen by every thread along x\n";
+    out += pad(d) + type + " tc_acc = " + identity_value + ";\n";
     accumulate(e, body, out, d);
     if (atomic_lanes_) {
       out += pad(d) + "tc_atomic_update(&" + element + ", [&](" + storage_type(t.type) + " tc_old) { return (" +
              storage_type(t.type) + ")" + stored(rounded(combined(st.reduce, load_as("tc_old", t.type), "tc_acc"), t.type), t.type) +
              "; });\n";
-      out += pad(d) + "__syncwarp();  // every lane's update, seen by lane 0's later statements\n";
+      out += pad(d) + "tc_group_sync();  // every thread's update, seen by thread 0's later statements\n";
     } else {
-      out += pad(d) + "for (int tc_off = " + std::to_string(kWarp / 2) + "; tc_off > 0; tc_off /= 2)\n";
-      out += pad(d + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", "tc_shfl_down(tc_acc, tc_off)"), t.type) + ";\n";
+      std::string member = "." + total_member(t.type), w = std::to_string(kWarp);
+      warp_totals_ = true;
+      warp_tree(st.reduce, t.type, out, d);
+      out += pad(d) + "if (blockDim.x > " + w + ") {  // several warps: their totals through shared memory\n";
+      out += pad(d + 1) + "if (threadIdx.x % " + w + " == 0) tc_warp_totals[tc_warp_index()]" + member + " = tc_acc;\n";
+      out += pad(d + 1) + "tc_group_sync();\n";
+      out += pad(d + 1) + "if (threadIdx.x < " + w + ") {  // the group's first warp\n";
+      out += pad(d + 2) + "tc_acc = threadIdx.x < blockDim.x / " + w + " ? tc_warp_totals[tc_warp_index() + threadIdx.x]" +
+             member + " : " + identity_value + ";\n";
+      warp_tree(st.reduce, t.type, out, d + 2);
+      out += pad(d + 1) + "}\n";
+      out += pad(d) + "}\n";
       out += pad(d) + "if (threadIdx.x == 0) " + element + " = " +
              stored(rounded(combined(st.reduce, load_as(element, t.type), "tc_acc"), t.type), t.type) + ";\n";
     }
     close_element(e.guard, out, d, depth);
+  }
+
+  // The member of tc_total (the prelude) that holds a reduction of type t.
+  static std::string total_member(ScalarType t) {
+    switch (t) {
+      case ScalarType::Bool: return "b";
+      case ScalarType::UInt8: return "u8";
+      case ScalarType::UInt16: return "u16";
+      case ScalarType::UInt32: return "u32";
+      case ScalarType::UInt64: return "u64";
+      case ScalarType::Int8: return "s8";
+      case ScalarType::Int16: return "s16";
+      case ScalarType::Int32: return "s32";
+      case ScalarType::Int64: return "s64";
+      case ScalarType::Float32: case ScalarType::Float16: return "f32";  // float16 is computed as float
+      case ScalarType::Float64: return "f64";
+    }
+    return "u64";
+  }
+
+  // A warp's lanes combine their tc_acc; lane 0 gets the total.
+  void warp_tree(ir::ReduceOp op, ScalarType type, std::string& out, int d) const {
+    out += pad(d) + "for (int tc_off = " + std::to_string(kWarp / 2) + "; tc_off > 0; tc_off /= 2)\n";
+    out += pad(d + 1) + "tc_acc = " + rounded(combined(op, "tc_acc", "tc_shfl_down(tc_acc, tc_off)"), type) + ";\n";
   }
 
   // `acc` combined with `value` by a reduction.
@@ -1437,9 +1500,10 @@ class Printer {
   std::vector<size_t> open_shared_;                   // while isl builds the AST
   std::vector<const std::vector<SharedArray>*> active_shared_;  // while printing
   size_t shared_arrays_ = 0;
-  std::exception_ptr callback_error_;
+  std::exception_ptr callback_error_;  // thrown in a callback from isl, rethrown after it returns
   const Element* accumulating_ = nullptr;  // while printing in_register's or across_lanes' body
-  int lanes_ = 0;                          // inside a "lanes" mark  // thrown in a callback from isl, rethrown after it returns
+  int lanes_ = 0;                          // inside a "lanes" mark
+  bool warp_totals_ = false;               // a tree across threads printed: the text needs kWarpTotals
   const ir::Stmt* stmt_ = nullptr;
   size_t stmt_index_ = 0;
   Launch* axes_ = nullptr;

@@ -16,7 +16,8 @@
 // rounded to half; an accumulator updated by a loop (or an unrolled run) is kept in a register;
 // at a "shared" mark (mapping.h) the reused tiles of read-only tensors are copied to shared
 // memory between __syncthreads (Launch::synchronises); under a "lanes" mark a reduction loop is
-// split across a warp's lanes and combined by shuffles or atomics.
+// split across the block's threads along x and combined by a block-level tree (shuffles, then
+// the warps' totals through shared memory) or by atomics.
 #pragma once
 
 #include <array>
@@ -71,7 +72,7 @@ struct CudaSource {
 // `checked`: reads not proven in bounds are checked (a bad index recorded in the fault record,
 // the read clamped); else only clamped. `registers`: a reduction's element is kept in a
 // register over a loop that updates only it (cuda.private). `atomic_lanes`: under a "lanes"
-// mark (mapping.h) the lanes' partial reductions are combined with atomics, else shuffles.
+// mark (mapping.h) the threads' partial reductions are combined with atomics, else a tree.
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
                       bool registers = true, bool atomic_lanes = false);
 
