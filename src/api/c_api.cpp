@@ -106,18 +106,6 @@ tc_tensor_info tensor_info(const tc::ir::TensorSig& sig) {
   return info;
 }
 
-std::vector<tc::runtime::ExpectedTensor> expected(const tc::ir::BoundDef& b, tc::lang::TensorRole role) {
-  std::vector<tc::runtime::ExpectedTensor> out;
-  const auto& def = b.def();
-  size_t n = role == tc::lang::TensorRole::Input ? def.num_inputs : def.num_outputs;
-  out.resize(n);
-  const char* kind = role == tc::lang::TensorRole::Input ? "input" : "output";
-  for (size_t t = 0; t < def.tensors.size(); ++t)
-    if (def.tensors[t].role == role)
-      out[def.tensors[t].param_index] = {std::string(kind) + " '" + def.tensors[t].name + "'", b.tensors[t]};
-  return out;
-}
-
 // The directory the tc_cache_* calls name: cache_dir, or the default of option cache=auto.
 std::string cache_directory(const char* cache_dir) {
   if (cache_dir != nullptr) return cache_dir;
@@ -153,8 +141,8 @@ Binding bind_entry(const tc_program* program, const char* entry, const DLTensor*
   Binding b{options ? options->options : tc::backends::OptionSet(),
             tc::ir::bind(program->program, program->program->find_def(entry), inputs, num_inputs),
             std::make_unique<tc_kernel>()};
-  b.kernel->inputs = expected(b.bound, tc::lang::TensorRole::Input);
-  b.kernel->outputs = expected(b.bound, tc::lang::TensorRole::Output);
+  b.kernel->inputs = b.bound.expected(tc::lang::TensorRole::Input);
+  b.kernel->outputs = b.bound.expected(tc::lang::TensorRole::Output);
   return b;
 }
 

@@ -27,6 +27,15 @@ std::vector<TensorSig> BoundDef::inputs() const {
   return out;
 }
 
+std::vector<runtime::ExpectedTensor> BoundDef::expected(TensorRole role) const {
+  std::vector<runtime::ExpectedTensor> out(role == TensorRole::Input ? def().num_inputs : def().num_outputs);
+  const char* kind = role == TensorRole::Input ? "input" : "output";
+  for (size_t t = 0; t < def().tensors.size(); ++t)
+    if (def().tensors[t].role == role)
+      out[static_cast<size_t>(def().tensors[t].param_index)] = {std::string(kind) + " '" + def().tensors[t].name + "'", tensors[t]};
+  return out;
+}
+
 namespace {
 
 using lang::kMaxExtent;

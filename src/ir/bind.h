@@ -13,6 +13,7 @@
 
 #include "ir/program.h"
 #include "runtime/tensor_view.h"
+#include "runtime/validate.h"
 
 namespace tc::ir {
 
@@ -37,6 +38,9 @@ struct BoundDef {
   const Def& def() const { return *program->ir[def_index]; }
   std::vector<TensorSig> outputs() const;
   std::vector<TensorSig> inputs() const;
+  // The def's tensors of one role in parameter order, each with what messages call it
+  // ("input 'A'") and its signature.
+  std::vector<runtime::ExpectedTensor> expected(TensorRole role) const;
 };
 
 // Only dtype, ndim and shape of `inputs` are read (checked by runtime::check_header, the one

@@ -119,14 +119,12 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
   try {
     s.place(options.backend());  // a failure to allocate is a failed run, not a failed compilation
     test_hooks(q.knobs);
-    const std::vector<runtime::TensorView>&in = s.inputs->views, &out = s.outputs->views;
+    const std::vector<runtime::TensorView>& in = s.inputs->views;
+    const std::vector<runtime::TensorView>& out = s.outputs->views;
     if (q.check) {
       s.outputs->zero();
       kernel->run(in, out, backends::ExecutionContext{});
-      for (size_t o = 0; o < out.size(); ++o) {
-        std::vector<char> bytes = s.outputs->read(o);
-        r.outputs.emplace_back(bytes.begin(), bytes.end());
-      }
+      r.outputs = s.outputs->read();
     }
     tune::Timing t = tune::time_runs([&] { return tune::timed_run(*s.backend, *kernel, s.device, in, out); },
                                      q.cutoff_ms > 0 ? q.cutoff_ms : INFINITY);

@@ -20,9 +20,12 @@ void DeviceTensors::zero() {
   for (auto& m : memory) m->zero();
 }
 
-std::vector<char> DeviceTensors::read(size_t t) const {
-  std::vector<char> out(static_cast<size_t>(views[t].num_elements()) * tc::bytes(views[t].type));
-  memory[t]->read(out.data());
+std::vector<std::string> DeviceTensors::read() const {
+  std::vector<std::string> out;
+  for (size_t t = 0; t < views.size(); ++t) {
+    out.emplace_back(static_cast<size_t>(views[t].num_elements()) * tc::bytes(views[t].type), '\0');
+    memory[t]->read(out.back().data());
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/backend.h"
@@ -21,7 +22,7 @@ struct DeviceTensors {
 
   DeviceTensors(const backends::Backend& backend, const DLDevice& device, const std::vector<runtime::TensorSig>& sigs);
   void zero();
-  std::vector<char> read(size_t t) const;  // tensor t's bytes, on the host
+  std::vector<std::string> read() const;  // every tensor's bytes, on the host
 };
 
 // One run of `kernel` on these tensors (on `device`), in milliseconds, its work done.

@@ -50,21 +50,6 @@ struct Candidate {
   double ms = INFINITY;  // the median; a cut-off's one run; failures: INFINITY
 };
 
-// The outputs, in memory of the device the inputs are on, and host copies of them to compare.
-struct Outputs {
-  DeviceTensors tensors;
-  const std::vector<runtime::TensorView>& views = tensors.views;
-  std::vector<std::vector<char>> bytes;  // what read() copied
-
-  Outputs(const backends::Backend& backend, const DLDevice& device, const std::vector<runtime::TensorSig>& sigs)
-      : tensors(backend, device, sigs) {}
-  void zero() { tensors.zero(); }
-  void read() {
-    bytes.clear();
-    for (size_t o = 0; o < tensors.views.size(); ++o) bytes.push_back(tensors.read(o));
-  }
-};
-
 // Where the outputs go: the inputs' device (the kernel checks they share one); host memory
 // for a def without inputs.
 DLDevice device_of(const std::vector<runtime::TensorView>& inputs) {
@@ -74,12 +59,12 @@ DLDevice device_of(const std::vector<runtime::TensorView>& inputs) {
 // Whether got equals want within a tolerance that grows with the reduction length: floats
 // reassociated by a schedule (rfactor) round differently.
 // Integers and float16 (whose sums the cpu backend never reassociates) must be equal.
-bool agrees(const std::vector<char>& got, const std::vector<char>& want, ScalarType t, int64_t reduction) {
+bool agrees(const std::string& got, const std::string& want, ScalarType t, int64_t reduction) {
   if (t != ScalarType::Float32 && t != ScalarType::Float64) return got == want;
   bool f64 = t == ScalarType::Float64;
   double tol = std::max<double>(16, 4.0 * static_cast<double>(reduction)) * (f64 ? 0x1p-52 : 0x1p-23);
   size_t n = got.size() / tc::bytes(t);
-  auto value = [&](const std::vector<char>& b, size_t i) -> double {
+  auto value = [&](const std::string& b, size_t i) -> double {
     if (f64) {
       double x;
       std::memcpy(&x, b.data() + 8 * i, 8);
@@ -246,10 +231,7 @@ class Tuner {
       try {
         backend_.copy_to_host(inputs_[i], t.data.data());
       } catch (const Error& e) {  // which input: the backend knows only a view
-        std::string name;
-        for (const auto& decl : bound_.def().tensors)
-          if (decl.role == ir::TensorRole::Input && decl.param_index == static_cast<int>(i)) name = decl.name;
-        fail(e.status(), "input '" + name + "': " + e.what());
+        fail(e.status(), bound_.expected(ir::TensorRole::Input)[i].what + ": " + e.what());
       }
       setup.inputs.push_back(std::move(t));
     }
@@ -293,8 +275,7 @@ class Tuner {
     outputs_.zero();
     start_kernel_->run(inputs_, outputs_.views, backends::ExecutionContext{});
     if (testing::after_check_run) testing::after_check_run(0, outputs_.views);
-    outputs_.read();
-    reference_ = outputs_.bytes;
+    reference_ = outputs_.read();
   }
 
   // The starting point; the knobs of every record of this def at any sizes (this one's first,
@@ -455,8 +436,7 @@ class Tuner {
         outputs_.zero();
         c.kernel->run(inputs_, outputs_.views, backends::ExecutionContext{});
         if (testing::after_check_run) testing::after_check_run(++checked_, outputs_.views);
-        outputs_.read();
-        if (!agrees_with_start(c, outputs_.bytes)) return;
+        if (!agrees_with_start(c, outputs_.read())) return;
       }
       Timing t = time_runs(
           [&] { return adjusted(c.point, false, timed_run(backend_, *c.kernel, device_, inputs_, outputs_.views)); },
@@ -492,12 +472,10 @@ class Tuner {
     if (!is_start) {
       std::vector<runtime::TensorSig> sigs = bound_.outputs();
       if (r.outputs.size() != sigs.size()) fail(TC_ERROR_INTERNAL, "the candidate runner sent the wrong number of outputs");
-      std::vector<std::vector<char>> got;
-      for (const auto& o : r.outputs) got.emplace_back(o.begin(), o.end());
       std::vector<runtime::TensorView> views;
-      for (size_t o = 0; o < sigs.size(); ++o) views.push_back(runtime::row_major_view(got[o].data(), sigs[o]));
+      for (size_t o = 0; o < sigs.size(); ++o) views.push_back(runtime::row_major_view(r.outputs[o].data(), sigs[o]));
       if (testing::after_check_run) testing::after_check_run(++checked_, views);
-      if (!agrees_with_start(c, got)) return;
+      if (!agrees_with_start(c, r.outputs)) return;
     }
     Timing t;
     t.ms = r.times_ms;
@@ -507,7 +485,7 @@ class Tuner {
   }
 
   // Whether a candidate's outputs agree with the starting point's; if not, it is rejected.
-  bool agrees_with_start(Candidate& c, const std::vector<std::vector<char>>& got) {
+  bool agrees_with_start(Candidate& c, const std::vector<std::string>& got) {
     for (size_t o = 0; o < got.size(); ++o)
       if (!agrees(got[o], reference_[o], outputs_.views[o].type, reduction_)) {
         c.failure = "computes a different result than the starting point (output " + std::to_string(o) + ")";
@@ -660,8 +638,8 @@ class Tuner {
   const std::vector<runtime::TensorView>& inputs_;
   ProgressFn progress_;
   DLDevice device_;  // the inputs' and outputs'
-  Outputs outputs_;
-  std::vector<std::vector<char>> reference_;  // the starting point's outputs
+  DeviceTensors outputs_;  // on the inputs' device
+  std::vector<std::string> reference_;  // the starting point's outputs
   int64_t reduction_ = 1;
   std::mt19937_64 rng_;
   std::vector<Knob> knobs_;

@@ -95,7 +95,7 @@ constexpr int64_t kMaxThreadsPerBlock = 1024;
 // whole warps (shuffles, and a warp's lanes sharing y and z); where there are several warps
 // along x, each group of them (one per y and z) synchronises with a hardware barrier of its
 // own, and CUDA has 15 besides __syncthreads'.
-constexpr int64_t kWarpSize = 32, kNamedBarriers = 15;
+constexpr int64_t kNamedBarriers = 15;
 void check_reduction_block(const KnobValues& o, const std::vector<int64_t>& block) {
   std::string prefix = "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
                        "', which splits reductions across the threads along x, but 'cuda.block' is '" +

@@ -7,7 +7,8 @@
 // it, one after another; a kernel that synchronises (__syncthreads, __syncwarp, shuffles, named
 // barriers) runs a block's threads as coroutines (ucontext) that take turns from barrier to
 // barrier (a block's barrier passed when all its live threads are there, a warp's when its
-// live lanes are, a named one when its count of threads is), its __shared__ arrays shared by them. Atomics are plain updates (one thread runs at a time).
+// live lanes are, a named one when its count of threads is), its __shared__ arrays shared by
+// them. Atomics are plain updates (one thread runs at a time).
 // Slow; for tests and debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 

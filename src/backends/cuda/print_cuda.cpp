@@ -1190,8 +1190,6 @@ class Printer {
   // 0 only (lane_zero); a group barrier (tc_group_sync) before each split loop makes what
   // thread 0 wrote before visible to the group, and keeps a warp from overwriting the shared
   // totals the first warp is still reading.
-  static constexpr int kWarp = 32;
-
   std::string lane_zero(const std::string& guard) const {
     if (lanes_ == 0 || accumulating_) return guard;
     return guard.empty() ? "threadIdx.x == 0" : "threadIdx.x == 0 && " + guard;
@@ -1214,7 +1212,7 @@ class Printer {
              "; });\n";
       out += pad(d) + "tc_group_sync();  // every thread's update, seen by thread 0's later statements\n";
     } else {
-      std::string member = "." + total_member(t.type), w = std::to_string(kWarp);
+      std::string member = "." + total_member(t.type), w = std::to_string(kWarpSize);
       warp_totals_ = true;
       warp_tree(st.reduce, t.type, out, d);
       out += pad(d) + "if (blockDim.x > " + w + ") {  // several warps: their totals through shared memory\n";
@@ -1252,7 +1250,7 @@ class Printer {
 
   // A warp's lanes combine their tc_acc; lane 0 gets the total.
   void warp_tree(ir::ReduceOp op, ScalarType type, std::string& out, int d) const {
-    out += pad(d) + "for (int tc_off = " + std::to_string(kWarp / 2) + "; tc_off > 0; tc_off /= 2)\n";
+    out += pad(d) + "for (int tc_off = " + std::to_string(kWarpSize / 2) + "; tc_off > 0; tc_off /= 2)\n";
     out += pad(d + 1) + "tc_acc = " + rounded(combined(op, "tc_acc", "tc_shfl_down(tc_acc, tc_off)"), type) + ";\n";
   }
 

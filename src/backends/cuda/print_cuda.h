@@ -31,6 +31,10 @@ struct isl_schedule;
 
 namespace tc::backends::cuda {
 
+// Threads per warp: a reduction split across the threads along x (cuda.reduction=tree|atomic)
+// combines whole warps, so the block's x is a multiple of it.
+constexpr int64_t kWarpSize = 32;
+
 struct Launch {
   std::string kernel;   // the __global__ function's name
   int grid_axes = 0;    // how many of x, y, z its loops stride over, blocks and threads
