@@ -28,5 +28,7 @@ if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; 
         HL_COMPILER_STACK_SIZE=0)
 fi
 echo "difftest.sh: seed $seed, $programs programs, $lib ${extra[*]:-}"
+# Programs run on every core at once (--jobs: the same programs and report as one at a time).
 env "${env[@]}" /usr/bin/python3 tests/fuzz/diff/difftest.py --seed "$seed" --programs "$programs" \
-  --out "$build/difftest${tag:+-$tag}" --minimize-budget 60 --timeout 120 "${extra[@]}"
+  --jobs "${TC_DIFFTEST_JOBS:-$(nproc)}" --out "$build/difftest${tag:+-$tag}" --minimize-budget 60 --timeout 120 \
+  "${extra[@]}"

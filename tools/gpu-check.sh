@@ -14,12 +14,17 @@
 #      scatter), racecheck and synccheck with shared memory and shuffles;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
 #      a short tc_tune.
-# Everything is logged under ${OUT:-gpu-check-out}/; the exit status is non-zero if any step
-# failed. It has not run yet (no session so far had a GPU): expect to fix it on its first run.
+# Everything is logged under ${OUT:-gpu-check-out}/ (with GPU_CHECK_TAR=FILE, the logs go to a
+# temporary folder and are packed into FILE instead: the device tool returns at most 8 files);
+# the exit status is non-zero if any step failed. GPU_CHECK_ONLY=REGEX runs only the steps
+# whose names match (the device tool allows 10 minutes a call: run the checks and the
+# benchmarks in two calls); each step is stopped after GPU_CHECK_STEP_TIMEOUT seconds (600).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-gpu-check-out}
+if [ -n "${GPU_CHECK_TAR:-}" ]; then out=$(mktemp -d); else out=${OUT:-gpu-check-out}; fi
 mkdir -p "$out"
+only=${GPU_CHECK_ONLY:-.}
+step_timeout=${GPU_CHECK_STEP_TIMEOUT:-600}
 if [ -f .gpu/lib/libtc.so ]; then
   source .gpu/bundle/unpack.sh
   export TC_LIBRARY=$PWD/.gpu/lib/libtc.so LD_LIBRARY_PATH=$PWD/.gpu/lib:$LD_LIBRARY_PATH  # the runner's libtc too
@@ -31,10 +36,12 @@ export PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
 py=${PYTHON:-python3}
 status=0
 step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, prints its last line
-  local name=$1; shift
+  local name=$1 t0=$SECONDS; shift
+  [[ $name =~ $only ]] || return 0
   echo "== $name: $*"
-  if "$@" > "$out/$name.log" 2>&1; then echo "   ok: $(tail -n 1 "$out/$name.log")"
-  else status=1; echo "   FAILED: $(tail -n 3 "$out/$name.log")"; fi
+  if timeout -k 10 "$step_timeout" "$@" > "$out/$name.log" 2>&1; then
+    echo "   ok ($((SECONDS - t0)) s): $(tail -n 1 "$out/$name.log")"
+  else status=1; echo "   FAILED ($((SECONDS - t0)) s): $(tail -n 3 "$out/$name.log")"; fi
 }
 step device nvidia-smi
 step corpus "$py" tests/gpu/corpus_on_gpu.py
@@ -66,4 +73,5 @@ done
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
 echo "gpu-check: $( [ $status = 0 ] && echo all steps passed || echo some steps FAILED ) (logs in $out/)"
+[ -n "${GPU_CHECK_TAR:-}" ] && tar czf "$GPU_CHECK_TAR" -C "$out" . && echo "gpu-check: logs packed in $GPU_CHECK_TAR"
 exit $status

@@ -2,6 +2,8 @@
 #include "tune/cached_compile.h"
 
 #include <cstdio>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -50,6 +52,34 @@ std::string use_shared_code(const cache::Store& store, const backends::Backend& 
     std::optional<cache::Record> r = store.get(key);
     if (r) backend.use_shared_code(target, r->artefact);
     return "";
+  } catch (const Error& e) {
+    return std::string("; the cached runtime was not used: ") + e.what();
+  }
+}
+
+// Keeps the backend's shared code (cpu: Halide's runtime object, about 1 s to build) in the cache
+// at `dir` once a compile in this process has it, so that the next process links it instead of
+// building it again: a process's first compile is then as fast as its later ones. Once per
+// process, cache and backend; creates the cache like the tuner would. A cache that cannot be
+// written is left alone: this is an optimisation, never a reason for a compile to fail.
+void keep_shared_code(const std::string& dir, const backends::Backend& backend, const backends::Target& target) {
+  static std::mutex mutex;
+  static std::set<std::string> done;  // dir + '\n' + backend
+  if (shared_code_key(backend, target).empty() || !backend.has_shared_code(target)) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert(dir + "\n" + backend.name()).second) return;
+  try {
+    store_shared_code(*cache::Store::open(dir, true), backend, target);
+  } catch (const Error&) {
+  }
+}
+
+// use_shared_code for a compile that does not look its kernel up (knobs set by hand): the
+// backend's shared code does not depend on knobs.
+std::string shared_code_from(const std::string& dir, const backends::Backend& backend, const backends::Target& target) {
+  if (!exists(dir) || backend.has_shared_code(target)) return "";
+  try {
+    return use_shared_code(*cache::Store::open(dir, false), backend, target);
   } catch (const Error& e) {
     return std::string("; the cached runtime was not used: ") + e.what();
   }
@@ -138,7 +168,7 @@ Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) 
   if (!dir) {
     out.provenance = "cache: off";
   } else if (!set_by_hand.empty()) {
-    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")";
+    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")" + shared_code_from(*dir, backend, target);
   } else if (!exists(*dir)) {
     out.provenance = "cache: miss (no cache at '" + *dir + "' yet)";
   } else {
@@ -165,8 +195,8 @@ Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) 
       out.provenance = std::string("cache: not used: ") + e.what();
     }
   }
-  if (out.kernel) return out;
-  out.kernel = backend.compile(bound, target, out.options.values_for(backend));
+  if (!out.kernel) out.kernel = backend.compile(bound, target, out.options.values_for(backend));
+  if (dir) keep_shared_code(*dir, backend, target);
   return out;
 }
 

@@ -5,8 +5,9 @@
 // (warm start) or, when that code cannot be used here, compile with the record's knob values;
 // without a record, or when the cache cannot be used, compile the default (the reason goes
 // into the kernel's description; a broken cache never breaks a compile). The backend's shared
-// code (cpu: Halide's runtime) is taken from the cache when it holds it. It does not tune; only
-// store_shared_code writes (for the tuner).
+// code (cpu: Halide's runtime) is taken from the cache when it holds it, and put there (the
+// cache created if need be) by the first compile of a process that had to build it, so that
+// later processes start warm. It does not tune: besides that shared code, only the tuner writes.
 #pragma once
 
 #include <map>

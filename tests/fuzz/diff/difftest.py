@@ -33,8 +33,11 @@ validation bugs), check error messages (only statuses), or measure performance.
 Usage: see README.md.  /usr/bin/python3 tests/fuzz/diff/difftest.py --time 300
 """
 import argparse
+import collections
+import concurrent.futures
 import json
 import os
+import queue
 import random
 import shutil
 import sys
@@ -370,17 +373,52 @@ class Driver:
         generator = gen.Generator(rng, disabled=args.disable)
         start = time.time()
         n = 0
-        while True:
-            if args.programs is not None and n >= args.programs:
-                break
-            if args.programs is None and time.time() - start >= args.time:
-                break
-            n += 1
-            t0 = time.time()
-            case = generator.case()
-            results, verdict = self.evaluate(case)
-            self.stats.fuzz_time += time.time() - t0
-            self.account(n, case, results, verdict)
+
+        def more():
+            if args.programs is not None:
+                return n < args.programs
+            return time.time() - start < args.time
+
+        if args.jobs <= 1:
+            while more():
+                n += 1
+                t0 = time.time()
+                case = generator.case()
+                results, verdict = self.evaluate(case)
+                self.stats.fuzz_time += time.time() - t0
+                self.account(n, case, results, verdict)
+        else:
+            # The programs are drawn in order from the one generator (the same programs as
+            # with --jobs 1) and run on `jobs` workers at once; results are accounted in
+            # program order, and failures minimised on the driver's own worker.
+            idle = queue.Queue()
+            pool = [Runner(WorkerClient(args.timeout, env=self.client.env)) for _ in range(args.jobs)]
+            for r in pool:
+                idle.put(r)
+
+            def run(case):
+                runner = idle.get()
+                try:
+                    t0 = time.time()
+                    results = runner.both(case)
+                    return results, compare(case, results), time.time() - t0
+                finally:
+                    idle.put(runner)
+
+            pending = collections.deque()
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as executor:
+                while more() or pending:
+                    while more() and len(pending) < 2 * args.jobs:
+                        n += 1
+                        case = generator.case()
+                        pending.append((n, case, executor.submit(run, case)))
+                    k, case, future = pending.popleft()
+                    results, verdict, secs = future.result()
+                    self.stats.fuzz_time += secs / args.jobs
+                    self.account(k, case, results, verdict)
+            for r in pool:
+                r.client.stop()
+                cleanup(r.client)
         self.client.stop()
         return self.summary(time.time() - start)
 
@@ -548,6 +586,9 @@ def parse_args(argv):
     ap.add_argument("--replay", default=None, help="re-run a saved case (its .json file)")
     ap.add_argument("--minimize", action="store_true", help="with --replay: minimise it again")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per backend run before a hang")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="programs run at once, each pair in a worker of its own (default 1); the same "
+                         "programs and report as with 1")
     ap.add_argument("--minimize-budget", type=float, default=90.0, help="seconds per minimisation (0: off)")
     ap.add_argument("--minimize-per-class", type=int, default=1,
                     help="minimise at most this many failures of each signature (default 1)")

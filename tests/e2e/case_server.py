@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""case_server.py - runs the e2e corpus's one-case tests in processes forked from a warm one.
+
+Each of the ~1100 one-case ctest tests (e2e.<backend>.<case>, e2e.<backend>.grad.<case>) used to
+start Python, import NumPy and the corpus and load libtc: about 0.2 s before its case ran, more
+than the case itself on most, and a fifth of the suite's time. Here a server does that once; a
+test's command is a small client (no NumPy) that hands the server its argv, environment, working
+directory and its own stdin/stdout/stderr (SCM_RIGHTS), and the server forks a process that runs
+the script as its __main__ would run with those, writing straight to the test's output. So each
+case still runs in a process of its own (a crash, a leak or a hang is that case's alone) and a
+test's output and exit status (a signal included) are what running the script gives.
+
+    case_server.py start SOCKET     start a server (a daemon) and return once it answers
+    case_server.py stop SOCKET      stop it
+    case_server.py run SOCKET SCRIPT [ARGS...]
+                                    run SCRIPT ARGS in the server's fork; without a server,
+                                    or with TC_E2E_NO_SERVER=1, exec the script directly
+
+ctest's fixture tc_case_server starts and stops it (tests/e2e/CMakeLists.txt). The server exits
+by itself after 15 idle minutes (an interrupted ctest run leaves none for long). What it does
+not do: share anything between cases beyond the imports (each fork starts from the state after
+them; libtc is loaded but unused then, so no libtc thread exists at a fork).
+"""
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IDLE_SECONDS = 900
+# The scripts whose one-case tests come here; imported (and compiled) once by the server.
+SCRIPTS = ("run_corpus.py", "gradients.py")
+
+
+def send_message(conn, obj, fds=()):
+    data = json.dumps(obj).encode()
+    header = struct.pack("!I", len(data))
+    if fds:
+        socket.send_fds(conn, [header + data], list(fds))
+    else:
+        conn.sendall(header + data)
+
+
+def recv_exact(conn, n, fds_wanted=0):
+    data, fds = b"", []
+    while len(data) < n:
+        if fds_wanted and not fds:
+            chunk, fds, _, _ = socket.recv_fds(conn, n - len(data), fds_wanted)
+        else:
+            chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError("connection closed")
+        data += chunk
+    return data, fds
+
+
+def recv_message(conn, fds_wanted=0):
+    header, fds = recv_exact(conn, 4, fds_wanted)
+    data, _ = recv_exact(conn, struct.unpack("!I", header)[0])
+    return json.loads(data), fds
+
+
+# ---- client --------------------------------------------------------------------------------------
+
+def run_direct(script, args):
+    os.execv(sys.executable, [sys.executable, "-B", os.path.join(HERE, script)] + args)
+
+
+def client(path, script, args):
+    if os.environ.get("TC_E2E_NO_SERVER") == "1":
+        run_direct(script, args)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        run_direct(script, args)  # no server: the same test, in a process of its own
+    send_message(conn, {"op": "run", "script": script, "argv": args, "cwd": os.getcwd(),
+                        "env": dict(os.environ)}, fds=(0, 1, 2))
+    try:
+        reply, _ = recv_message(conn)
+    except (EOFError, OSError) as e:
+        sys.stderr.write("case_server: the server lost this test (%s)\n" % e)
+        return 1
+    if reply.get("signal"):
+        sys.stdout.flush()
+        signal.signal(reply["signal"], signal.SIG_DFL)
+        os.kill(os.getpid(), reply["signal"])  # die as the case's process did
+    return reply.get("status", 1)
+
+
+# ---- server --------------------------------------------------------------------------------------
+
+def preload():
+    """The imports every case makes, and the scripts' code compiled once."""
+    sys.path.insert(0, HERE)
+    import numpy  # noqa: F401
+    import corpus  # noqa: F401
+    import run_corpus  # noqa: F401
+    import gradients  # noqa: F401
+    import tclib
+    tclib.lib()  # loads libtc (no thread starts until a call needs one)
+    code = {}
+    for name in SCRIPTS:
+        path = os.path.join(HERE, name)
+        with open(path) as f:
+            code[name] = compile(f.read(), path, "exec")
+    return code
+
+
+def run_case(request, fds, code):
+    """In the forked process: becomes the test's process and runs its script; never returns."""
+    status = 1
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        script = request["script"]
+        sys.argv = [os.path.join(HERE, script)] + request["argv"]
+        globs = {"__name__": "__main__", "__file__": sys.argv[0], "__builtins__": __builtins__}
+        try:
+            exec(code[script], globs)
+            status = 0
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if not isinstance(e.code, int) and e.code is not None:
+                sys.stderr.write("%s\n" % e.code)
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        status = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(status)
+
+
+def handle(conn, code):
+    """In a forked handler: runs the case in a child and reports its exit status; kills the
+    case if the client goes away (ctest's timeout)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    request, fds = recv_message(conn, fds_wanted=3)
+    if request.get("op") == "stop":
+        os.kill(os.getppid(), signal.SIGTERM)
+        os._exit(0)
+    if request.get("script") not in code or len(fds) != 3:
+        send_message(conn, {"status": 2})
+        sys.stderr.write("case_server: bad request %r\n" % request.get("script"))
+        os._exit(0)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        run_case(request, fds, code)
+    for fd in fds:
+        os.close(fd)
+    while True:
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        readable, _, _ = select.select([conn], [], [], 0.02)
+        if readable and not conn.recv(1):  # the client is gone: so is its case
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            os._exit(0)
+    if os.WIFSIGNALED(wait_status):
+        reply = {"signal": os.WTERMSIG(wait_status)}
+    else:
+        reply = {"status": os.WEXITSTATUS(wait_status)}
+    try:
+        send_message(conn, reply)
+    except OSError:
+        pass
+    os._exit(0)
+
+
+def serve(path, ready_fd):
+    code = preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.path.exists(path):
+        os.unlink(path)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    os.write(ready_fd, b"ready")
+    os.close(ready_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    last = time.time()
+    while not stopping and time.time() - last < IDLE_SECONDS:
+        try:
+            readable, _, _ = select.select([listener], [], [], 1.0)
+        except InterruptedError:
+            continue
+        if not readable:
+            continue
+        conn, _ = listener.accept()
+        last = time.time()
+        if os.fork() == 0:
+            listener.close()
+            try:
+                handle(conn, code)
+            finally:
+                os._exit(1)
+        conn.close()
+    listener.close()
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def start(path):
+    """Starts a daemon serving `path`; returns once it listens (exit 1 if it failed)."""
+    stop(path, quiet=True)
+    read_end, write_end = os.pipe()
+    if os.fork() == 0:
+        os.close(read_end)
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        try:
+            serve(path, write_end)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    ok = os.read(read_end, 5) == b"ready"
+    if not ok:
+        sys.stderr.write("case_server: the server did not start; see %s.log\n" % path)
+        return 1
+    print("case_server: serving %s (pid in %s.log's process list; idle exit after %d s)" % (path, path, IDLE_SECONDS))
+    return 0
+
+
+def stop(path, quiet=False):
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        send_message(conn, {"op": "stop"}, fds=(0, 1, 2))
+        conn.close()
+    except OSError:
+        if not quiet:
+            print("case_server: no server at %s" % path)
+        return 0
+    for _ in range(100):  # it unlinks its socket on the way out
+        if not os.path.exists(path):
+            break
+        time.sleep(0.05)
+    if not quiet:
+        print("case_server: stopped %s" % path)
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "start":
+        return start(argv[1])
+    if len(argv) >= 2 and argv[0] == "stop":
+        return stop(argv[1])
+    if len(argv) >= 3 and argv[0] == "run":
+        return client(argv[1], argv[2], argv[3:])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
