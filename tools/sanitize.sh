@@ -9,12 +9,14 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Halide compiles on a stack of its own reached with swapcontext, which ASan and TSan do not
 # support (false reports after an exception thrown there): compile on the caller's stack.
 export HL_COMPILER_STACK_SIZE=0
-# Tests labelled `plain-only` run in the plain build only: the cuda corpus, random sizes and
-# NVRTC again at other knob settings, and the NVRTC corpus (tests of the generated code and of
-# NVRTC, code no sanitizer sees into; the libtc code they run — isl scheduling, the printer at
-# every knob setting, the NVRTC wrapper — runs under ASan in e2e.cuda.<case>,
-# e2e.cuda.corpus_shared_unroll_tree, e2e.cuda.backend and the differential fuzzer's cuda run).
-# docs/reliability.md has the table of what each sanitizer covers and the times.
+# Tests labelled `plain-only` run in the plain build only: the cuda corpus and random sizes
+# emulated again at other knob settings, NVRTC at the default and at atomic knobs (tests of the
+# generated code and of NVRTC, code no sanitizer sees into; the libtc code they run — isl
+# scheduling, the printer, the NVRTC wrapper — runs under ASan in e2e.cuda.<case>,
+# e2e.cuda.nvrtc_corpus_other_knobs (shared memory, unrolling, lane reductions),
+# e2e.cuda.backend and the differential fuzzer's cuda run), and fuzz.diff.smoke (CI's
+# differential step runs 900 programs on this build). docs/reliability.md has the table of
+# what each sanitizer covers and the times.
 # -O1 -g1 (line tables): what the sanitizers' documentation advises for them, and half the
 # compile time of RelWithDebInfo's -O2 -g under instrumentation; reports keep file:line.
 flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
