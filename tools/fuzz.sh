@@ -25,13 +25,11 @@ fuzz_one() {  # fuzz_one TARGET: runs it, exit status 1 on a crash, leak or sani
     -rss_limit_mb=4096 -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 2>build-fuzz/$target.log
 }
 echo "--- fuzz_define and fuzz_run for ${seconds}s each, at once"
-fuzz_one fuzz_define & define=$!
-fuzz_one fuzz_run & run=$!
+declare -A pid
+for target in fuzz_define fuzz_run; do fuzz_one $target & pid[$target]=$!; done
 status=0
 for target in fuzz_define fuzz_run; do
-  pid=$define
-  [ "$target" = fuzz_run ] && pid=$run
-  if ! wait "$pid"; then
+  if ! wait "${pid[$target]}"; then
     status=1
     echo "--- $target FAILED:"
     tail -50 build-fuzz/$target.log

@@ -43,13 +43,14 @@ bool exists(const std::string& dir) {
   return ::stat(dir.c_str(), &st) == 0;
 }
 
-// Puts the backend's shared code kept in `store` in place if the process has none yet; "" or
+// Puts the backend's shared code kept in the cache at `dir` in place if the process has none
+// yet, whether or not the kernel is looked up (the shared code does not depend on knobs); "" or
 // why the kept copy could not be used.
-std::string use_shared_code(const cache::Store& store, const backends::Backend& backend, const backends::Target& target) {
+std::string use_shared_code(const std::string& dir, const backends::Backend& backend, const backends::Target& target) {
   std::string key = shared_code_key(backend, target);
-  if (key.empty() || backend.has_shared_code(target)) return "";
+  if (key.empty() || backend.has_shared_code(target) || !exists(dir)) return "";
   try {
-    std::optional<cache::Record> r = store.get(key);
+    std::optional<cache::Record> r = cache::Store::open(dir, false)->get(key);
     if (r) backend.use_shared_code(target, r->artefact);
     return "";
   } catch (const Error& e) {
@@ -71,17 +72,6 @@ void keep_shared_code(const std::string& dir, const backends::Backend& backend, 
   try {
     store_shared_code(*cache::Store::open(dir, true), backend, target);
   } catch (const Error&) {
-  }
-}
-
-// use_shared_code for a compile that does not look its kernel up (knobs set by hand): the
-// backend's shared code does not depend on knobs.
-std::string shared_code_from(const std::string& dir, const backends::Backend& backend, const backends::Target& target) {
-  if (!exists(dir) || backend.has_shared_code(target)) return "";
-  try {
-    return use_shared_code(*cache::Store::open(dir, false), backend, target);
-  } catch (const Error& e) {
-    return std::string("; the cached runtime was not used: ") + e.what();
   }
 }
 
@@ -165,16 +155,16 @@ Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) 
   out.options = options;
   std::optional<std::string> dir = cache::resolve_dir(options.get("cache"));
   std::string set_by_hand = explicit_knobs(backend, options);
+  std::string runtime_note = dir ? use_shared_code(*dir, backend, target) : "";
   if (!dir) {
     out.provenance = "cache: off";
   } else if (!set_by_hand.empty()) {
-    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")" + shared_code_from(*dir, backend, target);
+    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")" + runtime_note;
   } else if (!exists(*dir)) {
     out.provenance = "cache: miss (no cache at '" + *dir + "' yet)";
   } else {
     try {
       auto store = cache::Store::open(*dir, false);
-      std::string runtime_note = use_shared_code(*store, backend, target);
       std::optional<cache::Record> r = store->get(cache_key(bound, backend, target, options));
       if (!r) {
         out.provenance = "cache: miss in '" + *dir + "'" + runtime_note;

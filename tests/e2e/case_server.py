@@ -130,10 +130,12 @@ def run_case(request, fds, code):
         try:
             exec(code[script], globs)
             status = 0
-        except SystemExit as e:
-            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            if not isinstance(e.code, int) and e.code is not None:
+        except SystemExit as e:  # as the interpreter would: None is 0, a message is 1
+            if e.code is None or isinstance(e.code, int):
+                status = e.code or 0
+            else:
                 sys.stderr.write("%s\n" % e.code)
+                status = 1
     except BaseException:
         import traceback
         traceback.print_exc()
@@ -250,7 +252,7 @@ def start(path):
     if not ok:
         sys.stderr.write("case_server: the server did not start; see %s.log\n" % path)
         return 1
-    print("case_server: serving %s (pid in %s.log's process list; idle exit after %d s)" % (path, path, IDLE_SECONDS))
+    print("case_server: serving %s (log %s.log; exits after %d idle seconds)" % (path, path, IDLE_SECONDS))
     return 0
 
 
@@ -258,7 +260,7 @@ def stop(path, quiet=False):
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-        send_message(conn, {"op": "stop"}, fds=(0, 1, 2))
+        send_message(conn, {"op": "stop"})
         conn.close()
     except OSError:
         if not quiet:

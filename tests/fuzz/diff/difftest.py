@@ -379,46 +379,37 @@ class Driver:
                 return n < args.programs
             return time.time() - start < args.time
 
-        if args.jobs <= 1:
-            while more():
-                n += 1
+        # The programs are drawn in order from the one generator and run on `jobs` workers at
+        # once; results are accounted in program order (so --jobs changes neither the programs
+        # nor the report), and failures are minimised on the driver's own worker.
+        idle = queue.Queue()
+        pool = [Runner(WorkerClient(args.timeout, env=self.client.env)) for _ in range(max(1, args.jobs))]
+        for r in pool:
+            idle.put(r)
+
+        def run(case):
+            runner = idle.get()
+            try:
                 t0 = time.time()
-                case = generator.case()
-                results, verdict = self.evaluate(case)
-                self.stats.fuzz_time += time.time() - t0
-                self.account(n, case, results, verdict)
-        else:
-            # The programs are drawn in order from the one generator (the same programs as
-            # with --jobs 1) and run on `jobs` workers at once; results are accounted in
-            # program order, and failures minimised on the driver's own worker.
-            idle = queue.Queue()
-            pool = [Runner(WorkerClient(args.timeout, env=self.client.env)) for _ in range(args.jobs)]
-            for r in pool:
-                idle.put(r)
+                results = runner.both(case)
+                return results, compare(case, results), time.time() - t0
+            finally:
+                idle.put(runner)
 
-            def run(case):
-                runner = idle.get()
-                try:
-                    t0 = time.time()
-                    results = runner.both(case)
-                    return results, compare(case, results), time.time() - t0
-                finally:
-                    idle.put(runner)
-
-            pending = collections.deque()
-            with concurrent.futures.ThreadPoolExecutor(args.jobs) as executor:
-                while more() or pending:
-                    while more() and len(pending) < 2 * args.jobs:
-                        n += 1
-                        case = generator.case()
-                        pending.append((n, case, executor.submit(run, case)))
-                    k, case, future = pending.popleft()
-                    results, verdict, secs = future.result()
-                    self.stats.fuzz_time += secs / args.jobs
-                    self.account(k, case, results, verdict)
-            for r in pool:
-                r.client.stop()
-                cleanup(r.client)
+        pending = collections.deque()
+        with concurrent.futures.ThreadPoolExecutor(len(pool)) as executor:
+            while more() or pending:
+                while more() and len(pending) < 2 * len(pool):
+                    n += 1
+                    case = generator.case()
+                    pending.append((n, case, executor.submit(run, case)))
+                k, case, future = pending.popleft()
+                results, verdict, secs = future.result()
+                self.stats.fuzz_time += secs / len(pool)
+                self.account(k, case, results, verdict)
+        for r in pool:
+            r.client.stop()
+            cleanup(r.client)
         self.client.stop()
         return self.summary(time.time() - start)
 
