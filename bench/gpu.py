@@ -5,7 +5,7 @@ checked against each other. Part of tools/gpu-check.sh; needs a GPU, PyTorch wit
 libtc's Python binding.
 
     TC_LIBRARY=build/src/libtc.so PYTHONPATH=bindings/python python3 bench/gpu.py [--only a,b]
-        [--reps 50] [--tune SECONDS] [--quick]
+        [--reps 50] [--tune SECONDS] [--quick] [--child-timeout 120]
 
 --tune SECONDS: before timing, `tc_tune` searches the cuda knobs for that long per kernel (into
 a temporary cache) and libtc is timed with the tuned kernel too.
@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -49,12 +50,22 @@ def time_cuda(fn, warmup, reps):
 
 
 def child(framework, name, quick, warmup, reps, cache):
-    """One framework, one kernel: prints a JSON line (median and best ms, result file)."""
+    """One framework, one kernel: prints a JSON line (median and best ms, result file, seconds
+    per phase)."""
+    phases, t0 = {}, time.perf_counter()
+
+    def phase(what):
+        nonlocal t0
+        phases[what] = round(time.perf_counter() - t0, 3)
+        t0 = time.perf_counter()
+
     import torch
     import tc
+    phase("import")
     kernel = next(k for k in KERNELS if k.name == name)
     sizes = kernel.quick if quick else kernel.sizes
     ins = cuda_inputs(kernel, sizes)
+    phase("inputs")
     if framework == "torch":
         fn = lambda: kernel.torch_fn(sizes, *ins)  # noqa: E731
     else:
@@ -64,21 +75,33 @@ def child(framework, name, quick, warmup, reps, cache):
             prog.tune(name, *ins, budget=int(os.environ["TC_GPU_TUNE"]), progress=False, **options)
         k = prog.compile(name, *ins, **options)
         fn = lambda: k(*ins)  # noqa: E731
+    phase("compile")
     med, best = time_cuda(fn, warmup, reps)
+    phase("timing")
     out = fn()
     outs = out if isinstance(out, tuple) else (out,)
     path = tempfile.mktemp(suffix=".npz")
     np.savez(path, *[o.cpu().numpy() for o in outs])
-    print(json.dumps({"median_ms": med, "best_ms": best, "result": path}))
+    phase("result")
+    print(json.dumps({"median_ms": med, "best_ms": best, "result": path, "seconds": phases}))
 
 
 def run_child(framework, name, args, cache=None, env=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, name, "--reps", str(args.reps),
            "--warmup", str(args.warmup)] + (["--quick"] if args.quick else []) + (["--cache", cache] if cache else [])
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           timeout=args.child_timeout + args.tune)
+    except subprocess.TimeoutExpired:
+        return {"error": "no result in %d s" % (args.child_timeout + args.tune)}
+    finally:  # where a child's time goes, on stderr: the table stays on stdout
+        print("%s %s: %.1f s" % (framework, name, time.perf_counter() - t0), file=sys.stderr)
     if r.returncode != 0:
         return {"error": (r.stderr or r.stdout).strip().splitlines()[-1:]}
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    print("  %s" % result["seconds"], file=sys.stderr)
+    return result
 
 
 def main():
@@ -88,6 +111,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tune", type=int, default=0)
+    ap.add_argument("--child-timeout", type=int, default=120, help="seconds a child may take (plus --tune)")
     ap.add_argument("--child", nargs=2)
     ap.add_argument("--cache")
     args = ap.parse_args()

@@ -19,6 +19,8 @@
 # the exit status is non-zero if any step failed. GPU_CHECK_ONLY=REGEX runs only the steps
 # whose names match (the device tool allows 10 minutes a call: run the checks and the
 # benchmarks in two calls); each step is stopped after GPU_CHECK_STEP_TIMEOUT seconds (600).
+# GPU_CHECK_JOBS=N runs up to N checks at once (the GPU and the CPUs shared; their verdicts are
+# printed at the end in order); the benchmarks always run alone, after every check has ended.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${GPU_CHECK_TAR:-}" ]; then out=$(mktemp -d); else out=${OUT:-gpu-check-out}; fi
@@ -35,13 +37,25 @@ fi
 export PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
 py=${PYTHON:-python3}
 status=0
-step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, prints its last line
+jobs=${GPU_CHECK_JOBS:-1}
+steps=()
+run_step() {  # run_step NAME COMMAND...: runs it, logs to $out/NAME.log, its verdict to $out/NAME.result
   local name=$1 t0=$SECONDS; shift
-  [[ $name =~ $only ]] || return 0
-  echo "== $name: $*"
   if timeout -k 10 "$step_timeout" "$@" > "$out/$name.log" 2>&1; then
-    echo "   ok ($((SECONDS - t0)) s): $(tail -n 1 "$out/$name.log")"
-  else status=1; echo "   FAILED ($((SECONDS - t0)) s): $(tail -n 3 "$out/$name.log")"; fi
+    echo "   ok ($((SECONDS - t0)) s): $(tail -n 1 "$out/$name.log")" > "$out/$name.result"
+  else echo "   FAILED ($((SECONDS - t0)) s): $(tail -n 3 "$out/$name.log")" > "$out/$name.result"; fi
+}
+report() { cat "$out/$1.result"; grep -q '^   FAILED' "$out/$1.result" && status=1; return 0; }
+step() {  # step NAME COMMAND...: with GPU_CHECK_JOBS=N, up to N steps at once (benchmarks alone)
+  local name=$1
+  [[ $name =~ $only ]] || return 0
+  echo "== $name: ${*:2}"
+  if (( jobs > 1 )) && [[ $name != bench* ]]; then
+    while (( $(jobs -rp | wc -l) >= jobs )); do wait -n; done
+    steps+=("$name"); run_step "$@" &
+  else
+    wait; run_step "$@"; report "$name"
+  fi
 }
 step device nvidia-smi
 step corpus "$py" tests/gpu/corpus_on_gpu.py
@@ -72,6 +86,7 @@ for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the l
 done
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
+wait; for name in "${steps[@]}"; do echo "== $name"; report "$name"; done
 echo "gpu-check: $( [ $status = 0 ] && echo all steps passed || echo some steps FAILED ) (logs in $out/)"
 [ -n "${GPU_CHECK_TAR:-}" ] && tar czf "$GPU_CHECK_TAR" -C "$out" . && echo "gpu-check: logs packed in $GPU_CHECK_TAR"
 exit $status

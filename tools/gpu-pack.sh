@@ -17,5 +17,6 @@ ln -s "${lib##*/}" .gpu/lib/libtc.so.0
 ln -s libtc.so.0 .gpu/lib/libtc.so
 cp build/src/tc/candidate-runner .gpu/lib/tc/
 cp build/tools/tc/tc .gpu/bin/
+rm -rf .gpu/bundle/root  # unpacked by a run of gpu-check.sh here: not carried
 [ -f .gpu/bundle/unpack.sh ] || bash ../shared/tools/bundle-runtime.sh pack .gpu/bundle
 du -sh .gpu

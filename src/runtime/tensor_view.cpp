@@ -33,6 +33,7 @@ TensorView row_major_view(char* data, const TensorSig& sig) {
 }
 
 bool is_dense(const TensorView& v) {
+  if (v.num_elements() == 0) return true;  // no element is addressed: any strides will do (PyTorch's, say)
   int64_t expected = 1;
   for (int d = v.ndim - 1; d >= 0; --d) {
     if (v.shape[d] != 1 && v.strides[d] != expected) return false;

@@ -42,7 +42,8 @@ struct TensorView {
 // buffers: temporaries, snapshots, the tuner's outputs).
 TensorView row_major_view(char* data, const TensorSig& sig);
 
-// Whether a view is row-major without gaps (dimensions of extent 1 may have any stride).
+// Whether a view is row-major without gaps (dimensions of extent 1 may have any stride; a view
+// with no elements is dense whatever its strides).
 bool is_dense(const TensorView& v);
 // Copies between a strided host view and dense row-major storage (to_dense: view -> dense).
 void copy_dense(const TensorView& v, char* dense_data, bool to_dense);

@@ -3,6 +3,7 @@ what it says when it cannot, and that the package imports no third-party module.
 imports tc in a fresh interpreter; the package is copied to a temporary directory so that no
 build tree is next to it.
 """
+import glob
 import os
 import shutil
 import subprocess
@@ -38,6 +39,14 @@ class Discovery(unittest.TestCase):
     def probe(self, **env):
         clean = {k: v for k, v in os.environ.items()
                  if k not in ("TC_LIBRARY", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH", "PYTHONPATH")}
+        # The loader's path loses the folders holding a libtc, and keeps the others: where
+        # libtc's own dependencies were put (the GPU machine's unpacked LMDB, Halide, isl).
+        others = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                  if d and not glob.glob(os.path.join(d, "libtc.so*"))]
+        if env.get("LD_LIBRARY_PATH"):
+            others.insert(0, env.pop("LD_LIBRARY_PATH"))
+        if others:
+            clean["LD_LIBRARY_PATH"] = ":".join(others)
         clean.update(env, PYTHONPATH=self.tmp, PYTHONDONTWRITEBYTECODE="1")
         return subprocess.run([sys.executable, "-c", PROBE], env=clean, capture_output=True,
                               text=True, timeout=60)

@@ -76,12 +76,20 @@ class Torch(unittest.TestCase):
         as_torch[1, 0] = 5
         self.assertEqual(as_numpy[1, 0], 5)
 
-    def test_bool_output_falls_back_to_tc_tensor(self):
+    def test_bool_output_is_torch_where_dlpack_takes_bool(self):
         prog = tc.define("def pos(float(N) A) -> (P) { P(i) = A(i) > 0 }")
         P = prog.pos(torch.tensor([-1.0, 2.0, 0.0, 3.0]))
-        self.assertIsInstance(P, tc.Tensor)  # torch 1.x: no bool through DLPack
-        self.assertEqual(P.dtype, "bool")
-        np.testing.assert_array_equal(np.asarray(P), [False, True, False, True])
+        try:  # PyTorch 2 takes bool through DLPack, 1.x does not
+            torch.from_dlpack(tc.Tensor("bool", (1,)))
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            self.assertIsInstance(P, tc.Tensor)
+            self.assertEqual(P.dtype, "bool")
+            P = np.asarray(P)
+        else:
+            self.assertIsInstance(P, torch.Tensor)
+            self.assertEqual(P.dtype, torch.bool)
+            P = P.numpy()
+        np.testing.assert_array_equal(P, [False, True, False, True])
 
 
 if __name__ == "__main__":
