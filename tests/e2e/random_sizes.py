@@ -6,7 +6,11 @@ tolerance that scales with the reduction length. Odd sizes on purpose: they exer
 schedule's partial tiles and vector tails, which the corpus's small fixed shapes may not.
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/random_sizes.py [--trials N] [--seed S]
-        [--backend B] [--option KEY=VALUE]...
+        [--backend B] [--option KEY=VALUE]... [--max-elements N]
+
+--max-elements N: sizes are drawn again (from the same stream) until no input has more than N
+elements: the cuda emulation runs a block's threads one after another (as coroutines where they
+synchronise), so a large draw took 80 s where a typical one takes 0.5 s.
 """
 import argparse
 import sys
@@ -83,6 +87,7 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--only", default=None)
     ap.add_argument("--backend", default="cpu", help="the backend compared with the reference")
+    ap.add_argument("--max-elements", type=int, default=None, help="redraw sizes whose inputs are larger")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="extra tc_options for the compared backend (e.g. cuda.emulate=1)")
     args = ap.parse_args()
@@ -99,14 +104,20 @@ def main():
         for t in range(args.trials):
             sizes = draw_sizes(r)
             inputs = as_inputs(make(r, sizes))
+            while args.max_elements and max(a.size for a in inputs) > args.max_elements:
+                sizes = draw_sizes(r)
+                inputs = as_inputs(make(r, sizes))
+            t0 = time.perf_counter()
             ref = run_backend(prog, entry, inputs, "reference")
+            t1 = time.perf_counter()
             got = run_backend(prog, entry, inputs, args.backend, options)
+            seconds = "(reference %.2f s, %s %.2f s)" % (t1 - t0, args.backend, time.perf_counter() - t1)
             shapes = [a.shape for a in inputs]
             try:
                 for i, (g, e) in enumerate(zip(got, ref)):
                     rtol, atol = corpus.tolerance(e.dtype, red(sizes))
                     corpus.compare("%s output %d" % (name, i), g, e, rtol, atol)
-                print("PASS %s inputs %s" % (name, shapes))
+                print("PASS %s inputs %s %s" % (name, shapes, seconds))
             except corpus.Failure as f:
                 failures += 1
                 print("FAIL %s inputs %s: %s" % (name, shapes, f))

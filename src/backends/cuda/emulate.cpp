@@ -3,14 +3,18 @@
 #include "backends/cuda/emulate.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace tc::backends::cuda {
 namespace {
@@ -221,6 +225,77 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::string compiler() {
+  const char* cxx = std::getenv("CXX");
+  return cxx && *cxx ? cxx : "c++";
+}
+
+// One set of flags for the precompiled header and every kernel: GCC uses a precompiled header
+// only where the flags match. -O0: the emulation runs test-sized launches, where compiling is
+// most of the time; -O1 took 45 of the 60 s of the corpus at cuda.reduction=tree (the coroutine
+// code), -O0 27 s, and the runs were no slower. IEEE semantics are the same at any level
+// (-ffp-contract=off).
+constexpr const char* kFlags = "-std=c++17 -O0 -ffp-contract=off -fno-builtin -fPIC -w";
+
+std::string first_line_of(const std::string& command) {
+  std::string line;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof buf, p)) line = buf;
+    pclose(p);
+  }
+  return line;
+}
+
+// A directory of ours: made by this user, writable by no one else (the precompiled header is
+// code we load).
+bool ours(const std::string& dir) {
+  struct stat st;
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 022) == 0;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// The emulation header, precompiled (GCC's .gch beside it), shared by every kernel of every
+// process of this user with this compiler: parsing it was 40-50 ms of a 0.1 s kernel compile.
+// In $TMPDIR (else /tmp), one directory per user, compiler (the value of $CXX and the first
+// line of its --version) and header text; made under a temporary name and renamed, so a
+// process sees a whole one or none. Empty if it cannot be made: the kernel's own directory then
+// gets the header as text (slower, the same code).
+std::string precompiled_header() {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> made;  // compiler -> header path ("" = cannot)
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string cxx = compiler();
+  auto it = made.find(cxx);
+  if (it != made.end()) return it->second;
+  std::string& header = made[cxx];
+  const std::string identity = cxx + "\n" + first_line_of(cxx + " --version 2>/dev/null") + kFlags + "\n" + kEmulationHeader;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/tc-cuda-emulation-pch-" + std::to_string(getuid()) + "-" +
+                          sha256_hex(identity).substr(0, 16);
+  if (!ours(dir) || !exists(dir + "/tc_cuda_emulation.h.gch")) {
+    std::vector<char> buf(dir.begin(), dir.end());
+    for (char c : std::string(".XXXXXX")) buf.push_back(c);
+    buf.push_back('\0');
+    if (mkdtemp(buf.data()) == nullptr) return header;
+    const std::string made_dir = buf.data();
+    std::ofstream(made_dir + "/tc_cuda_emulation.h", std::ios::binary) << kEmulationHeader;
+    const std::string command = cxx + " " + kFlags + " -x c++-header '" + made_dir + "/tc_cuda_emulation.h' -o '" +
+                                made_dir + "/tc_cuda_emulation.h.gch' > /dev/null 2>&1";
+    bool compiled = std::system(command.c_str()) == 0;
+    if (!compiled || std::rename(made_dir.c_str(), dir.c_str()) != 0) {  // failed, or another process was first
+      for (const char* f : {"/tc_cuda_emulation.h", "/tc_cuda_emulation.h.gch"}) std::remove((made_dir + f).c_str());
+      rmdir(made_dir.c_str());
+    }
+  }
+  if (ours(dir) && exists(dir + "/tc_cuda_emulation.h.gch")) header = dir + "/tc_cuda_emulation.h";
+  return header;
+}
+
 }  // namespace
 
 EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.launches) {
@@ -241,16 +316,16 @@ EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.la
 void EmulatedKernels::build(const CudaSource& source) {
   std::string text = source.text;
   for (const Launch& l : launches_) text += "\n" + entry_point(l, source.param_types);
-  write_file(dir_ + "/tc_cuda_emulation.h", kEmulationHeader);
+  std::string header = precompiled_header();
+  if (header.empty()) {
+    header = dir_ + "/tc_cuda_emulation.h";
+    write_file(header, kEmulationHeader);
+  }
   write_file(dir_ + "/kernels.cu", text);
-  const char* cxx = std::getenv("CXX");
-  // -O0: the emulation runs test-sized launches, where compiling is most of the time; -O1 took
-  // 45 of the 60 s of the corpus at cuda.reduction=tree (the coroutine code), -O0 27 s, and the
-  // runs were no slower. IEEE semantics are the same at any level (-ffp-contract=off).
-  std::string command = std::string(cxx && *cxx ? cxx : "c++") +
-                        " -std=c++17 -O0 -ffp-contract=off -fno-builtin -fPIC -shared -w -x c++ -include '" + dir_ +
-                        "/tc_cuda_emulation.h' '" + dir_ + "/kernels.cu' -o '" + dir_ + "/kernels.so' 2> '" + dir_ +
-                        "/compiler.log'";
+  // Linked against the C library, libm and libgcc only (-nostdlib): the text uses no C++
+  // library, and libstdc++'s link took a third of a kernel's compile.
+  std::string command = compiler() + " " + kFlags + " -shared -nostdlib -x c++ -include '" + header + "' '" + dir_ +
+                        "/kernels.cu' -lm -lc -lgcc -o '" + dir_ + "/kernels.so' 2> '" + dir_ + "/compiler.log'";
   int status = std::system(command.c_str());
   if (status != 0) {
     std::string log = read_file(dir_ + "/compiler.log");

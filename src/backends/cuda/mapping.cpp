@@ -41,7 +41,11 @@ int coincident_prefix(isl_schedule_node* band) {
 // The band's leading coincident members, at most kMaxAxes: the grid's.
 int leading_coincident(isl_schedule_node* band) { return std::min(coincident_prefix(band), kMaxAxes); }
 
-void free_values(void* values) { isl_union_pw_aff_free(static_cast<isl_union_pw_aff*>(values)); }
+void free_member_mark(void* user) {
+  auto* mark = static_cast<MemberMark*>(user);
+  isl_union_pw_aff_free(mark->values);
+  delete mark;
+}
 
 // The first n members of `band` (outermost first) each become a band of their own under a
 // mark "<kind>.<axis>:<stride>", the innermost of them on axis x (consecutive threads then
@@ -57,12 +61,10 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
     if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
     int64_t stride = static_cast<size_t>(i) < strides.size() ? strides[static_cast<size_t>(i)] : 1;
     std::string name = std::string(kind) + "." + kAxes[first_axis + n - 1 - i] + ":" + std::to_string(stride);
-    // The mark carries the member's values (statement instance -> value): the printer guards
-    // a statement for which isl prints no loop of this member with the owner of its value.
     isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(node);
-    isl_union_pw_aff* values = isl_multi_union_pw_aff_get_union_pw_aff(partial, 0);
+    auto* mark = new MemberMark{isl_multi_union_pw_aff_get_union_pw_aff(partial, 0), isl_schedule_node_get_schedule_depth(node)};
     isl_multi_union_pw_aff_free(partial);
-    isl_id* id = isl_id_set_free_user(isl_id_alloc(ctx, name.c_str(), values), free_values);
+    isl_id* id = isl_id_set_free_user(isl_id_alloc(ctx, name.c_str(), mark), free_member_mark);
     node = isl_schedule_node_insert_mark(node, id);
     node = isl_schedule_node_child(node, 0);                 // the band of one member
     if (i + 1 < n) node = isl_schedule_node_child(node, 0);  // the members after it

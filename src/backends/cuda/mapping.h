@@ -24,8 +24,20 @@
 #include "backends/cuda/poly_model.h"
 
 struct isl_schedule;
+struct isl_union_pw_aff;
 
 namespace tc::backends::cuda {
+
+// What a "block.*" or "thread.*" mark carries (its isl_id's user data): the marked member's
+// value per statement instance (the printer guards a statement for which isl prints no loop of
+// the member with the owner of its value), and the member's schedule depth, which names the
+// loop isl prints for it (c<depth>). The depth is taken from the schedule tree: isl's AST build
+// leaves a member of one value (a tile loop over a dimension smaller than its tile) out of the
+// schedule space it reports, so the loops counted there fall behind the names.
+struct MemberMark {
+  isl_union_pw_aff* values;
+  int depth;
+};
 
 constexpr int64_t kDefaultTile = 32;
 struct MappingOptions {

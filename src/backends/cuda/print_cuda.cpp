@@ -3,6 +3,8 @@
 // prelude's helpers.
 #include "backends/cuda/print_cuda.h"
 
+#include "backends/cuda/mapping.h"
+
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
@@ -483,11 +485,9 @@ class Printer {
     auto* p = static_cast<Printer*>(user);
     std::string name = isl_id_get_name(mark);
     if (is_mapping(name)) {
-      p->open_marks_.push_back({name, static_cast<const isl_union_pw_aff*>(isl_id_get_user(mark))});
-      // The marked member's loop, where isl prints one, is the next schedule dimension's: c<depth>.
-      isl_space* outer = isl_ast_build_get_schedule_space(build);
-      p->member_loops_.push_back("c" + std::to_string(isl_space_dim(outer, isl_dim_set)));
-      isl_space_free(outer);
+      const auto* member = static_cast<const MemberMark*>(isl_id_get_user(mark));
+      p->open_marks_.push_back({name, member->values});
+      p->member_loops_.push_back("c" + std::to_string(member->depth));  // its loop, where isl prints one
     }
     if (name == "shared") {
       try {  // no exception may cross isl's C frames
