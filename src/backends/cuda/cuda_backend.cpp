@@ -81,7 +81,12 @@ std::vector<Knob> declare() {
                  "a multiple of 32, and where it is more than 32, its y times z at most 15"};
   reduction.choices = {"none", "tree", "atomic"};
   reduction.domain = fixed_values({"none", "tree", "atomic"});
-  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll, reduction};
+  Knob schedule_time{"cuda.schedule_time", KnobKind::Integer, std::to_string(kScheduleTimeLimit.count()),
+                     "milliseconds isl's scheduler may take for each attempt (the fusion asked for, then min fusion); "
+                     "past the last, the statements run in their original order on one thread (correct, slow)"};
+  schedule_time.min = 1;
+  schedule_time.max = 3600000;
+  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll, reduction, schedule_time};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -132,7 +137,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   std::string fusion_name = o.text("cuda.fusion");
   Fusion fusion = fusion_name == "min" ? Fusion::Min : fusion_name == "preserve3" ? Fusion::Preserve3 : Fusion::Max;
   PolyModel model(bound);
-  isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), mapping);
+  isl_schedule* mapped =
+      tile_and_mark(compute_schedule(model, fusion, std::chrono::milliseconds(o.integer("cuda.schedule_time"))), mapping);
   Generated g;
   try {
     g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"),

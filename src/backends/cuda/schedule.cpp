@@ -118,13 +118,13 @@ std::map<std::string, int> parallel_loops(const isl_schedule* schedule) {
   return loops;
 }
 
-isl_schedule* compute_one(const PolyModel& model, Fusion fusion);
+isl_schedule* compute_one(const PolyModel& model, Fusion fusion, std::chrono::milliseconds limit);
 
 // Fusion::Preserve3: the max-fusion schedule where it keeps every statement's parallel loops
 // (up to 3) that min fusion finds, else the min-fusion one.
-isl_schedule* preserving_three_parallel_loops(const PolyModel& model) {
-  isl_schedule* max = compute_one(model, Fusion::Max);
-  isl_schedule* min = compute_one(model, Fusion::Min);
+isl_schedule* preserving_three_parallel_loops(const PolyModel& model, std::chrono::milliseconds limit) {
+  isl_schedule* max = compute_one(model, Fusion::Max, limit);
+  isl_schedule* min = compute_one(model, Fusion::Min, limit);
   std::map<std::string, int> fused = parallel_loops(max), apart = parallel_loops(min);
   bool keeps = true;
   for (const auto& [statement, loops] : apart) keeps = keeps && fused[statement] >= loops;
@@ -132,24 +132,24 @@ isl_schedule* preserving_three_parallel_loops(const PolyModel& model) {
   return keeps ? max : min;
 }
 
-isl_schedule* compute_one(const PolyModel& model, Fusion fusion) {
+isl_schedule* compute_one(const PolyModel& model, Fusion fusion, std::chrono::milliseconds limit) {
   // isl's integer programs can still explode where constants are large: a fuzzed 3-statement
   // program (differential fuzzer, seed 4242, program 28: a transposed read, and a statement
   // whose rows are cut to 2 by a 2x2 tensor) schedules in 0.2 s at size 20 and runs for
   // minutes in isl_tab_pivot's bignum arithmetic at 23, whatever fusion, coefficient bounds or
   // operation quota (its operations are few and slow). So each attempt has a time limit; past
   // it the next is tried: the fusion asked for, then min fusion, then the original order.
-  if (isl_schedule* s = isl_schedule_within(model, fusion, kScheduleTimeLimit)) return s;
+  if (isl_schedule* s = isl_schedule_within(model, fusion, limit)) return s;
   if (fusion != Fusion::Min)
-    if (isl_schedule* s = isl_schedule_within(model, Fusion::Min, kScheduleTimeLimit)) return s;
+    if (isl_schedule* s = isl_schedule_within(model, Fusion::Min, limit)) return s;
   return checked(original_order(model), model.ctx(), "scheduling");
 }
 
 }  // namespace
 
-isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion) {
-  if (fusion == Fusion::Preserve3) return preserving_three_parallel_loops(model);
-  return compute_one(model, fusion);
+isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion, std::chrono::milliseconds limit) {
+  if (fusion == Fusion::Preserve3) return preserving_three_parallel_loops(model, limit);
+  return compute_one(model, fusion, limit);
 }
 
 std::string schedule_text(const isl_schedule* schedule) {

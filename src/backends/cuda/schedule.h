@@ -24,11 +24,12 @@ namespace tc::backends::cuda {
 enum class Fusion { Max, Min, Preserve3 };
 
 // A new schedule of the model's statements; the caller frees it (isl_schedule_free). isl's
-// scheduler runs on a thread of its own for at most kScheduleTimeLimit per attempt (its
-// integer programs can explode): past it, min fusion is tried, then the statements' original
-// order (one band, no parallel loop: one thread runs the kernel).
+// scheduler runs on a thread of its own for at most `limit` per attempt (its integer programs
+// can explode; cuda.schedule_time, default kScheduleTimeLimit): past it, min fusion is tried,
+// then the statements' original order (one band, no parallel loop: one thread runs the kernel).
 constexpr std::chrono::milliseconds kScheduleTimeLimit{5000};
-isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion);
+isl_schedule* compute_schedule(const PolyModel& model, Fusion fusion,
+                               std::chrono::milliseconds limit = kScheduleTimeLimit);
 
 // A schedule tree as isl prints it (golden tests, debugging).
 std::string schedule_text(const isl_schedule* schedule);
