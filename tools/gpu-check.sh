@@ -37,7 +37,7 @@ fi
 export PYTHONPATH=$PWD/bindings/python:$PWD/tests/e2e
 py=${PYTHON:-python3}
 status=0
-jobs=${GPU_CHECK_JOBS:-1}
+parallel=${GPU_CHECK_JOBS:-1}
 steps=()
 run_step() {  # run_step NAME COMMAND...: runs it, logs to $out/NAME.log, its verdict to $out/NAME.result
   local name=$1 t0=$SECONDS; shift
@@ -50,8 +50,8 @@ step() {  # step NAME COMMAND...: with GPU_CHECK_JOBS=N, up to N steps at once (
   local name=$1
   [[ $name =~ $only ]] || return 0
   echo "== $name: ${*:2}"
-  if (( jobs > 1 )) && [[ $name != bench* ]]; then
-    while (( $(jobs -rp | wc -l) >= jobs )); do wait -n; done
+  if (( parallel > 1 )) && [[ $name != bench* ]]; then
+    while (( $(jobs -rp | wc -l) >= parallel )); do wait -n; done
     steps+=("$name"); run_step "$@" &
   else
     wait; run_step "$@"; report "$name"

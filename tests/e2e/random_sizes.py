@@ -102,11 +102,11 @@ def main():
         prog = tclib.Program(src)
         entry = prog.def_names()[0]
         for t in range(args.trials):
-            sizes = draw_sizes(r)
-            inputs = as_inputs(make(r, sizes))
-            while args.max_elements and max(a.size for a in inputs) > args.max_elements:
+            while True:
                 sizes = draw_sizes(r)
                 inputs = as_inputs(make(r, sizes))
+                if not args.max_elements or max(a.size for a in inputs) <= args.max_elements:
+                    break
             t0 = time.perf_counter()
             ref = run_backend(prog, entry, inputs, "reference")
             t1 = time.perf_counter()

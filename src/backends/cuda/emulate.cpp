@@ -259,6 +259,20 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+std::string temp_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+// A new directory `prefix` + six random characters (mkdtemp: this user's alone); "" if it
+// cannot be made.
+std::string make_temp_dir(const std::string& prefix) {
+  std::vector<char> buf(prefix.begin(), prefix.end());
+  for (char c : std::string("XXXXXX")) buf.push_back(c);
+  buf.push_back('\0');
+  return mkdtemp(buf.data()) ? std::string(buf.data()) : std::string();
+}
+
 // The emulation header, precompiled (GCC's .gch beside it), shared by every kernel of every
 // process of this user with this compiler: parsing it was 40-50 ms of a 0.1 s kernel compile.
 // In $TMPDIR (else /tmp), one directory per user, compiler (the value of $CXX and the first
@@ -274,37 +288,29 @@ std::string precompiled_header() {
   if (it != made.end()) return it->second;
   std::string& header = made[cxx];
   const std::string identity = cxx + "\n" + first_line_of(cxx + " --version 2>/dev/null") + kFlags + "\n" + kEmulationHeader;
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/tc-cuda-emulation-pch-" + std::to_string(getuid()) + "-" +
+  const std::string dir = temp_root() + "/tc-cuda-emulation-pch-" + std::to_string(getuid()) + "-" +
                           sha256_hex(identity).substr(0, 16);
-  if (!ours(dir) || !exists(dir + "/tc_cuda_emulation.h.gch")) {
-    std::vector<char> buf(dir.begin(), dir.end());
-    for (char c : std::string(".XXXXXX")) buf.push_back(c);
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == nullptr) return header;
-    const std::string made_dir = buf.data();
-    std::ofstream(made_dir + "/tc_cuda_emulation.h", std::ios::binary) << kEmulationHeader;
-    const std::string command = cxx + " " + kFlags + " -x c++-header '" + made_dir + "/tc_cuda_emulation.h' -o '" +
-                                made_dir + "/tc_cuda_emulation.h.gch' > /dev/null 2>&1";
-    bool compiled = std::system(command.c_str()) == 0;
-    if (!compiled || std::rename(made_dir.c_str(), dir.c_str()) != 0) {  // failed, or another process was first
-      for (const char* f : {"/tc_cuda_emulation.h", "/tc_cuda_emulation.h.gch"}) std::remove((made_dir + f).c_str());
+  auto ready = [&] { return ours(dir) && exists(dir + "/tc_cuda_emulation.h.gch"); };
+  if (!ready()) {
+    const std::string made_dir = make_temp_dir(dir + ".");
+    if (made_dir.empty()) return header;
+    const std::string text = made_dir + "/tc_cuda_emulation.h";
+    std::ofstream(text, std::ios::binary) << kEmulationHeader;  // a failed write fails the compile below
+    const std::string command = cxx + " " + kFlags + " -x c++-header '" + text + "' -o '" + text + ".gch' > /dev/null 2>&1";
+    if (std::system(command.c_str()) != 0 || std::rename(made_dir.c_str(), dir.c_str()) != 0) {  // or another process was first
+      for (const std::string& f : {text, text + ".gch"}) std::remove(f.c_str());
       rmdir(made_dir.c_str());
     }
   }
-  if (ours(dir) && exists(dir + "/tc_cuda_emulation.h.gch")) header = dir + "/tc_cuda_emulation.h";
+  if (ready()) header = dir + "/tc_cuda_emulation.h";
   return header;
 }
 
 }  // namespace
 
 EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.launches) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tc-cuda-emulation-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + pattern);
-  dir_ = buf.data();
+  dir_ = make_temp_dir(temp_root() + "/tc-cuda-emulation-");
+  if (dir_.empty()) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + temp_root());
   try {
     build(source);
   } catch (...) {
