@@ -9,13 +9,17 @@
 
 #include <isl/schedule.h>
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <climits>
 #include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -410,4 +414,64 @@ TEST(CudaEmulation, ANamedBarrierShortOfItsCountFails) {
                                        "  __barrier_sync_count(1, blockDim.x);\n"
                                        "  out[threadIdx.x] = 1;\n"),
                           64);
+}
+
+// The kept objects (emulate.h): a text compiled once is kept and loaded by the next compile of
+// the same text (the file is not written again), and a damaged kept file is compiled again and
+// replaced, never loaded.
+namespace {
+
+std::vector<std::string> kept_files(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ino_t inode_of(const std::string& path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+off_t size_of(const std::string& path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+}  // namespace
+
+TEST(CudaEmulation, ACompiledTextIsKeptLoadedAgainAndReplacedWhenDamaged) {
+  const std::string dir = kept_objects_dir();
+  ASSERT_FALSE(dir.empty()) << "no directory for kept objects in $TMPDIR";
+  // A text no earlier run compiled: its constant is this process's id and the time.
+  const std::string unique = std::to_string(getpid()) + std::to_string(time(nullptr));
+  CudaSource s = hand_written("kept", "  out[threadIdx.x] = (int)(threadIdx.x + " + unique + "ll % 1000003);\n");
+  const int offset = static_cast<int>(std::stoll(unique) % 1000003);
+  auto check = [&] {
+    std::vector<int> out(32, -1);
+    run_hand_written(s, out, {1, 1, 1}, {32, 1, 1});
+    for (int t = 0; t < 32; ++t) ASSERT_EQ(out[static_cast<size_t>(t)], t + offset) << t;
+  };
+  std::vector<std::string> before = kept_files(dir);
+  check();
+  std::vector<std::string> after = kept_files(dir), added;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
+  ASSERT_EQ(added.size(), 1u) << "the compiled text is kept as one file";
+  const std::string kept = dir + "/" + added[0];
+  // Damaged: ten bytes in its place (a new file, as a process sees one; nothing in this process
+  // has loaded it under this name yet).
+  {
+    std::ofstream(kept + ".damaged", std::ios::binary) << "\x7f" "ELF12345\n";
+    ASSERT_EQ(std::rename((kept + ".damaged").c_str(), kept.c_str()), 0);
+  }
+  check();
+  EXPECT_GT(size_of(kept), 10) << "the damaged file was replaced by a new compile";
+  const ino_t inode = inode_of(kept);
+  check();
+  EXPECT_EQ(inode_of(kept), inode) << "the third compile loaded the kept file instead of keeping a new one";
+  std::remove(kept.c_str());
 }

@@ -12,23 +12,23 @@ test's output and exit status (a signal included) are what running the script gi
 
     case_server.py start SOCKET     start a server (a daemon) and return once it answers
     case_server.py stop SOCKET      stop it
-    case_server.py run SOCKET SCRIPT [ARGS...]
-                                    run SCRIPT ARGS in the server's fork; without a server,
-                                    or with TC_E2E_NO_SERVER=1, exec the script directly
+
+A test's command is case_client.py SOCKET SCRIPT [ARGS...] (the protocol is described there):
+without a server, or with TC_E2E_NO_SERVER=1, it execs the script directly.
 
 ctest's fixture tc_case_server starts and stops it (tests/e2e/CMakeLists.txt). The server exits
 by itself after 15 idle minutes (an interrupted ctest run leaves none for long). What it does
 not do: share anything between cases beyond the imports (each fork starts from the state after
 them; libtc is loaded but unused then, so no libtc thread exists at a fork).
 """
-import json
 import os
 import select
 import signal
 import socket
-import struct
 import sys
 import time
+
+from case_client import request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 IDLE_SECONDS = 900
@@ -36,60 +36,19 @@ IDLE_SECONDS = 900
 SCRIPTS = ("run_corpus.py", "gradients.py")
 
 
-def send_message(conn, obj, fds=()):
-    data = json.dumps(obj).encode()
-    header = struct.pack("!I", len(data))
-    if fds:
-        socket.send_fds(conn, [header + data], list(fds))
-    else:
-        conn.sendall(header + data)
-
-
-def recv_exact(conn, n, fds_wanted=0):
+def recv_request(conn):
+    """A request (case_client.py's format) as a dict, and the descriptors sent with it."""
     data, fds = b"", []
-    while len(data) < n:
-        if fds_wanted and not fds:
-            chunk, fds, _, _ = socket.recv_fds(conn, n - len(data), fds_wanted)
-        else:
-            chunk = conn.recv(n - len(data))
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk, more, _, _ = socket.recv_fds(conn, 1 << 16, 3)
         if not chunk:
             raise EOFError("connection closed")
         data += chunk
-    return data, fds
-
-
-def recv_message(conn, fds_wanted=0):
-    header, fds = recv_exact(conn, 4, fds_wanted)
-    data, _ = recv_exact(conn, struct.unpack("!I", header)[0])
-    return json.loads(data), fds
-
-
-# ---- client --------------------------------------------------------------------------------------
-
-def run_direct(script, args):
-    os.execv(sys.executable, [sys.executable, "-B", os.path.join(HERE, script)] + args)
-
-
-def client(path, script, args):
-    if os.environ.get("TC_E2E_NO_SERVER") == "1":
-        run_direct(script, args)
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-    except OSError:
-        run_direct(script, args)  # no server: the same test, in a process of its own
-    send_message(conn, {"op": "run", "script": script, "argv": args, "cwd": os.getcwd(),
-                        "env": dict(os.environ)}, fds=(0, 1, 2))
-    try:
-        reply, _ = recv_message(conn)
-    except (EOFError, OSError) as e:
-        sys.stderr.write("case_server: the server lost this test (%s)\n" % e)
-        return 1
-    if reply.get("signal"):
-        sys.stdout.flush()
-        signal.signal(reply["signal"], signal.SIG_DFL)
-        os.kill(os.getpid(), reply["signal"])  # die as the case's process did
-    return reply.get("status", 1)
+        fds += more
+    fields = [os.fsdecode(f) for f in data[4:].split(b"\0")]
+    argc = int(fields[3])
+    env = dict(f.partition("=")[::2] for f in fields[4 + argc:])
+    return {"op": fields[0], "script": fields[1], "cwd": fields[2], "argv": fields[4:4 + argc], "env": env}, fds
 
 
 # ---- server --------------------------------------------------------------------------------------
@@ -152,38 +111,41 @@ def handle(conn, code):
     """In a forked handler: runs the case in a child and reports its exit status; kills the
     case if the client goes away (ctest's timeout)."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    request, fds = recv_message(conn, fds_wanted=3)
-    if request.get("op") == "stop":
+    req, fds = recv_request(conn)
+    if req["op"] == "stop":
         os.kill(os.getppid(), signal.SIGTERM)
         os._exit(0)
-    if request.get("script") not in code or len(fds) != 3:
-        send_message(conn, {"status": 2})
-        sys.stderr.write("case_server: bad request %r\n" % request.get("script"))
+    if req["op"] != "run" or req["script"] not in code or len(fds) != 3:
+        conn.sendall(b"status 2")
+        sys.stderr.write("case_server: bad request %r\n" % req["script"])
         os._exit(0)
     pid = os.fork()
     if pid == 0:
         conn.close()
-        run_case(request, fds, code)
+        run_case(req, fds, code)
     for fd in fds:
         os.close(fd)
+    # Woken by the case's end (its pidfd) or by the client's (ctest's timeout), not by a timer:
+    # a poll every 20 ms kept each test's slot ~10 ms longer than its case ran.
+    pidfd = os.pidfd_open(pid)
     while True:
-        done, wait_status = os.waitpid(pid, os.WNOHANG)
-        if done:
+        readable, _, _ = select.select([conn, pidfd], [], [])
+        if pidfd in readable:
             break
-        readable, _, _ = select.select([conn], [], [], 0.02)
-        if readable and not conn.recv(1):  # the client is gone: so is its case
+        if not conn.recv(1):  # the client is gone: so is its case
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
             os.waitpid(pid, 0)
             os._exit(0)
+    _, wait_status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(wait_status):
-        reply = {"signal": os.WTERMSIG(wait_status)}
+        reply = "signal %d" % os.WTERMSIG(wait_status)
     else:
-        reply = {"status": os.WEXITSTATUS(wait_status)}
+        reply = "status %d" % os.WEXITSTATUS(wait_status)
     try:
-        send_message(conn, reply)
+        conn.sendall(reply.encode())
     except OSError:
         pass
     os._exit(0)
@@ -260,7 +222,7 @@ def stop(path, quiet=False):
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-        send_message(conn, {"op": "stop"})
+        conn.sendall(request("stop"))
         conn.close()
     except OSError:
         if not quiet:
@@ -280,8 +242,6 @@ def main(argv):
         return start(argv[1])
     if len(argv) >= 2 and argv[0] == "stop":
         return stop(argv[1])
-    if len(argv) >= 3 and argv[0] == "run":
-        return client(argv[1], argv[2], argv[3:])
     sys.stderr.write(__doc__)
     return 2
 

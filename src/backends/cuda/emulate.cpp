@@ -2,10 +2,14 @@
 // appended after the CUDA C text; the text itself is compiled unchanged.
 #include "backends/cuda/emulate.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -306,15 +310,51 @@ std::string precompiled_header() {
   return header;
 }
 
+// Compiled kernels, kept beside the precompiled header they were compiled with (so per user,
+// compiler, flags and header), one file per text: `objects/<SHA-256 of the text>.so`. A
+// text compiled before, by this process or any other, is loaded from there instead of
+// compiled again, as ccache would; the corpus at several knob sets, the sanitizer builds and
+// the tuner's candidates print many identical texts. Made under a temporary name and renamed,
+// so a reader sees a whole file or none; a file removed by a prune between the check and
+// dlopen is compiled again. Bounded: past kObjectsKept files the oldest half goes.
+constexpr size_t kObjectsKept = 4096;
+
+std::string objects_dir(const std::string& header) {
+  if (header.empty()) return "";
+  std::string dir = header.substr(0, header.rfind('/')) + "/objects";
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
+  return ours(dir) ? dir : "";
+}
+
+// Removes the oldest half of the kept objects once there are more than kObjectsKept; at most
+// once every 256 stores of this process (a directory listing per compile would cost more
+// than it saves).
+void prune_objects(const std::string& dir) {
+  static std::atomic<unsigned> stores{0};
+  if (stores++ % 256 != 0) return;
+  std::vector<std::pair<time_t, std::string>> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string path = dir + "/" + e->d_name;
+      struct stat st;
+      if (e->d_name[0] != '.' && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) files.emplace_back(st.st_mtime, path);
+    }
+    closedir(d);
+  }
+  if (files.size() <= kObjectsKept) return;
+  std::sort(files.begin(), files.end());
+  for (size_t k = 0; k < files.size() / 2; ++k) std::remove(files[k].second.c_str());
+}
+
 }  // namespace
 
+std::string kept_objects_dir() { return objects_dir(precompiled_header()); }
+
 EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.launches) {
-  dir_ = make_temp_dir(temp_root() + "/tc-cuda-emulation-");
-  if (dir_.empty()) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + temp_root());
   try {
     build(source);
   } catch (...) {
-    remove_files();  // the destructor does not run for a constructor that throws
+    unload();  // the destructor does not run for a constructor that throws
     throw;
   }
 }
@@ -322,22 +362,28 @@ EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.la
 void EmulatedKernels::build(const CudaSource& source) {
   std::string text = source.text;
   for (const Launch& l : launches_) text += "\n" + entry_point(l, source.param_types);
-  std::string header = precompiled_header();
-  if (header.empty()) {
-    header = dir_ + "/tc_cuda_emulation.h";
-    write_file(header, kEmulationHeader);
+  const std::string header = precompiled_header();
+  const std::string objects = objects_dir(header);
+  const std::string kept = objects.empty() ? "" : objects + "/" + sha256_hex(text) + ".so";
+  if (!kept.empty() && exists(kept)) library_ = dlopen(kept.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library_ == nullptr) {
+    // Compiled in a directory of its own, removed once the library is loaded (a loaded
+    // library needs no file), so that a process that ends without destructors leaves nothing.
+    const std::string dir = make_temp_dir(temp_root() + "/tc-cuda-emulation-");
+    if (dir.empty()) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + temp_root());
+    try {
+      compile(dir, text, header);
+      // Kept under a temporary name first: rename() is atomic, a copy would not be.
+      if (!kept.empty() && link((dir + "/kernels.so").c_str(), (dir + "/kept.so").c_str()) == 0 &&
+          std::rename((dir + "/kept.so").c_str(), kept.c_str()) == 0)
+        prune_objects(objects);
+      library_ = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    } catch (...) {
+      remove_dir(dir);
+      throw;
+    }
+    remove_dir(dir);
   }
-  write_file(dir_ + "/kernels.cu", text);
-  // Linked against the C library, libm and libgcc only (-nostdlib): the text uses no C++
-  // library, and libstdc++'s link took a third of a kernel's compile.
-  std::string command = compiler() + " " + kFlags + " -shared -nostdlib -x c++ -include '" + header + "' '" + dir_ +
-                        "/kernels.cu' -lm -lc -lgcc -o '" + dir_ + "/kernels.so' 2> '" + dir_ + "/compiler.log'";
-  int status = std::system(command.c_str());
-  if (status != 0) {
-    std::string log = read_file(dir_ + "/compiler.log");
-    fail(TC_ERROR_COMPILE, "the cuda emulation's host compile failed (" + command + "): " + log.substr(0, 4000));
-  }
-  library_ = dlopen((dir_ + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) fail(TC_ERROR_COMPILE, std::string("cannot load the cuda emulation's kernels: ") + dlerror());
   for (const Launch& l : launches_) {
     void* f = dlsym(library_, (l.kernel + "_emulated").c_str());
@@ -346,13 +392,34 @@ void EmulatedKernels::build(const CudaSource& source) {
   }
 }
 
-EmulatedKernels::~EmulatedKernels() { remove_files(); }
+void EmulatedKernels::compile(const std::string& dir, const std::string& text, std::string header) {
+  if (header.empty()) {
+    header = dir + "/tc_cuda_emulation.h";
+    write_file(header, kEmulationHeader);
+  }
+  write_file(dir + "/kernels.cu", text);
+  // Linked against the C library, libm and libgcc only (-nostdlib): the text uses no C++
+  // library, and libstdc++'s link took a third of a kernel's compile.
+  std::string command = compiler() + " " + kFlags + " -shared -nostdlib -x c++ -include '" + header + "' '" + dir +
+                        "/kernels.cu' -lm -lc -lgcc -o '" + dir + "/kernels.so' 2> '" + dir + "/compiler.log'";
+  int status = std::system(command.c_str());
+  if (status != 0) {
+    std::string log = read_file(dir + "/compiler.log");
+    fail(TC_ERROR_COMPILE, "the cuda emulation's host compile failed (" + command + "): " + log.substr(0, 4000));
+  }
+}
 
-void EmulatedKernels::remove_files() {
+EmulatedKernels::~EmulatedKernels() { unload(); }
+
+void EmulatedKernels::unload() {
   if (library_) dlclose(library_);
   library_ = nullptr;
-  for (const char* f : {"/kernels.so", "/kernels.cu", "/tc_cuda_emulation.h", "/compiler.log"}) std::remove((dir_ + f).c_str());
-  if (!dir_.empty()) rmdir(dir_.c_str());
+}
+
+void EmulatedKernels::remove_dir(const std::string& dir) {
+  for (const char* f : {"/kernels.so", "/kept.so", "/kernels.cu", "/tc_cuda_emulation.h", "/compiler.log"})
+    std::remove((dir + f).c_str());
+  rmdir(dir.c_str());
 }
 
 void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const {

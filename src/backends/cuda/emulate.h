@@ -9,6 +9,8 @@
 // barrier (a block's barrier passed when all its live threads are there, a warp's when its
 // live lanes are, a named one when its count of threads is), its __shared__ arrays shared by
 // them. Atomics are plain updates (one thread runs at a time).
+// A compiled text is kept (per user, compiler and header, beside the precompiled header in
+// $TMPDIR) and loaded again by any later compile of the same text, in this process or another.
 // Slow; for tests and debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 
@@ -19,6 +21,10 @@
 #include "backends/cuda/print_cuda.h"
 
 namespace tc::backends::cuda {
+
+// Where compiled texts are kept for the compiler in use ("" when they cannot be: no private
+// directory could be made in $TMPDIR, or the header could not be precompiled).
+std::string kept_objects_dir();
 
 class EmulatedKernels {
  public:
@@ -34,9 +40,11 @@ class EmulatedKernels {
 
  private:
   using Entry = int (*)(void**, const unsigned*, const unsigned*);
-  void build(const CudaSource& source);  // writes, compiles and loads the text in dir_
-  void remove_files();                   // unloads the library, removes dir_
-  std::string dir_;
+  void build(const CudaSource& source);  // loads the text's kept object, else compiles and keeps it
+  // Compiles `text` to dir/kernels.so (header "": none precompiled, the header goes in dir).
+  static void compile(const std::string& dir, const std::string& text, std::string header);
+  static void remove_dir(const std::string& dir);
+  void unload();
   void* library_ = nullptr;
   std::vector<Entry> entries_;
   std::vector<Launch> launches_;
