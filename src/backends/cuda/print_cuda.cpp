@@ -422,7 +422,7 @@ class Printer {
       throw;
     }
     isl_ast_node_free(tree);
-    out_.text = std::string(kPrelude) + exp_f32_text() + "\n" + (warp_totals_ ? std::string(kWarpTotals) + "\n" : "") + kernels_;
+    out_.text = cuda_prelude() + (warp_totals_ ? std::string(kWarpTotals) + "\n" : "") + kernels_;
     for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
     out_.param_types.push_back("unsigned long long*");
     for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
@@ -1510,6 +1510,11 @@ class Printer {
 };
 
 }  // namespace
+
+const std::string& cuda_prelude() {
+  static const std::string prelude = std::string(kPrelude) + exp_f32_text() + "\n";
+  return prelude;
+}
 
 LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, const std::vector<int64_t>& block) {
   LaunchDims d;

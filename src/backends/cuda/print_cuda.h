@@ -77,6 +77,10 @@ struct CudaSource {
 // the read clamped); else only clamped. `registers`: a reduction's element is kept in a
 // register over a loop that updates only it (cuda.private). `atomic_lanes`: under a "lanes"
 // mark (mapping.h) the threads' partial reductions are combined with atomics, else a tree.
+// What every text starts with: TC's scalar semantics as device functions (the emulation
+// precompiles it with its header).
+const std::string& cuda_prelude();
+
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
                       bool registers = true, bool atomic_lanes = false);
 
