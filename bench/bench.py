@@ -62,6 +62,11 @@ def parse_args(argv):
                         "table gives the median of the runs' medians and the fastest call, and"
                         " from 2 on each run's times and whether the runs agree within 10%% "
                         "(default 1; --rounds is the old name, with --tune)")
+    p.add_argument("--no-peak", action="store_true",
+                   help="do not measure the machine's FMA peak (bench/peak.c) first; the "
+                        "'%% peak' columns stay empty")
+    p.add_argument("--peak-seconds", type=float, default=1.0, metavar="S",
+                   help="seconds of each peak measurement (default 1; 5 runs, the median)")
     # internal: one measuring process (bench/procs.py)
     p.add_argument("--child", choices=("libtc", "cold", "warm", "tune", "pytorch", "numpy"),
                    help=argparse.SUPPRESS)

@@ -98,6 +98,14 @@ def best_peer(row):
     return min(peers, key=lambda nt: nt[1].median_ms) if peers else (None, None)
 
 
+def percent_of_peak(flops, timing, peak_gflops):
+    """A run's GFLOP/s (median time) as a share of the FMA peak (bench/peak.py), as "68%"; ""
+    where the kernel counts no flops or no peak was measured."""
+    if not flops or not timing or not peak_gflops:
+        return ""
+    return "%.0f%%" % (100.0 * flops / timing.median_ms / 1e6 / peak_gflops)
+
+
 def run_ratios(runs, label):
     """runs: column label -> each run's median. Per run: `label`'s median over the faster of
     PyTorch's and NumPy's (None where one is missing)."""

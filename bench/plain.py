@@ -69,18 +69,19 @@ def assemble(args, session, kernel, modes):
 def columns():
     return (["kernel"] + harness.time_columns("libtc") + harness.time_columns("PyTorch")
             + harness.time_columns("NumPy") + ["libtc/best", "libtc GFLOP/s",
-                                              "best other GFLOP/s", "compile ms", "max rel err",
+                                              "libtc % peak", "best other GFLOP/s", "compile ms", "max rel err",
                                               "tol", "check"])
 
 
-def table_cells(row, reps):
+def table_cells(row, reps, peak_gflops):
     best_name, best = harness.best_peer(row)
     gflops = lambda t: fmt_num(row.flops / t.median_ms / 1e6) if row.flops and t else ""
     check = "ok" if not row.problems else "error" if row.libtc is None else "FAIL"
     return ([row.name] + harness.time_cells(row.libtc, reps)
             + harness.time_cells(row.pytorch, reps) + harness.time_cells(row.numpy, reps)
             + [fmt_num(row.libtc.median_ms / best.median_ms) if row.libtc and best else "-",
-               gflops(row.libtc), "%s (%s)" % (gflops(best), best_name) if gflops(best) else "",
+               gflops(row.libtc), harness.percent_of_peak(row.flops, row.libtc, peak_gflops),
+               "%s (%s)" % (gflops(best), best_name) if gflops(best) else "",
                "%.1f" % row.compile_ms if row.compile_ms is not None else "-",
                "%.1e" % row.err if row.err is not None else "-", "%.0e" % row.tol, check])
 
@@ -99,6 +100,7 @@ def report(args, tc_options, session, rows):
         "ms: median wall time of one call (with --runs, the median of the runs' medians); min: "
         "the fastest call; * fewer timed runs than %d (time budget)" % args.reps,
         "libtc/best: libtc's median over the faster of PyTorch and NumPy (< 1: libtc faster)",
+        "% peak: libtc's GFLOP/s over the FMA peak with the same threads (bench/peak.c, header)",
         "compile ms: tc_compile in the libtc process, after one compile of a primer def "
         "(median over runs); max rel err: max |libtc - PyTorch| / max |PyTorch| over all "
         "outputs; must be <= tol",
@@ -113,5 +115,5 @@ def report(args, tc_options, session, rows):
                  for e in sorted(set(session.values("libtc", "primer_error")))]
     problems += [(r.name, p) for r in rows for p in r.problems]
     return harness.print_report(args, header, harness.render_table(
-        [table_cells(r, args.reps) for r in rows], args.markdown, columns()), notes, sections,
+        [table_cells(r, args.reps, session.peak_gflops()) for r in rows], args.markdown, columns()), notes, sections,
         problems)

@@ -33,6 +33,7 @@ import numpy as np
 
 import fair
 import harness
+import peak
 from harness import Timing, fmt_num, max_rel_error, measure, progress, tclib
 from kernels import torch
 
@@ -231,6 +232,7 @@ class Session:
         self.processes = []  # one dict per child
         self.intervals = []  # (start, end, CPU seconds) of each finished child: fair.own_load
         self.problems = []   # about processes, not one kernel
+        self.peak = self.measure_peak()
         try:
             self.prepare(kernels)
         except BaseException:
@@ -242,6 +244,23 @@ class Session:
 
     def __exit__(self, *exc):
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def measure_peak(self):
+        """The FMA peak with the session's thread count and with 1 thread (bench/peak.py), in
+        processes of their own before any framework's; None with --no-peak, --child, or when
+        it cannot be measured (then a problem says why)."""
+        if getattr(self.args, "no_peak", False) or self.args.child:
+            return None
+        try:
+            seconds = getattr(self.args, "peak_seconds", 1.0)
+            return {n: peak.measure(n, seconds) for n in sorted({1, self.args.threads})}
+        except RuntimeError as e:
+            self.problems.append("FMA peak not measured: %s" % e)
+            return None
+
+    def peak_gflops(self):
+        """The FMA peak of the session's thread count in GFLOP/s, or None."""
+        return self.peak[self.args.threads]["gflops"] if self.peak else None
 
     def prepare(self, kernels):
         """Saves each kernel's inputs under workdir/inputs."""
@@ -349,6 +368,9 @@ class Session:
             "date: %s" % harness.now(),
             "command: bench.py %s" % harness.quoted(args.argv),
         ] + lines
+        if self.peak:
+            out.append("FMA peak (bench/peak.c): " + "; ".join(
+                peak.describe(p) for _, p in sorted(self.peak.items(), reverse=True)))
         loads = [p["load"] for p in self.processes if p["load"] is not None]
         out.append("load average (1 min): %s at the start; %s" % (
             "unknown" if self.load_before is None else "%.2f" % self.load_before,

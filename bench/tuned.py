@@ -75,6 +75,7 @@ class TunedRow:
     name: str
     sizes: dict
     tol: float
+    flops: Optional[float] = None
     default: Optional[Timing] = None
     tuned: Optional[Timing] = None
     pytorch: Optional[Timing] = None
@@ -131,7 +132,8 @@ def drive(args):
 def assemble(args, session, kernel, tune):
     """A kernel's row from the children's results."""
     sizes = kernel.quick if args.quick else kernel.sizes
-    row = TunedRow(kernel.name, sizes, tolerance(kernel.reduction(sizes)))
+    row = TunedRow(kernel.name, sizes, tolerance(kernel.reduction(sizes)),
+                   kernel.flops(sizes) if kernel.flops else None)
     row.tune = tune.get(row.name, {})
     if row.tune.get("error"):
         row.problems.append("tc_tune: %s" % row.tune["error"])
@@ -175,7 +177,8 @@ def columns(args):
     tuned = "tuned (%d s)" % args.tune if args.tune else "tuned (cache)"
     return (["kernel"] + harness.time_columns("default") + harness.time_columns(tuned)
             + ["tuned/default"] + harness.time_columns("PyTorch")
-            + harness.time_columns("NumPy") + ["tuned/best peer", "cold compile ms",
+            + harness.time_columns("NumPy") + ["tuned/best peer", "default % peak",
+                                              "tuned % peak", "cold compile ms",
                                               "warm compile ms", "cold/warm", "max rel err",
                                               "tol", "check"])
 
@@ -184,7 +187,7 @@ def ratio(a, b):
     return fmt_num(a / b) if a is not None and b else "-"
 
 
-def table_cells(row, args):
+def table_cells(row, args, peak_gflops):
     best_name, best = harness.best_peer(row)
     ms = lambda t: t.median_ms if t else None
     warm = "-" if row.warm_ms is None else fmt_num(row.warm_ms)
@@ -195,6 +198,8 @@ def table_cells(row, args):
             + harness.time_cells(row.tuned, args.reps) + [ratio(ms(row.tuned), ms(row.default))]
             + harness.time_cells(row.pytorch, args.reps) + harness.time_cells(row.numpy, args.reps)
             + [ratio(ms(row.tuned), ms(best)) + (" (%s)" % best_name if best else ""),
+               harness.percent_of_peak(row.flops, row.default, peak_gflops),
+               harness.percent_of_peak(row.flops, row.tuned, peak_gflops),
                "-" if row.cold_ms is None else fmt_num(row.cold_ms), warm,
                ratio(row.cold_ms, row.warm_ms) if row.warm_hit else "-",
                "%.1e" % row.err if row.err is not None else "-", "%.0e" % row.tol, check])
@@ -273,7 +278,8 @@ def report(args, tc_options, session, rows):
         "the fastest call; * fewer timed runs than %d (time budget)" % args.reps,
         "default: tc_compile with cache=off; tuned: compiled from the tuned cache in a fresh "
         "process; tuned/best peer: tuned over the faster of PyTorch and NumPy (< 1: libtc "
-        "faster)",
+        "faster); % peak: GFLOP/s over the FMA peak with the same threads (bench/peak.c, "
+        "header)",
         "compile: tc_compile alone, in a fresh process after one compile of a primer def; "
         "(miss): tc_kernel_cache_hit was 0",
     ] + compile_summary(rows, session)
@@ -282,5 +288,5 @@ def report(args, tc_options, session, rows):
     problems = [("bench", p) for p in session.problems] + [(r.name, p) for r in rows
                                                            for p in r.problems]
     return harness.print_report(args, header, harness.render_table(
-        [table_cells(r, args) for r in rows], args.markdown, columns(args)), notes, sections,
+        [table_cells(r, args, session.peak_gflops()) for r in rows], args.markdown, columns(args)), notes, sections,
         problems)

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include "backends/cuda/driver.h"
 #include "backends/registry.h"
 #include "backends/cuda/emulate.h"
+#include "backends/cuda/kept_code.h"
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
@@ -416,16 +418,32 @@ TEST(CudaEmulation, ANamedBarrierShortOfItsCountFails) {
                           64);
 }
 
-// The kept objects (emulate.h): a text compiled once is kept and loaded by the next compile of
-// the same text (the file is not written again), and a damaged kept file is compiled again and
-// replaced, never loaded.
+// Kept code (kept_code.h): a text compiled once is kept and taken by the next compile of the
+// same text, by the emulation (its host object, loaded where it lies) and by NVRTC (its cubin);
+// a damaged kept file is a miss, compiled again and replaced, never used; a directory others
+// can write is not used. Each test gets a $TMPDIR of its own (ctest runs each in a process of
+// its own, and the kept directories are found on first use), so that no concurrent test adds
+// files to the directories it lists.
 namespace {
 
-std::vector<std::string> kept_files(const std::string& dir) {
+struct FreshTmpdir {
+  std::string dir;
+  FreshTmpdir() {
+    char name[] = "/tmp/tc-kept-test-XXXXXX";
+    dir = mkdtemp(name) ? name : "";
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~FreshTmpdir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+std::vector<std::string> files_in(const std::string& dir) {
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
+      if (e->d_name[0] != '.') names.push_back(dir + "/" + e->d_name);
     closedir(d);
   }
   std::sort(names.begin(), names.end());
@@ -437,41 +455,95 @@ ino_t inode_of(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-off_t size_of(const std::string& path) {
-  struct stat st{};
-  return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+// Ten bytes in place of `path` (a new file, as another process would see one).
+void damage(const std::string& path) {
+  std::ofstream(path + ".damaged", std::ios::binary) << "\x7f" "ELF12345\n";
+  ASSERT_EQ(std::rename((path + ".damaged").c_str(), path.c_str()), 0);
+}
+
+// A kernel no earlier run compiled: its constant is this process's id and the time.
+CudaSource unique_kernel(int& offset) {
+  const std::string unique = std::to_string(getpid()) + std::to_string(time(nullptr));
+  offset = static_cast<int>(std::stoll(unique) % 1000003);
+  return hand_written("kept", "  out[threadIdx.x] = (int)(threadIdx.x + " + unique + "ll % 1000003);\n");
 }
 
 }  // namespace
 
+TEST(KeptCode, KeepsFindsAndRefusesDamagedFilesAndOthersDirectories) {
+  FreshTmpdir tmp;
+  KeptCode kept("kept-test");
+  ASSERT_TRUE(kept.usable());
+  EXPECT_EQ(kept.dir(), tmp.dir + "/kept-test");
+  EXPECT_FALSE(kept.find("key a"));
+  ASSERT_TRUE(kept.keep("key a", std::string("bytes\0of a", 10)));
+  ASSERT_TRUE(kept.keep("key b", ""));
+  EXPECT_EQ(kept.find("key a").value_or("none"), std::string("bytes\0of a", 10));
+  EXPECT_EQ(kept.find("key b").value_or("none"), "");
+  EXPECT_NE(kept.path("key a"), kept.path("key b"));
+  // One byte changed: the checksum no longer matches.
+  {
+    std::fstream f(kept.path("key a"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1);
+    f.put('X');
+  }
+  EXPECT_FALSE(kept.find("key a"));
+  ASSERT_TRUE(kept.keep("key a", "new"));
+  EXPECT_EQ(kept.find("key a").value_or("none"), "new");
+  EXPECT_EQ(files_in(kept.dir()).size(), 2u) << "no staged file left behind";
+  // A directory others can write: not used.
+  ASSERT_EQ(chmod(kept.dir().c_str(), 0777), 0);
+  KeptCode shared("kept-test");
+  EXPECT_FALSE(shared.usable());
+  EXPECT_FALSE(shared.find("key a"));
+  EXPECT_FALSE(shared.keep("key c", "c"));
+}
+
 TEST(CudaEmulation, ACompiledTextIsKeptLoadedAgainAndReplacedWhenDamaged) {
+  FreshTmpdir tmp;
   const std::string dir = kept_objects_dir();
   ASSERT_FALSE(dir.empty()) << "no directory for kept objects in $TMPDIR";
-  // A text no earlier run compiled: its constant is this process's id and the time.
-  const std::string unique = std::to_string(getpid()) + std::to_string(time(nullptr));
-  CudaSource s = hand_written("kept", "  out[threadIdx.x] = (int)(threadIdx.x + " + unique + "ll % 1000003);\n");
-  const int offset = static_cast<int>(std::stoll(unique) % 1000003);
+  int offset = 0;
+  CudaSource s = unique_kernel(offset);
   auto check = [&] {
     std::vector<int> out(32, -1);
     run_hand_written(s, out, {1, 1, 1}, {32, 1, 1});
     for (int t = 0; t < 32; ++t) ASSERT_EQ(out[static_cast<size_t>(t)], t + offset) << t;
   };
-  std::vector<std::string> before = kept_files(dir);
   check();
-  std::vector<std::string> after = kept_files(dir), added;
-  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
-  ASSERT_EQ(added.size(), 1u) << "the compiled text is kept as one file";
-  const std::string kept = dir + "/" + added[0];
-  // Damaged: ten bytes in its place (a new file, as a process sees one; nothing in this process
-  // has loaded it under this name yet).
-  {
-    std::ofstream(kept + ".damaged", std::ios::binary) << "\x7f" "ELF12345\n";
-    ASSERT_EQ(std::rename((kept + ".damaged").c_str(), kept.c_str()), 0);
+  std::vector<std::string> kept = files_in(dir);
+  ASSERT_EQ(kept.size(), 1u) << "the compiled text is kept as one file";
+  // Damaged: nothing in this process has loaded it from there yet.
+  damage(kept[0]);
+  check();
+  const ino_t inode = inode_of(kept[0]);
+  EXPECT_GT(std::filesystem::file_size(kept[0]), 10u) << "the damaged file was replaced by a new compile";
+  check();
+  EXPECT_EQ(inode_of(kept[0]), inode) << "the third compile loaded the kept file instead of keeping a new one";
+}
+
+TEST(CudaEmulation, NvrtcKeepsACubinAndCompilesAgainWhenItIsDamaged) {
+  FreshTmpdir tmp;
+  const Nvrtc* nvrtc = nullptr;
+  try {
+    nvrtc = &Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
   }
-  check();
-  EXPECT_GT(size_of(kept), 10) << "the damaged file was replaced by a new compile";
-  const ino_t inode = inode_of(kept);
-  check();
-  EXPECT_EQ(inode_of(kept), inode) << "the third compile loaded the kept file instead of keeping a new one";
-  std::remove(kept.c_str());
+  int offset = 0;
+  CudaSource s = unique_kernel(offset);
+  const std::string dir = tmp.dir + "/tc-nvrtc-kept-" + std::to_string(getuid());
+  std::string cubin = nvrtc->compile_cubin(s.text, "kept.cu", "sm_80");
+  ASSERT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  std::vector<std::string> kept = files_in(dir);
+  ASSERT_EQ(kept.size(), 1u) << "the cubin is kept as one file in " << dir;
+  const ino_t inode = inode_of(kept[0]);
+  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80"), cubin);
+  EXPECT_EQ(inode_of(kept[0]), inode) << "the second compile took the kept cubin";
+  EXPECT_EQ(files_in(dir).size(), 1u);
+  EXPECT_NE(nvrtc->compile_cubin(s.text, "kept.cu", "sm_90"), cubin) << "another architecture: another cubin";
+  EXPECT_EQ(files_in(dir).size(), 2u);
+  damage(kept[0]);
+  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80"), cubin);
+  EXPECT_GT(std::filesystem::file_size(kept[0]), 10u) << "the damaged file was replaced by a new compile";
 }

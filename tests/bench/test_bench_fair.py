@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 import bench  # noqa: E402  (bench/bench.py: argparse only at import)
 import fair  # noqa: E402  (bench/fair.py: the standard library only)
+import peak  # noqa: E402  (bench/peak.py: the standard library only)
 
 TRIPLET = "/usr/lib/x86_64-linux-gnu"
 
@@ -138,6 +139,31 @@ def have(module):
 
 
 @unittest.skipUnless(have("numpy") and have("torch"), "needs NumPy and PyTorch")
+class PeakProbe(unittest.TestCase):
+    """bench/peak.c through bench/peak.py: compiled with this machine's compiler, run, parsed;
+    and the '% peak' cells. Nothing is compared with a time."""
+
+    def test_measures_a_positive_peak(self):
+        p = peak.measure(1, seconds=0.05)
+        self.assertEqual(p["threads"], 1)
+        self.assertGreater(p["gflops"], 0)
+        self.assertGreaterEqual(p["best"], p["gflops"])
+        self.assertIn(p["lanes"], (4, 8, 16))
+        self.assertEqual(p["chains"], 12)
+        self.assertIn("GFLOP/s with 1 thread", peak.describe(p))
+
+    def test_bad_thread_count_is_an_error(self):
+        with self.assertRaises(RuntimeError):
+            peak.measure(0, seconds=0.05)
+
+    def test_percent_of_peak(self):
+        import harness
+        timing = harness.Timing(median_ms=10.0, min_ms=9.0, samples=5)
+        self.assertEqual(harness.percent_of_peak(2e9, timing, 400.0), "50%")  # 200 of 400 GFLOP/s
+        self.assertEqual(harness.percent_of_peak(None, timing, 400.0), "")
+        self.assertEqual(harness.percent_of_peak(2e9, timing, None), "")
+
+
 class Smoke(unittest.TestCase):
     def test_each_framework_in_its_process(self):
         library = os.environ.get("TC_LIBRARY", str(REPO / "build" / "src" / "libtc.so"))
@@ -145,7 +171,8 @@ class Smoke(unittest.TestCase):
             self.skipTest("no libtc at %s (set TC_LIBRARY)" % library)
         proc = subprocess.run(
             [sys.executable, str(REPO / "bench" / "bench.py"), "--quick", "--backend",
-             "reference", "--only", "sgemm,softmax", "--threads", "1", "--reps", "1"],
+             "reference", "--only", "sgemm,softmax", "--threads", "1", "--reps", "1",
+             "--peak-seconds", "0.05", "--markdown"],
             env=dict(os.environ, TC_LIBRARY=library), capture_output=True, text=True,
             timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
@@ -156,6 +183,13 @@ class Smoke(unittest.TestCase):
         self.assertIn("load average before it", out)
         self.assertIn("NumPy's BLAS: ", out)
         self.assertIn("PyTorch's BLAS: ", out)
+        # The FMA peak in the header, and sgemm's share of it in its own column (softmax
+        # counts no flops: empty there).
+        self.assertIn("FMA peak (bench/peak.c): ", out)
+        header = next(l for l in out.splitlines() if l.startswith("| kernel |"))
+        column = [c.strip() for c in header.split("|")].index("libtc % peak")
+        sgemm = next(l for l in out.splitlines() if l.startswith("| sgemm |"))
+        self.assertRegex([c.strip() for c in sgemm.split("|")][column], r"^[0-9]+%$")
 
     def test_ab_alternates_variants_in_one_process(self):
         """bench/ab.py: two variants of one kernel, their outputs compared bit for bit, each

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "backends/cuda/kept_code.h"
 #include "support/error.h"
 #include "support/sha256.h"
 
@@ -251,60 +252,49 @@ std::string first_line_of(const std::string& command) {
   return line;
 }
 
-// A directory of ours: made by this user, writable by no one else (the precompiled header is
-// code we load).
-bool ours(const std::string& dir) {
-  struct stat st;
-  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 022) == 0;
-}
-
 bool exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
-}
-
-std::string temp_root() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp && *tmp ? tmp : "/tmp";
-}
-
-// A new directory `prefix` + six random characters (mkdtemp: this user's alone); "" if it
-// cannot be made.
-std::string make_temp_dir(const std::string& prefix) {
-  std::vector<char> buf(prefix.begin(), prefix.end());
-  for (char c : std::string("XXXXXX")) buf.push_back(c);
-  buf.push_back('\0');
-  return mkdtemp(buf.data()) ? std::string(buf.data()) : std::string();
 }
 
 // What is precompiled: the emulation header, then the prelude every generated text starts with
 // (print_cuda.h; a text's copy is left out when it compiles with this header: 6 of its 46 ms).
 std::string precompiled_text() { return std::string(kEmulationHeader) + cuda_prelude(); }
 
+// What the compiled code depends on besides the text: the compiler (the value of $CXX and the
+// first line of its --version), the flags and the header; once per compiler and process.
+std::string compiler_identity(const std::string& cxx) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(cxx);
+  if (it == known.end())
+    it = known.emplace(cxx, cxx + "\n" + first_line_of(cxx + " --version 2>/dev/null") + kFlags + "\n" + precompiled_text()).first;
+  return it->second;
+}
+
 // The emulation header, precompiled (GCC's .gch beside it), shared by every kernel of every
 // process of this user with this compiler: parsing it was 40-50 ms of a 0.1 s kernel compile.
-// In $TMPDIR (else /tmp), one directory per user, compiler (the value of $CXX and the first
-// line of its --version) and header text; made under a temporary name and renamed, so a
-// process sees a whole one or none. Empty if it cannot be made: the kernel's own directory then
-// gets the header as text (slower, the same code).
+// In $TMPDIR (else /tmp), one directory per user and compiler identity; made under a temporary
+// name and renamed, so a process sees a whole one or none. Empty if it cannot be made: the
+// kernel's own directory then gets the header as text (slower, the same code).
 std::string precompiled_header() {
   static std::mutex mutex;
   static std::map<std::string, std::string> made;  // compiler -> header path ("" = cannot)
-  std::lock_guard<std::mutex> lock(mutex);
   const std::string cxx = compiler();
+  const std::string identity = compiler_identity(cxx);
+  std::lock_guard<std::mutex> lock(mutex);
   auto it = made.find(cxx);
   if (it != made.end()) return it->second;
   std::string& header = made[cxx];
-  const std::string text_of_header = precompiled_text();
-  const std::string identity = cxx + "\n" + first_line_of(cxx + " --version 2>/dev/null") + kFlags + "\n" + text_of_header;
   const std::string dir = temp_root() + "/tc-cuda-emulation-pch-" + std::to_string(getuid()) + "-" +
                           sha256_hex(identity).substr(0, 16);
-  auto ready = [&] { return ours(dir) && exists(dir + "/tc_cuda_emulation.h.gch"); };
+  auto ready = [&] { return is_private_dir(dir) && exists(dir + "/tc_cuda_emulation.h.gch"); };
   if (!ready()) {
     const std::string made_dir = make_temp_dir(dir + ".");
     if (made_dir.empty()) return header;
     const std::string text = made_dir + "/tc_cuda_emulation.h";
-    std::ofstream(text, std::ios::binary) << text_of_header;  // a failed write fails the compile below
+    std::ofstream(text, std::ios::binary) << precompiled_text();  // a failed write fails the compile below
     const std::string command = cxx + " " + kFlags + " -x c++-header '" + text + "' -o '" + text + ".gch' > /dev/null 2>&1";
     if (std::system(command.c_str()) != 0 || std::rename(made_dir.c_str(), dir.c_str()) != 0) {  // or another process was first
       for (const std::string& f : {text, text + ".gch"}) std::remove(f.c_str());
@@ -315,45 +305,17 @@ std::string precompiled_header() {
   return header;
 }
 
-// Compiled kernels, kept beside the precompiled header they were compiled with (so per user,
-// compiler, flags and header), one file per text: `objects/<SHA-256 of the text>.so`. A
-// text compiled before, by this process or any other, is loaded from there instead of
-// compiled again, as ccache would; the corpus at several knob sets, the sanitizer builds and
-// the tuner's candidates print many identical texts. Made under a temporary name and renamed,
-// so a reader sees a whole file or none; a file removed by a prune between the check and
-// dlopen is compiled again. Bounded: past kObjectsKept files the oldest half goes.
-constexpr size_t kObjectsKept = 4096;
-
-std::string objects_dir(const std::string& header) {
-  if (header.empty()) return "";
-  std::string dir = header.substr(0, header.rfind('/')) + "/objects";
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
-  return ours(dir) ? dir : "";
-}
-
-// Removes the oldest half of the kept objects once there are more than kObjectsKept; at most
-// once every 256 stores of this process (a directory listing per compile would cost more
-// than it saves).
-void prune_objects(const std::string& dir) {
-  static std::atomic<unsigned> stores{0};
-  if (stores++ % 256 != 0) return;
-  std::vector<std::pair<time_t, std::string>> files;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string path = dir + "/" + e->d_name;
-      struct stat st;
-      if (e->d_name[0] != '.' && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) files.emplace_back(st.st_mtime, path);
-    }
-    closedir(d);
-  }
-  if (files.size() <= kObjectsKept) return;
-  std::sort(files.begin(), files.end());
-  for (size_t k = 0; k < files.size() / 2; ++k) std::remove(files[k].second.c_str());
+// The kept host objects (kept_code.h), keyed by the compiler's identity and the text. A kept
+// file is the object with its checksum after it, which the loader ignores: it is loaded where
+// it lies.
+const KeptCode& kept_objects() {
+  static const KeptCode kept("tc-cuda-emulation-kept-" + std::to_string(getuid()));
+  return kept;
 }
 
 }  // namespace
 
-std::string kept_objects_dir() { return objects_dir(precompiled_header()); }
+std::string kept_objects_dir() { return kept_objects().dir(); }
 
 EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.launches) {
   try {
@@ -368,9 +330,8 @@ void EmulatedKernels::build(const CudaSource& source) {
   std::string text = source.text;
   for (const Launch& l : launches_) text += "\n" + entry_point(l, source.param_types);
   const std::string header = precompiled_header();
-  const std::string objects = objects_dir(header);
-  const std::string kept = objects.empty() ? "" : objects + "/" + sha256_hex(text) + ".so";
-  if (!kept.empty() && exists(kept)) library_ = dlopen(kept.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const std::string key = compiler_identity(compiler()) + "\n" + text;
+  if (kept_objects().find(key)) library_ = dlopen(kept_objects().path(key).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) {
     // Compiled in a directory of its own, removed once the library is loaded (a loaded
     // library needs no file), so that a process that ends without destructors leaves nothing.
@@ -378,10 +339,7 @@ void EmulatedKernels::build(const CudaSource& source) {
     if (dir.empty()) fail(TC_ERROR_COMPILE, "cannot create a directory for the cuda emulation in " + temp_root());
     try {
       compile(dir, text, header);
-      // Kept under a temporary name first: rename() is atomic, a copy would not be.
-      if (!kept.empty() && link((dir + "/kernels.so").c_str(), (dir + "/kept.so").c_str()) == 0 &&
-          std::rename((dir + "/kept.so").c_str(), kept.c_str()) == 0)
-        prune_objects(objects);
+      kept_objects().keep(key, read_file(dir + "/kernels.so"));
       library_ = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     } catch (...) {
       remove_dir(dir);
@@ -425,7 +383,7 @@ void EmulatedKernels::unload() {
 }
 
 void EmulatedKernels::remove_dir(const std::string& dir) {
-  for (const char* f : {"/kernels.so", "/kept.so", "/kernels.cu", "/tc_cuda_emulation.h", "/compiler.log"})
+  for (const char* f : {"/kernels.so", "/kernels.cu", "/tc_cuda_emulation.h", "/compiler.log"})
     std::remove((dir + f).c_str());
   rmdir(dir.c_str());
 }

@@ -9,8 +9,8 @@
 // barrier (a block's barrier passed when all its live threads are there, a warp's when its
 // live lanes are, a named one when its count of threads is), its __shared__ arrays shared by
 // them. Atomics are plain updates (one thread runs at a time).
-// A compiled text is kept (per user, compiler and header, beside the precompiled header in
-// $TMPDIR) and loaded again by any later compile of the same text, in this process or another.
+// A compiled text is kept (kept_code.h: per user, keyed by the compiler, its flags, the header
+// and the text) and loaded by any later compile of the same text, in this process or another.
 // Slow; for tests and debugging. It does not check the text against NVRTC (nvrtc.h does).
 #pragma once
 

@@ -2,13 +2,35 @@
 // signatures (nvrtc.h is not needed to build).
 #include "backends/cuda/nvrtc.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "backends/cuda/dynamic_library.h"
+#include "backends/cuda/kept_code.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {
+
+// The options of every compile besides the architecture (and, as one text, part of the kept
+// cubins' key).
+constexpr const char* kFmad = "-fmad=false";
+constexpr const char* kStd = "--std=c++17";
+const std::string kOptions = std::string(kFmad) + " " + kStd;
+
+// The file of the library that holds `symbol`, its size and modification time: a NVRTC
+// updated in place (the same version number, other code) is another compiler for the kept
+// cubins.
+std::string file_identity(void* symbol) {
+  Dl_info info{};
+  struct stat st{};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr || stat(info.dli_fname, &st) != 0) return "unknown file";
+  return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
+}
 
 using Program = void*;  // nvrtcProgram
 using Result = int;     // nvrtcResult; 0 is NVRTC_SUCCESS
@@ -47,6 +69,7 @@ Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
                                    "\n(install the CUDA toolkit, or set CUDA_HOME to where it is)");
   path_ = lib->path;
   api_ = api.release();
+  identity_ = "nvrtc " + version() + "\n" + file_identity(reinterpret_cast<void*>(api_->compile)) + "\n";
 }
 
 Nvrtc::~Nvrtc() { delete api_; }
@@ -72,11 +95,20 @@ std::string Nvrtc::version() const {
 }
 
 std::string Nvrtc::compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const {
+  static const KeptCode kept("tc-nvrtc-kept-" + std::to_string(getuid()));
+  const std::string key = identity_ + "arch " + arch + "\noptions " + kOptions + "\n" + source;
+  if (std::optional<std::string> cubin = kept.find(key)) return *cubin;
+  std::string cubin = compile(source, name, arch);
+  kept.keep(key, cubin);
+  return cubin;
+}
+
+std::string Nvrtc::compile(const std::string& source, const std::string& name, const std::string& arch) const {
   Program prog = nullptr;
   if (Result r = api_->create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr); r != 0)
     fail(TC_ERROR_COMPILE, std::string("nvrtcCreateProgram: ") + api_->error(r));
   std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), "-fmad=false", "--std=c++17"};
+  const char* options[] = {arch_option.c_str(), kFmad, kStd};
   Result r = api_->compile(prog, 3, options);
   std::string out;
   if (r == 0) {

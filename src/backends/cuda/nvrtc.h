@@ -29,11 +29,14 @@ class Nvrtc {
   std::string version() const;  // "13.0"
 
   // A cubin of `source` for `arch` ("sm_80", "sm_90"), with IEEE arithmetic (-fmad=false):
-  // TC_ERROR_COMPILE with NVRTC's log if it does not compile.
+  // TC_ERROR_COMPILE with NVRTC's log if it does not compile. The cubin kept (kept_code.h) for
+  // the same source, architecture, options and NVRTC when there is one; else compiled, and kept.
   std::string compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const;
 
  private:
   struct Api;
+  std::string compile(const std::string& source, const std::string& name, const std::string& arch) const;
+  std::string identity_;  // the version and the library's file, for the kept cubins' key
   std::string path_;
   const Api* api_ = nullptr;  // owned; the library itself stays loaded for the process
 };
