@@ -473,10 +473,11 @@ CudaSource unique_kernel(int& offset) {
 TEST(KeptCode, KeepsFindsAndRefusesDamagedFilesAndOthersDirectories) {
   FreshTmpdir tmp;
   KeptCode kept("kept-test");
-  ASSERT_TRUE(kept.usable());
   EXPECT_EQ(kept.dir(), tmp.dir + "/kept-test");
+  EXPECT_FALSE(kept.usable()) << "made by the first keep, not before";
   EXPECT_FALSE(kept.find("key a"));
   ASSERT_TRUE(kept.keep("key a", std::string("bytes\0of a", 10)));
+  ASSERT_TRUE(kept.usable());
   ASSERT_TRUE(kept.keep("key b", ""));
   EXPECT_EQ(kept.find("key a").value_or("none"), std::string("bytes\0of a", 10));
   EXPECT_EQ(kept.find("key b").value_or("none"), "");

@@ -42,11 +42,9 @@ bool is_private_dir(const std::string& dir) {
   return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 022) == 0;
 }
 
-KeptCode::KeptCode(const std::string& name) {
-  std::string dir = temp_root() + "/" + name;
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return;
-  if (is_private_dir(dir)) dir_ = dir;
-}
+KeptCode::KeptCode(const std::string& name) : dir_(temp_root() + "/" + name) {}
+
+bool KeptCode::usable() const { return is_private_dir(dir_); }
 
 std::string KeptCode::path(const std::string& key) const { return dir_ + "/" + sha256_hex(key); }
 
@@ -65,6 +63,7 @@ std::optional<std::string> KeptCode::find(const std::string& key) const {
 }
 
 bool KeptCode::keep(const std::string& key, const std::string& bytes) const {
+  if (mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) return false;
   if (!usable()) return false;
   std::string staged = dir_ + "/.staged-XXXXXX";
   int fd = mkstemp(staged.data());

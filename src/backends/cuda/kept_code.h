@@ -33,10 +33,11 @@ class KeptCode {
  public:
   static constexpr size_t kKeptFiles = 4096;
 
-  // The directory temp_root()/`name` (made 0700 if missing); unusable (every lookup a miss,
-  // nothing kept) when it is not private.
+  // The directory temp_root()/`name`, made 0700 by the first keep() (a process that only
+  // fails to compile leaves nothing in $TMPDIR); every lookup a miss and nothing kept while it
+  // is not private.
   explicit KeptCode(const std::string& name);
-  bool usable() const { return !dir_.empty(); }
+  bool usable() const;  // it exists and is private
   const std::string& dir() const { return dir_; }
 
   // The file of `key`: dir/<SHA-256 of key>.
