@@ -249,11 +249,10 @@ class Session:
         """The FMA peak with the session's thread count and with 1 thread (bench/peak.py), in
         processes of their own before any framework's; None with --no-peak, --child, or when
         it cannot be measured (then a problem says why)."""
-        if getattr(self.args, "no_peak", False) or self.args.child:
+        if self.args.no_peak or self.args.child:
             return None
         try:
-            seconds = getattr(self.args, "peak_seconds", 1.0)
-            return {n: peak.measure(n, seconds) for n in sorted({1, self.args.threads})}
+            return {n: peak.measure(n, self.args.peak_seconds) for n in sorted({1, self.args.threads})}
         except RuntimeError as e:
             self.problems.append("FMA peak not measured: %s" % e)
             return None

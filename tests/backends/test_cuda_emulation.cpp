@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <climits>
 #include <cstdint>
 #include <cmath>

@@ -2,14 +2,10 @@
 // appended after the CUDA C text; the text itself is compiled unchanged.
 #include "backends/cuda/emulate.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>

@@ -15,6 +15,7 @@
 #include "support/error.h"
 
 namespace tc::backends::cuda {
+namespace {
 
 // The options of every compile besides the architecture (and, as one text, part of the kept
 // cubins' key).
@@ -31,6 +32,8 @@ std::string file_identity(void* symbol) {
   if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr || stat(info.dli_fname, &st) != 0) return "unknown file";
   return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
 }
+
+}  // namespace
 
 using Program = void*;  // nvrtcProgram
 using Result = int;     // nvrtcResult; 0 is NVRTC_SUCCESS
