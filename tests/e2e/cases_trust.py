@@ -534,6 +534,25 @@ def main(float(N,M,N) A) -> (O) { O(i, j) = cosh(-M) + A(0, i, j) }""", [np.zero
        lambda A: [np.full((1, 1), np.cosh(F32(-1)), F32)], ulps=2,
        note="LLVM folded coshf(-1) (M is a constant once sizes are known)")
 
+def _libm_f32(name, x):
+    """The C library's float function `name` at x, as the reference and cpu backends call it."""
+    import ctypes
+    f = getattr(ctypes.CDLL("libm.so.6"), name)
+    f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
+    return F32(f(float(x)))
+
+
+accept("fuzz_libm_of_a_size_is_the_c_librarys", """
+def main(int64(M,M) A) -> (O1, O2) {
+  O1 = sin(M)
+  O2 = sinh(4) + cos(M + 0.5)
+}""", [np.zeros((34, 34), i64)],
+       lambda A: [np.asarray(_libm_f32("sinf", 34), F32),
+                  np.asarray(_libm_f32("sinhf", 4) + _libm_f32("cosf", 34.5), F32)],
+       rtol=0, atol=0, backends=("reference", "cpu"),
+       note="LLVM folded sinf(34) (a size, so a constant) correctly rounded, 1 ulp from glibc's: the "
+            "0 the argument's bits were xored with was loaded from a constant global (CI at f2d566f)")
+
 accept("fuzz_guarded_read_of_a_reduction_not_hosted_pointwise", """
 def main(float32(M) A, float(M,M) B) -> (O5) {
   O2(i, j) = B(i, 1) where j in 0:1
