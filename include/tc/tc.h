@@ -349,7 +349,10 @@ TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
  * a NULL stream. The cpu backend runs parallel loops on the calling thread and on worker
  * threads of one process-wide pool (at most the kernel's `threads` in all); the workers are
  * started on first use, live until the process exits, and after each loop spin for up to
- * 200 microseconds before sleeping, so that the next loop finds them running. */
+ * 200 microseconds before sleeping, so that the next loop finds them running. A cpu kernel on
+ * the cpu.blas route (a plain matrix product given to the system's CBLAS) runs on that library's
+ * threads instead; with OpenBLAS it sets OpenBLAS's process-wide thread count to the kernel's
+ * `threads` before each call. */
 TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                   DLTensor *outputs, size_t num_outputs);
 

@@ -15,6 +15,7 @@
 //     batched matmul and convolution give the reference's bits with every value, with and
 //     without reduction blocks; a stage computed on its own is copied, an inlined one is not.
 //   - range checks: they run before any statement writes an output.
+//   - cpu.blas (issue 25): plain products computed by the system's CBLAS, in every layout.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -617,4 +618,65 @@ TEST(Scatter, ABadWrittenIndexLeavesEveryOutputUntouched) {
     }
     tc_program_destroy(p);
   }
+}
+
+// cpu.blas (issue 25, src/backends/cpu/gemm_route.h): a plain product, transposed, batched,
+// or with a row stride longer than its row, computed by the system's CBLAS gives the
+// reference's values (to rounding: BLAS sums in its own order); an operand whose innermost
+// stride is not 1 takes the pipeline instead, with the same values; a def that is not a plain
+// product is never routed. Skipped where no CBLAS is installed (CI installs OpenBLAS).
+TEST(CpuBlas, ProductsGiveTheReferencesValuesInEveryLayout) {
+  struct Case {
+    const char* src;
+    std::vector<int64_t> a, b;
+    const char* plan;
+  };
+  std::vector<Case> cases = {
+      {"def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", {33, 17}, {17, 20}, "C = A * B"},
+      {"def f(float(K,M) A, float(N,K) B) -> (C) { C(i,j) +=! B(j,k) * A(k,i) }", {17, 33}, {20, 17}, "C = A^T * B^T"},
+      {"def tbmm(float(B,N,M) X, float(B,K,M) Y) -> (Z) { Z(b,n,k) +=! X(b,n,m) * Y(b,k,m) }", {3, 9, 13}, {3, 7, 13},
+       "C = A * B^T (cblas_sgemm), 1 batch dimension"},
+  };
+  bool skipped = false;
+  for (const Case& c : cases) {
+    Arg a(c.a, false), b(c.b, false);
+    fill(a, 1);
+    fill(b, 2);
+    Outcome ref = run(c.src, {&a, &b}, {{"backend", "reference"}});
+    Outcome blas = run(c.src, {&a, &b}, {{"cpu.blas", "1"}});
+    ASSERT_EQ(blas.status, TC_OK) << blas.message;
+    if (has(blas.description, "no CBLAS library could be loaded")) {
+      skipped = true;
+      continue;
+    }
+    EXPECT_TRUE(has(blas.description, std::string("blas: ") + c.plan)) << blas.description;
+    expect_close(blas.outputs[0], ref.outputs[0], c.src);
+  }
+  if (skipped) GTEST_SKIP() << "no CBLAS library in this process";
+
+  // Row strides: A's rows 40 floats apart (BLAS's lda), then every other column (the pipeline).
+  const char* mm = cases[0].src;
+  Arg parent({33, 40}, false);
+  fill(parent, 3);
+  Arg b({17, 20}, false);
+  fill(b, 4);
+  for (int64_t column_step : {1, 2}) {
+    Arg view({33, 17}, false);  // its data unused: the view reads parent's
+    int64_t strides[2] = {40, column_step};
+    view.t.data = parent.f.data();
+    view.t.strides = strides;
+    Arg dense({33, 17}, false);
+    for (int64_t i = 0; i < 33; ++i)
+      for (int64_t k = 0; k < 17; ++k) dense.f[i * 17 + k] = parent.f[i * 40 + k * column_step];
+    Outcome ref = run(mm, {&dense, &b}, {{"backend", "reference"}});
+    Outcome blas = run(mm, {&view, &b}, {{"cpu.blas", "1"}});
+    ASSERT_EQ(blas.status, TC_OK) << blas.message;
+    expect_close(blas.outputs[0], ref.outputs[0], "A with strides 40, " + std::to_string(column_step));
+  }
+
+  Arg x({8, 5}, false), y({5, 6}, false);
+  Outcome relu = run("def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! fmax(A(i,k) * B(k,j), 0) }", {&x, &y},
+                     {{"cpu.blas", "1"}});
+  EXPECT_TRUE(has(relu.description, "blas: not used (the right-hand side is not a product of two tensor reads)"))
+      << relu.description;
 }

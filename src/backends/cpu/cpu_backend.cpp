@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 
+#include "backends/cpu/gemm_route.h"
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
 #include "backends/cpu/schedule.h"
@@ -91,6 +92,9 @@ int view_of(const TensorView& v, HalideView& out) {
 // from it) and takes the object only if the fingerprints agree.
 // Format 2: the checks sink is the first output, not the last (the object's argument order).
 const std::string kArtefactMagic = "tc-cpu-object 2\n";
+// A kernel on the cpu.blas route keeps no object: its artefact is this line and the plan. A
+// process that loads it without a CBLAS compiles the pipeline instead.
+const std::string kBlasArtefactMagic = "tc-cpu-blas 1\n";
 
 // The schedule's text names Funcs as Halide uniquifies them per process ("s0_C$3"): the
 // counters are dropped, the structure is kept.
@@ -119,6 +123,7 @@ std::string object_of(const std::string& artefact, const std::string& expected) 
 class CpuKernel : public Kernel {
  public:
   // Compiles, or takes the dense variant's code from `artefact` (what artefact() gave) when not null.
+  // On the cpu.blas route the pipeline is compiled only when a call's layout needs it.
   CpuKernel(const ir::BoundDef& bound, const KnobValues& options, const std::string* artefact = nullptr)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(jit_target()) {
@@ -128,7 +133,10 @@ class CpuKernel : public Kernel {
       if (t.role == ir::TensorRole::Input) tensor_names_[t.param_index] = "input '" + t.name + "'";
       if (t.role == ir::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
     }
-    dense_ = build(true, artefact);
+    if (schedule_.blas) choose_blas();
+    bool stored_object = artefact && artefact->compare(0, kBlasArtefactMagic.size(), kBlasArtefactMagic) != 0;
+    if (stored_object) object_artefact_ = *artefact;
+    if (!gemm_ || stored_object) dense();  // a stored object is checked now, whatever the route
   }
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -136,7 +144,8 @@ class CpuKernel : public Kernel {
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
-    const Variant& variant = dense ? dense_ : general();
+    if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
+    const Variant& variant = dense ? this->dense() : general();
     size_t ni = inputs.size();
     std::vector<HalideView> views(ni + outputs.size());
     for (size_t i = 0; i < views.size(); ++i) {
@@ -177,8 +186,11 @@ class CpuKernel : public Kernel {
   }
 
   std::string describe() const override {
-    return "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
-           std::to_string(schedule_.threads) + "\nschedule:\n" + dense_.schedule;
+    std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
+                       std::to_string(schedule_.threads) + "\n";
+    if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
+    if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + schedule_text();
+    return text + "schedule:\n" + dense().schedule;
   }
 
   // Lowered again (no machine code is made), once: a kernel from the cache has no pipeline.
@@ -188,12 +200,15 @@ class CpuKernel : public Kernel {
       LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
       apply_schedule(p, schedule_, target_);
       code_ = lowered_loop_nest(outputs(p), arguments(p), target_, b_.def().name);
+      if (gemm_) code_ = "// cpu.blas: " + blas_note_ + "; the pipeline below runs only for layouts BLAS does not take\n" + code_;
     });
     return code_;
   }
 
   std::string artefact() const override {
-    return kArtefactMagic + fingerprint(b_.def().name, target_, dense_.schedule) + "\n" + dense_.fn->object();
+    if (gemm_) return kBlasArtefactMagic + gemm_->describe() + "\n";
+    const Variant& d = dense();
+    return kArtefactMagic + fingerprint(b_.def().name, target_, d.schedule) + "\n" + d.fn->object();
   }
 
  private:
@@ -233,6 +248,34 @@ class CpuKernel : public Kernel {
     for (const auto& o : p.caller_outputs)
       if (o.defined()) args.push_back(o);
     return args;
+  }
+
+  // cpu.blas: the GEMM plan and the library, when the def is a plain product and a CBLAS loads;
+  // else the pipeline, and the description says why.
+  void choose_blas() {
+    std::string why;
+    std::optional<GemmPlan> plan = plan_gemm(b_, &why);
+    const Cblas* lib = plan ? cblas(&why) : nullptr;
+    if (!lib) {
+      blas_note_ = "not used (" + why + "): the pipeline computes it";
+      return;
+    }
+    gemm_ = plan;
+    blas_ = lib;
+    blas_note_ = plan->describe() + " from " + lib->path;
+  }
+
+  // The variant for dense tensors: compiled (or taken from the stored object) at construction,
+  // or on the first call that needs it on the cpu.blas route.
+  const Variant& dense() const {
+    std::call_once(dense_once_, [&] { dense_ = build(true, object_artefact_.empty() ? nullptr : &object_artefact_); });
+    return dense_;
+  }
+
+  // The schedule's description without compiling (lowering and scheduling only).
+  std::string schedule_text() const {
+    LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
+    return apply_schedule(p, schedule_, target_);
   }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.
@@ -330,7 +373,12 @@ class CpuKernel : public Kernel {
   bool checked_;
   Halide::Target target_;
   std::vector<std::string> tensor_names_;  // inputs then outputs, in parameter order: "input 'A'"
-  Variant dense_;
+  std::optional<GemmPlan> gemm_;  // the cpu.blas route, when taken
+  const Cblas* blas_ = nullptr;
+  std::string blas_note_;
+  std::string object_artefact_;  // a stored object to take the dense variant from
+  mutable std::once_flag dense_once_;
+  mutable Variant dense_;
   mutable std::once_flag general_once_;
   mutable Variant general_;
   mutable std::once_flag code_once_;

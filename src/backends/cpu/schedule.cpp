@@ -25,6 +25,8 @@
 #include <map>
 #include <thread>
 
+#include "backends/cpu/gemm_route.h"
+
 namespace tc::backends::cpu {
 
 using Halide::Func;
@@ -114,7 +116,14 @@ std::vector<Knob> declare() {
              "in A * B) with the register block's dimension innermost; none, streamed, broadcast or both"};
   panel.choices = {"none", "streamed", "broadcast", "both"};
   panel.domain = fixed_values({"none", "streamed", "broadcast", "both"});
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel};
+  Knob blas{"cpu.blas", KnobKind::Boolean, "0",
+            "compute a def that is one plain (batched) matrix product with the system's CBLAS sgemm/dgemm (loaded "
+            "at run time: $TC_CBLAS, else OpenBLAS, BLIS, libblas.so.3); where there is none, or the def is not such "
+            "a product, the pipeline computes it"};
+  blas.domain = [](const ir::BoundDef& b) {
+    return plan_gemm(b) && cblas() ? std::vector<std::string>{"0", "1"} : std::vector<std::string>{};
+  };
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas};
 }
 
 }  // namespace
@@ -142,6 +151,7 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   const std::string& panel = o.text("cpu.panel");
   s.panel_streamed = panel == "streamed" || panel == "both";
   s.panel_broadcast = panel == "broadcast" || panel == "both";
+  s.blas = o.flag("cpu.blas");
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;

@@ -28,6 +28,7 @@ struct CpuSchedule {
   int kblock = -1;         // reduction blocks of register-blocked reductions; 0: none; -1: auto
   bool panel_streamed = false;   // copy the streamed operand of a register-blocked reduction into panels
   bool panel_broadcast = false;  // ... and the broadcast one, with the block dimension innermost
+  bool blas = false;       // a plain matrix product goes to the system's CBLAS (gemm_route.h)
   int threads = 0;         // 0: all cores
 
   static CpuSchedule from_options(const KnobValues& o);

@@ -8,7 +8,7 @@
 #include <memory>
 #include <mutex>
 
-#include "backends/cuda/dynamic_library.h"
+#include "support/dynamic_library.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "backends/cuda/dynamic_library.h"
+#include "support/dynamic_library.h"
 #include "backends/cuda/kept_code.h"
 #include "support/error.h"
 

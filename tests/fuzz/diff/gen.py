@@ -41,6 +41,7 @@ FEATURES = {
     "guards": "guarded reads (?: and && / || around out-of-range subscripts)",
     "bool-reduce": "min=/max= reductions into bool tensors",
     "dead-temps": "temporaries that nothing reads (off: such temporaries become outputs)",
+    "products": "plain (batched, transposed) matrix products, most with cpu.blas=1 (the CBLAS route)",
 }
 
 DATA_NAMES = ["A", "B", "C", "D", "E", "F"]
@@ -127,6 +128,8 @@ class Generator:
         self.gathers = []
         self.wild_gather = False
         self.n_callees = 0
+        if self.on("products") and rng.random() < 0.06:
+            return self._product_case()
         sizes = {n: size_value(rng) for n in rng.sample(SIZE_NAMES, rng.randint(1, 3))}
         d = T.Def("main", [], [], [])
         ds = DefState(self, d, sizes, depth=0)
@@ -140,6 +143,39 @@ class Generator:
             return None
         self._prune_defs()
         return self._finish(ds, model)
+
+    def _product_case(self):
+        """O1(l, i, j) +=! A(l, i, k) * B(l, k, j): either operand stored transposed, in either
+        order, the batch dimension l or not, `+=` or `+=!`, float or double: what cpu.blas
+        routes to the system's CBLAS (src/backends/cpu/gemm_route.h)."""
+        rng = self.rng
+        dt = rng.choice(["float32", "float32", "float64"])
+        batch = rng.random() < 0.3
+        sizes = {n: size_value(rng) for n in ("M", "N", "K") + (("L",) if batch else ())}
+        d = T.Def("main", [], [], [])
+        ds = DefState(self, d, sizes, depth=0)
+        lead = ["L"] if batch else []
+        a_dims = lead + (["K", "M"] if rng.random() < 0.3 else ["M", "K"])
+        b_dims = lead + (["N", "K"] if rng.random() < 0.3 else ["K", "N"])
+        ds.add_input("A", dt, len(a_dims), dims=a_dims)
+        ds.add_input("B", dt, len(b_dims), dims=b_dims)
+        var_of = {"L": "l", "M": "i", "N": "j", "K": "k"}
+        reads = [T.acc(n, [T.var(var_of[x]) for x in dims]) for n, dims in (("A", a_dims), ("B", b_dims))]
+        rng.shuffle(reads)
+        out_dims = lead + ["M", "N"]
+        d.body.append(T.St("O1", [var_of[x] for x in out_dims], rng.choice(["+=!", "+=!", "+="]),
+                           T.bin_("*", reads[0], reads[1])))
+        d.outputs.append(T.Out("O1"))
+        ds.tensors["O1"] = TensorInfo("O1", "out", dt, [sizes[x] for x in out_dims], [T.var(x) for x in out_dims])
+        self.prog.defs.append(d)
+        try:
+            model = Analyzer(self.prog, d, ds.input_shapes()).run_typed(ds.input_types())
+        except ModelReject:
+            return None
+        case = self._finish(ds, model)
+        if self.on("knobs") and rng.random() < 0.7:
+            case["options"]["cpu.blas"] = "1"
+        return case
 
     def _entry_inputs(self, ds):
         rng = self.rng
@@ -301,6 +337,8 @@ def random_knobs(rng):
         knobs["cpu.kblock"] = rng.choice(["0", "1", "3", "64"])
     if rng.random() < 0.3:
         knobs["cpu.panel"] = rng.choice(["streamed", "broadcast", "both"])
+    if rng.random() < 0.2:
+        knobs["cpu.blas"] = "1"
     return knobs
 
 

@@ -1,7 +1,7 @@
 // dynamic_library.cpp — see dynamic_library.h.
-#include "backends/cuda/dynamic_library.h"
+#include "support/dynamic_library.h"
 
-namespace tc::backends::cuda {
+namespace tc {
 
 std::optional<LoadedLibrary> load_first(const std::vector<std::string>& candidates,
                                         const std::function<void(void*, std::string&)>& bind, std::string& tried) {
@@ -24,4 +24,4 @@ std::optional<LoadedLibrary> load_first(const std::vector<std::string>& candidat
   return std::nullopt;
 }
 
-}  // namespace tc::backends::cuda
+}  // namespace tc

@@ -1,7 +1,7 @@
 // dynamic_library.h — one of several candidate shared libraries loaded with dlopen and its
 // functions bound by name, once per process: how the cuda backend reaches NVRTC and the CUDA
-// driver, which libtc never links (so it builds and runs without CUDA). It does not call any
-// of them.
+// driver, and the cpu backend a CBLAS, which libtc never links (so it builds and runs without
+// them). It does not call any of them.
 #pragma once
 
 #include <dlfcn.h>
@@ -14,7 +14,7 @@
 
 #include "support/error.h"
 
-namespace tc::backends::cuda {
+namespace tc {
 
 // Binds `f` to the function `name` of `lib`; a name not found is appended to `missing`.
 template <typename F>
@@ -35,7 +35,7 @@ std::optional<LoadedLibrary> load_first(const std::vector<std::string>& candidat
                                         const std::function<void(void* handle, std::string& missing)>& bind,
                                         std::string& tried);
 
-// The process's one `Library` (Nvrtc, Driver), made from Library::default_candidates() on the
+// The process's one `Library` (Nvrtc, Driver, Cblas), made from Library::default_candidates() on the
 // first call (thread-safe); a failure to find it is remembered and rethrown on every call. Both
 // are kept for the process, like the library they loaded.
 template <typename Library>
@@ -54,4 +54,4 @@ const Library& load_once() {
   return *found;
 }
 
-}  // namespace tc::backends::cuda
+}  // namespace tc
