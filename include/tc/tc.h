@@ -222,9 +222,11 @@ typedef int (*tc_tune_callback)(const tc_tune_progress *progress, void *user);
 /* Tunes `entry` for these inputs (their data is used to measure and check candidates), stores
  * the best in the cache named by the options, and returns it as a compiled kernel. The search
  * covers the knobs the backend declares (tc_option_info), starting from the values `options`
- * sets (the "default"), with options tune.strategy, tune.population, tune.generations,
- * tune.budget (seconds), tune.threads (threads compiling candidates), tune.isolation and
- * tune.timeout. Each candidate's outputs are compared with the default's; one that differs,
+ * sets (the "default"), with options tune.strategy, tune.population, tune.generations (a cap),
+ * tune.budget (seconds), tune.patience (generations in a row without a kernel 2% faster that end
+ * the search; the progress's `generations` then drops to the generation it ended in),
+ * tune.threads (threads compiling candidates), tune.isolation and tune.timeout. The kernel's
+ * description says why the search ended. Each candidate's outputs are compared with the default's; one that differs,
  * fails to compile or fails to run is skipped, never stored. Outputs are allocated by libtc on
  * the inputs' device; inputs are only read. Candidates are measured one at a time: run nothing
  * else on the machine meanwhile. tune.isolation=process measures them in a child process (the

@@ -49,7 +49,11 @@ std::vector<Knob> general_options() {
           cache,
           strategy,
           integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation"),
-          integer("tune.generations", "8", 1, 1000, "tc_tune: generations (the budget may end the search first)"),
+          integer("tune.generations", "1000", 1, 1000,
+                  "tc_tune: at most this many generations (tune.budget or tune.patience ends the search first)"),
+          integer("tune.patience", "3", 0, 1000,
+                  "tc_tune: end the search after this many generations in a row found no kernel more than 2% faster "
+                  "(0: only tune.budget and tune.generations end it)"),
           integer("tune.budget", "60", 1, 86400, "tc_tune: seconds for the whole search; the best so far is kept"),
           integer("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores"),
           isolation,

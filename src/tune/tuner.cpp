@@ -148,6 +148,7 @@ class Tuner {
     backends::KnobValues tune = options.values_for(backend_);  // the tune.* options, parsed
     population_ = static_cast<int>(tune.integer("tune.population"));
     generations_ = static_cast<int>(tune.integer("tune.generations"));
+    patience_ = static_cast<int>(tune.integer("tune.patience"));
     budget_s_ = static_cast<double>(tune.integer("tune.budget"));
     threads_ = static_cast<int>(tune.integer("tune.threads"));
     if (threads_ == 0) threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -182,10 +183,18 @@ class Tuner {
       testing::first_population(texts);
     }
     for (gen_ = 1; gen_ <= generations_ && !stop_; ++gen_) {
-      evaluate(population);
-      if (stop_ || gen_ == generations_) break;
+      settled_ = false;
+      double best_before = best_.ms;
+      evaluate(population, best_before);
+      if (!settled_ && !stop_) settle_generation(best_before);
+      if (!stop_ && elapsed() > budget_s_) {  // a generation of known points measures nothing
+        stop_ = true;
+        stop_reason_ = "the budget of " + ms_text(budget_s_) + " s ran out (tune.budget)";
+      }
+      if (stop_ || gen_ >= generations_) break;
       population = genetic_ ? next_generation() : random_generation();
     }
+    if (stop_reason_.empty()) stop_reason_ = "all " + std::to_string(generations_) + " generations (tune.generations)";
     // Nothing beat the starting point: that is the search's result, stored so that later
     // processes find it (and its code) instead of compiling.
     if (!stored_ && done_ > 1 && best_.point == start_point_ && default_ms_ > 0) store_best(true);
@@ -375,9 +384,28 @@ class Tuner {
     return o;
   }
 
+  // A generation found something faster when its best is more than this share faster than the
+  // best before it: smaller differences are within the run-to-run spread of a measurement.
+  static constexpr double kImprovement = 0.02;
+
+  // The end of generation gen_: counts the generations in a row that found nothing faster and
+  // ends the search at tune.patience of them, lowering the planned total to this generation
+  // (so the progress reported next shows where the search ends).
+  void settle_generation(double best_before) {
+    settled_ = true;
+    bool improved = best_.ms < best_before * (1 - kImprovement) || (!std::isfinite(best_before) && std::isfinite(best_.ms));
+    stale_ = improved ? 0 : stale_ + 1;
+    if (patience_ > 0 && stale_ >= patience_ && gen_ < generations_) {
+      generations_ = gen_;
+      stop_reason_ = "stopped early: no generation of the last " + std::to_string(patience_) +
+                     " found a kernel more than 2% faster (tune.patience)";
+    }
+  }
+
   // Compiles the points of `population` that neither this run nor the history knows, in
-  // parallel, then measures them one at a time; each one's outcome goes to the history.
-  void evaluate(const std::vector<Point>& population) {
+  // parallel, then measures them one at a time; each one's outcome goes to the history. The
+  // generation is settled before its last candidate is reported.
+  void evaluate(const std::vector<Point>& population, double best_before) {
     std::vector<Candidate> fresh;
     for (const auto& p : population) {
       std::string text = point_text(knobs_, p);
@@ -405,10 +433,12 @@ class Tuner {
     for (int t = 1; t < threads_ && t < static_cast<int>(fresh.size()); ++t) pool.emplace_back(worker);
     worker();
     for (auto& t : pool) t.join();
-    for (auto& c : fresh) {
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      Candidate& c = fresh[i];
       if (stop_) break;
       if (elapsed() > budget_s_ || (!c.kernel && c.failure.empty())) {  // not compiled: the budget ran out
         stop_ = true;
+        stop_reason_ = "the budget of " + ms_text(budget_s_) + " s ran out (tune.budget)";
         break;
       }
       if (testing::measuring) testing::measuring(point_text(knobs_, c.point));
@@ -422,6 +452,7 @@ class Tuner {
         store_best();
       }
       ++done_;
+      if (i + 1 == fresh.size()) settle_generation(best_before);
       report();
     }
   }
@@ -602,7 +633,10 @@ class Tuner {
   void report() {
     if (!progress_) return;
     Progress p{gen_, generations_, done_, planned_, best_.ms, default_ms_, elapsed(), budget_s_};
-    if (!progress_(p)) stop_ = true;
+    if (!progress_(p)) {
+      stop_ = true;
+      stop_reason_ = "stopped by the progress callback";
+    }
   }
 
   Compiled result() {
@@ -626,7 +660,9 @@ class Tuner {
     char line[256];
     std::snprintf(line, sizeof line, "tuned now: %lld candidates (%lld rejected), best %.4g ms, start %.4g ms",
                   static_cast<long long>(done_), static_cast<long long>(rejected_), best_.ms, default_ms_);
-    out.provenance = std::string(line) + (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
+    out.provenance = std::string(line) + "; search: " + std::to_string(std::min(gen_, generations_)) + " generation" +
+                     (std::min(gen_, generations_) == 1 ? "" : "s") + ", " + stop_reason_ +
+                     (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
                      (confirmation_.empty() ? "" : "; " + confirmation_) + "; " + isolation_text();
     return out;
   }
@@ -644,6 +680,9 @@ class Tuner {
   std::mt19937_64 rng_;
   std::vector<Knob> knobs_;
   int population_ = 0, generations_ = 0, threads_ = 1, gen_ = 0;
+  int patience_ = 0, stale_ = 0;  // tune.patience; generations in a row that found nothing faster
+  bool settled_ = false;          // settle_generation ran for gen_
+  std::string stop_reason_;       // why the search ended, for the description
   double budget_s_ = 60;
   bool genetic_ = true, stop_ = false;
   Clock::time_point start_;

@@ -476,3 +476,51 @@ TEST(Isolation, WithoutARunnerProcessIsUnsupportedAndAutoOnTheHostNeedsNone) {
   tc_kernel_destroy(k);
   tc_options_destroy(o);
 }
+
+// The search ends when it stops improving: tune.patience generations in a row without a kernel
+// more than 2% faster, however many generations tune.generations allows; the last progress
+// report shows the planned total lowered to where it ended, and the description says why. With
+// patience 0 it runs every generation; with neither limit reached the budget ends it.
+TEST(Tuner, PatienceEndsASearchThatStopsImprovingAndTheDescriptionSaysWhy) {
+  Fixture f;
+  std::string start_text, first;
+  tc::tune::testing::timed = [&](const std::string& knobs, bool, double) {
+    if (start_text.empty()) start_text = knobs;  // the start is measured first
+    if (knobs == start_text) return 20.0;
+    if (first.empty()) first = knobs;
+    return knobs == first ? 10.0 : 9.9;  // one step, then nothing 2% faster
+  };
+  auto search = [&](const char* generations, const char* patience, const char* budget, Log& log) {
+    start_text.clear();
+    first.clear();
+    tc_options* o = f.bad_start("off");
+    EXPECT_EQ(tc_options_set(o, "tune.population", "3"), TC_OK);
+    EXPECT_EQ(tc_options_set(o, "tune.generations", generations), TC_OK);
+    EXPECT_EQ(tc_options_set(o, "tune.patience", patience), TC_OK);
+    EXPECT_EQ(tc_options_set(o, "tune.budget", budget), TC_OK);
+    tc_kernel* k = nullptr;
+    EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK) << tc_last_error_message();
+    std::string text = f.describe(k);
+    tc_kernel_destroy(k);
+    tc_options_destroy(o);
+    return text;
+  };
+  Log patient;
+  std::string text = search("50", "2", "600", patient);
+  EXPECT_TRUE(has(text, "search: 3 generations, stopped early: no generation of the last 2 found a kernel more than "
+                        "2% faster (tune.patience)"))
+      << text;
+  EXPECT_EQ(patient.last.generation, 3);
+  EXPECT_EQ(patient.last.generations, 3);
+
+  Log all;
+  text = search("3", "0", "600", all);
+  EXPECT_TRUE(has(text, "search: 3 generations, all 3 generations (tune.generations)")) << text;
+  EXPECT_EQ(all.last.generations, 3);
+
+  Log budget;
+  text = search("1000", "0", "1", budget);
+  EXPECT_TRUE(has(text, "the budget of 1 s ran out (tune.budget)")) << text;
+  EXPECT_GE(budget.last.elapsed_s, 0.5);  // the last candidate reported before the budget ran out
+  EXPECT_LT(budget.last.generation, 1000);
+}

@@ -443,8 +443,8 @@ class Program(_Handle):
         The inputs' data is used to measure and check candidates (only read). Keyword arguments
         are tc options as for compile(): the knobs set are the search's starting point (the
         "default"), cache="auto"|"off"|DIR names the cache, and tune.strategy,
-        tune.population, tune.generations and tune.threads shape the search (keys with a dot go
-        through a dict: **{"tune.population": 8}); tune.isolation="process" measures candidates
+        tune.population, tune.generations, tune.patience and tune.threads shape the search
+        (keys with a dot go through a dict: **{"tune.population": 8}); tune.isolation="process" measures candidates
         in a child process where a crash or a hang (tune.timeout seconds) fails only that
         candidate (the default for GPU tensors). budget: seconds for the whole search
         (option tune.budget, a whole number >= 1); the best so far is kept when it runs out.

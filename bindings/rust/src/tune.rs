@@ -22,7 +22,8 @@ use crate::{owned, sys, Error, Kernel, Options, Program, Result, Status, TensorR
 pub struct TuneProgress {
     /// The current generation, from 1.
     pub generation: i32,
-    /// The planned number of generations (option `tune.generations`).
+    /// The planned number of generations (option `tune.generations`, a cap); lowered to the
+    /// current generation when `tune.patience` ends the search early.
     pub generations: i32,
     /// Candidates measured so far, the starting point included (it is the first).
     pub candidates_done: i64,

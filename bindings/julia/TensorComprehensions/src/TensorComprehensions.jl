@@ -530,7 +530,7 @@ The inputs' data is used (only read) to measure and check candidates: one whose 
 from the starting point's is discarded. Keyword arguments are libtc options as for `compile`:
 the knobs they set are the starting point (the "default"); `cache="auto"|"off"|dir` names the
 cache (a directory must be this user's and not writable by group or others; created 0700 if
-missing); `tune.strategy`, `tune.population`, `tune.generations`, `tune.threads` shape the
+missing); `tune.strategy`, `tune.population`, `tune.generations`, `tune.patience`, `tune.threads` shape the
 search (keys with a dot go as pairs: `tune(p, "mm", A, B; Symbol("tune.population") => 8)`).
 `budget`: seconds for the whole search (option `tune.budget`, a whole number); the best so far
 is kept when it runs out.
