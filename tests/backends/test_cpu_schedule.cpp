@@ -16,6 +16,7 @@
 //     without reduction blocks; a stage computed on its own is copied, an inlined one is not.
 //   - range checks: they run before any statement writes an output.
 //   - cpu.blas (issue 25): plain products computed by the system's CBLAS, in every layout.
+//   - cpu.fma (issue 25): a product sum rounds once a step (on), or as the reference (off).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -679,4 +680,36 @@ TEST(CpuBlas, ProductsGiveTheReferencesValuesInEveryLayout) {
                      {{"cpu.blas", "1"}});
   EXPECT_TRUE(has(relu.description, "blas: not used (the right-hand side is not a product of two tensor reads)"))
       << relu.description;
+}
+
+// cpu.fma (issue 25): a float += reduction of one product accumulates with fused multiply-adds,
+// one rounding a step. C(0,0) = 1 * -1 + a * a with a = 1 + 2^-12: a * a = 1 + 2^-11 + 2^-24
+// exactly; rounded on its own (a tie, to even) it loses the 2^-24, fused with the -1 it keeps
+// it. cpu.fma=0 gives the reference's bits; the description says which.
+TEST(CpuFma, AProductSumRoundsOnceAStepAndTheKnobGivesTheReferencesBits) {
+  const char* mm = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+  const float a = 1.0f + std::ldexp(1.0f, -12);
+  Arg A({32, 2}, false), B({2, 32}, false);
+  for (int i = 0; i < 32; ++i) {
+    A.f[i * 2] = 1.0f;
+    A.f[i * 2 + 1] = a;
+  }
+  for (int j = 0; j < 32; ++j) {
+    B.f[j] = -1.0f;
+    B.f[32 + j] = a;
+  }
+  const float fused = std::ldexp(1.0f, -11) + std::ldexp(1.0f, -24), separate = std::ldexp(1.0f, -11);
+  Outcome ref = run(mm, {&A, &B}, {{"backend", "reference"}});
+  Outcome on = run(mm, {&A, &B}, {});
+  Outcome off = run(mm, {&A, &B}, {{"cpu.fma", "0"}});
+  Outcome scalar = run(mm, {&A, &B}, {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"}});
+  ASSERT_EQ(on.status, TC_OK) << on.message;
+  for (size_t e = 0; e < 32 * 32; ++e) {
+    ASSERT_EQ(ref.outputs[0][e], separate) << e;
+    ASSERT_EQ(on.outputs[0][e], fused) << e;
+    ASSERT_EQ(scalar.outputs[0][e], fused) << e;
+    ASSERT_EQ(off.outputs[0][e], separate) << e;
+  }
+  EXPECT_TRUE(has(on.description, ", fused multiply-adds")) << on.description;
+  EXPECT_FALSE(has(off.description, "fused multiply-adds")) << off.description;
 }

@@ -197,7 +197,7 @@ class CpuKernel : public Kernel {
   std::string code() const override {
     std::call_once(code_once_, [&] {  // a throw leaves it to the next call
       quiet_halide_reporter();
-      LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
+      LoweredPipeline p = lower_pipeline(true);
       apply_schedule(p, schedule_, target_);
       code_ = lowered_loop_nest(outputs(p), arguments(p), target_, b_.def().name);
       if (gemm_) code_ = "// cpu.blas: " + blas_note_ + "; the pipeline below runs only for layouts BLAS does not take\n" + code_;
@@ -214,7 +214,7 @@ class CpuKernel : public Kernel {
  private:
   Variant build(bool dense, const std::string* artefact = nullptr) const {
     Variant v;
-    LoweredPipeline p = lower(b_, dense, checked_, schedule_.pack);
+    LoweredPipeline p = lower_pipeline(dense);
     v.schedule = apply_schedule(p, schedule_, target_);
     std::vector<Halide::Argument> args = arguments(p);
     for (size_t o = 0; o < p.caller_outputs.size(); ++o)
@@ -274,9 +274,11 @@ class CpuKernel : public Kernel {
 
   // The schedule's description without compiling (lowering and scheduling only).
   std::string schedule_text() const {
-    LoweredPipeline p = lower(b_, true, checked_, schedule_.pack);
+    LoweredPipeline p = lower_pipeline(true);
     return apply_schedule(p, schedule_, target_);
   }
+
+  LoweredPipeline lower_pipeline(bool dense) const { return lower(b_, dense, checked_, schedule_.pack, schedule_.fma); }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.
   const Variant& general() const {

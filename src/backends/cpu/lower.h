@@ -61,6 +61,7 @@ struct Stage {
   int contiguous_rvar = -1;       // rdom dimension the reads are contiguous in, when they are
                                   // contiguous in no pure variable (dot-product reductions)
   int block_var = -1;             // var whose iterations share the vector reads (register block)
+  bool fused_multiply_add = false;  // a += reduction of one product, as acc = fma(a, b, acc) (cpu.fma)
   // Pack only: the var (Halide order) stored innermost.
   int packed_var = -1;
   // Scatter only: the outermost RDom dimension that is exactly one of the written subscripts
@@ -94,7 +95,8 @@ struct LoweredPipeline {
 };
 
 // dense_innermost: every tensor's last dimension has stride 1 (the fast variant). pack: read
-// a reduction's transposed operand from a copy (a Pack stage; the cpu.pack knob).
-LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack);
+// a reduction's transposed operand from a copy (a Pack stage; the cpu.pack knob). fma: a
+// float32/float64 += reduction of one product accumulates with fused multiply-adds (cpu.fma).
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma);
 
 }  // namespace tc::backends::cpu

@@ -123,7 +123,11 @@ std::vector<Knob> declare() {
   blas.domain = [](const ir::BoundDef& b) {
     return plan_gemm(b) && cblas() ? std::vector<std::string>{"0", "1"} : std::vector<std::string>{};
   };
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas};
+  Knob fma{"cpu.fma", KnobKind::Boolean, "1",
+           "accumulate a float32/float64 += reduction whose right-hand side is one product (a matmul's, a "
+           "convolution's) with fused multiply-adds, one rounding a step as BLAS does; 0: a multiply, then an add "
+           "(the reference's bits)"};
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma};
 }
 
 }  // namespace
@@ -152,6 +156,7 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.panel_streamed = panel == "streamed" || panel == "both";
   s.panel_broadcast = panel == "broadcast" || panel == "both";
   s.blas = o.flag("cpu.blas");
+  s.fma = o.flag("cpu.fma");
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -694,7 +699,7 @@ class Scheduler {
                (kblock > 0 ? ", reduction in blocks of " + std::to_string(kblock) : "") +
                (t.run_parallel ? (t.rows_per_task ? ", rows of tiles in parallel" : ", tiles in parallel")
                                : parallel() ? ", one thread (small)" : "") +
-               narrowed(t) + panels);
+               narrowed(t) + panels + (r.fused_multiply_add ? ", fused multiply-adds" : ""));
   }
 
   // Panels (cpu.panel), as BLAS kernels pack their operands: each operand of a register-blocked

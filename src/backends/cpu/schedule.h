@@ -29,6 +29,7 @@ struct CpuSchedule {
   bool panel_streamed = false;   // copy the streamed operand of a register-blocked reduction into panels
   bool panel_broadcast = false;  // ... and the broadcast one, with the block dimension innermost
   bool blas = false;       // a plain matrix product goes to the system's CBLAS (gemm_route.h)
+  bool fma = true;         // a float += reduction of one product accumulates with fused multiply-adds
   int threads = 0;         // 0: all cores
 
   static CpuSchedule from_options(const KnobValues& o);

@@ -339,6 +339,8 @@ def random_knobs(rng):
         knobs["cpu.panel"] = rng.choice(["streamed", "broadcast", "both"])
     if rng.random() < 0.2:
         knobs["cpu.blas"] = "1"
+    if rng.random() < 0.2:
+        knobs["cpu.fma"] = "0"
     return knobs
 
 
