@@ -57,6 +57,10 @@ def parse_args(argv):
     p.add_argument("--cache", metavar="DIR",
                    help="with --tune: the cache directory to tune into and compile from (created "
                         "0700 if missing, kept); default: a temporary one, removed afterwards")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="with --tune: draw the tuner's convergence per kernel (best time against "
+                        "seconds, default and best peer as lines) into FILE.png (bench/plot.py; "
+                        "needs python3-matplotlib)")
     p.add_argument("--runs", "--rounds", type=int, default=1, metavar="N",
                    help="repeat the whole measurement N times, fresh processes each time; the "
                         "table gives the median of the runs' medians and the fastest call, and"
@@ -82,6 +86,8 @@ def parse_args(argv):
         p.error("--option takes KEY=VALUE")
     if args.tune is None and args.cache is not None:
         p.error("--cache goes with --tune")
+    if args.plot is not None and not args.tune:
+        p.error("--plot goes with --tune SECONDS (a tuning run to draw)")
     if args.tune is not None and not args.child:
         if args.tune < 0:
             p.error("--tune must be >= 0")

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(python3 python3-numpy python3-torch libopenblas-dev libopenblas0-pthread)
+packages=(python3 python3-numpy python3-torch libopenblas-dev libopenblas0-pthread python3-matplotlib)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()

@@ -49,9 +49,12 @@ def child_tune(args, kernels):
         inputs = procs.load_inputs(args, kernel)
         last = {}
 
+        trace = []  # (seconds, best ms) after every candidate: --plot's line
+
         def seen(p):
             last.update(candidates=p.candidates_done, best_ms=p.best_ms, default_ms=p.default_ms,
                         generation=p.generation)
+            trace.append((p.elapsed_s, p.best_ms if p.best_ms > 0 and p.best_ms < float("inf") else None))
             return False
         t0 = time.perf_counter()
         try:
@@ -60,6 +63,7 @@ def child_tune(args, kernels):
         except tclib.TCError as e:
             rec = dict(last, error=str(e))
         rec["seconds"] = time.perf_counter() - t0
+        rec["trace"] = trace
         results[kernel.name] = rec
         if "error" not in rec and "best_ms" in rec:
             progress(kernel.name, "tuned: %d candidates in %.1f s, best %s ms, default %s ms"
@@ -126,7 +130,21 @@ def drive(args):
                 for mode in ("pytorch", "numpy"):
                     session.run_child(mode, names, rnd)
         rows = [assemble(args, session, k, tune) for k in kernels]
+        if args.plot:
+            draw(args, rows)
         return report(args, tc_options, session, rows)
+
+
+def draw(args, rows):
+    """--plot: each kernel's tuning trace, with its default and best peer (medians) as lines."""
+    import plot
+    kernels = []
+    for r in rows:
+        peer_name, peer = harness.best_peer(r)
+        kernels.append((r.name, r.tune.get("trace", []), r.default.median_ms if r.default else None,
+                        peer.median_ms if peer else None, peer_name and "best peer (%s)" % peer_name))
+    plot.convergence(args.plot, kernels, "tc_tune, at most %d s per kernel, %d threads" % (args.tune, args.threads))
+    progress("plot", "convergence written to %s" % args.plot)
 
 
 def assemble(args, session, kernel, tune):

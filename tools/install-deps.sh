@@ -10,6 +10,7 @@ packages=(
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
   libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
   python3 python3-numpy                          # end-to-end corpus expected values
+  python3-matplotlib                             # bench --plot (tests/bench: the convergence plot)
   libopenblas0-pthread                           # a CBLAS for the cpu.blas route (dlopen; tests skip without one)
   python3-torch python3-pip                      # Python binding tests; pip install in the install test
   clang-14 libclang-rt-14-dev                    # libFuzzer (tools/fuzz.sh)

@@ -130,12 +130,32 @@ class Options(unittest.TestCase):
             try:
                 with self.assertRaises(SystemExit):
                     bench.parse_args(["--runs", "0"])
+                with self.assertRaises(SystemExit):  # --plot draws a tuning run
+                    bench.parse_args(["--plot", "/tmp/x.png"])
             finally:
                 sys.stderr = saved
+        self.assertEqual(bench.parse_args(["--tune", "5", "--plot", "/tmp/x.png"]).plot, "/tmp/x.png")
 
 
 def have(module):
     return importlib.util.find_spec(module) is not None
+
+
+@unittest.skipUnless(have("matplotlib"), "needs python3-matplotlib (tools/install-deps.sh installs it)")
+class ConvergencePlot(unittest.TestCase):
+    def test_writes_a_png_with_a_panel_per_kernel(self):
+        import tempfile
+        import plot  # bench/plot.py
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tune.png")
+            plot.convergence(path, [
+                ("sgemm", [(0.1, 20.0), (0.5, None), (1.2, 12.0), (3.0, 7.5)], 18.0, 7.3, "best peer (NumPy)"),
+                ("softmax", [], 0.1, None, None),  # no trace, no peer: an empty panel, no failure
+            ], "tc_tune, at most 60 s per kernel, 2 threads")
+            with open(path, "rb") as f:
+                head = f.read(8)
+            self.assertEqual(head, b"\x89PNG\r\n\x1a\n")
+            self.assertGreater(os.path.getsize(path), 10000)
 
 
 @unittest.skipUnless(have("numpy") and have("torch"), "needs NumPy and PyTorch")
