@@ -134,9 +134,14 @@ class CpuKernel : public Kernel {
       if (t.role == ir::TensorRole::Output) tensor_names_[ni + t.param_index] = "output '" + t.name + "'";
     }
     if (schedule_.blas) choose_blas();
+    // A stored object is checked now, whatever the route. Not through dense()'s call_once: a
+    // throw out of it passes through pthread_once, which ThreadSanitizer's interceptor does not
+    // survive (it left "ignores enabled" at exit: WarmStart.CodeThatCannotBeUsedIsCompiledFromTheKnobs).
     bool stored_object = artefact && artefact->compare(0, kBlasArtefactMagic.size(), kBlasArtefactMagic) != 0;
-    if (stored_object) object_artefact_ = *artefact;
-    if (!gemm_ || stored_object) dense();  // a stored object is checked now, whatever the route
+    if (!gemm_ || stored_object) {
+      dense_ = build(true, stored_object ? artefact : nullptr);
+      dense_built_ = true;
+    }
   }
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -266,9 +271,9 @@ class CpuKernel : public Kernel {
   }
 
   // The variant for dense tensors: compiled (or taken from the stored object) at construction,
-  // or on the first call that needs it on the cpu.blas route.
+  // or on the cpu.blas route by the first call whose layout BLAS does not take.
   const Variant& dense() const {
-    std::call_once(dense_once_, [&] { dense_ = build(true, object_artefact_.empty() ? nullptr : &object_artefact_); });
+    if (!dense_built_) std::call_once(dense_once_, [&] { dense_ = build(true); });  // a throw leaves it to the next call
     return dense_;
   }
 
@@ -378,7 +383,7 @@ class CpuKernel : public Kernel {
   std::optional<GemmPlan> gemm_;  // the cpu.blas route, when taken
   const Cblas* blas_ = nullptr;
   std::string blas_note_;
-  std::string object_artefact_;  // a stored object to take the dense variant from
+  bool dense_built_ = false;  // by the constructor (else by dense(), once)
   mutable std::once_flag dense_once_;
   mutable Variant dense_;
   mutable std::once_flag general_once_;
