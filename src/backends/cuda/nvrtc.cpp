@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "support/dynamic_library.h"
 #include "backends/cuda/kept_code.h"
+#include "support/dynamic_library.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {

@@ -1393,10 +1393,11 @@ class Printer {
       case ir::ExprOp::Const:
         if (e.is_float && !is_float(e.type))  // a float literal settled into an integer or bool type: converted as a cast
           return convert(float_literal(e.float_value, ScalarType::Float64), ScalarType::Float64, e.type);
-        // An integer literal of type float16 is rounded to float32, then to half, as the language
-        // converts (2147483647 is inf there: differential fuzzer, seed 111071554, program 132).
-        if (!e.is_float && e.type == ScalarType::Float16)
-          return float_literal(static_cast<double>(static_cast<float>(e.int_value)), e.type);
+        // An integer literal settled into a float type: converted as a cast too (to float16: to
+        // float, then to half — 2147483647 is inf there; printed as a float it was finite:
+        // differential fuzzer, seed 111071554, program 132).
+        if (!e.is_float && is_float(e.type))
+          return convert(int_literal(e.int_value, ScalarType::Int64), ScalarType::Int64, e.type);
         return e.is_float ? float_literal(e.float_value, e.type) : int_literal(e.int_value, e.type);
       case ir::ExprOp::Var: return "((int)i" + std::to_string(e.index) + ")";
       case ir::ExprOp::Size: return int_literal(b_.size_values[static_cast<size_t>(e.index)], e.type);
