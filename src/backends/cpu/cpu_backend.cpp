@@ -146,10 +146,10 @@ class CpuKernel : public Kernel {
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
            const ExecutionContext&) const override {
+    if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
-    if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
     const Variant& variant = dense ? this->dense() : general();
     size_t ni = inputs.size();
     std::vector<HalideView> views(ni + outputs.size());
@@ -194,7 +194,7 @@ class CpuKernel : public Kernel {
     std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
                        std::to_string(schedule_.threads) + "\n";
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
-    if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + schedule_text();
+    if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
     return text + "schedule:\n" + dense().schedule;
   }
 
@@ -268,6 +268,8 @@ class CpuKernel : public Kernel {
     gemm_ = plan;
     blas_ = lib;
     blas_note_ = plan->describe() + " from " + lib->path;
+    LoweredPipeline p = lower_pipeline(true);  // the fallback's schedule, described without compiling it
+    route_schedule_ = apply_schedule(p, schedule_, target_);
   }
 
   // The variant for dense tensors: compiled (or taken from the stored object) at construction,
@@ -275,12 +277,6 @@ class CpuKernel : public Kernel {
   const Variant& dense() const {
     if (!dense_built_) std::call_once(dense_once_, [&] { dense_ = build(true); });  // a throw leaves it to the next call
     return dense_;
-  }
-
-  // The schedule's description without compiling (lowering and scheduling only).
-  std::string schedule_text() const {
-    LoweredPipeline p = lower_pipeline(true);
-    return apply_schedule(p, schedule_, target_);
   }
 
   LoweredPipeline lower_pipeline(bool dense) const { return lower(b_, dense, checked_, schedule_.pack, schedule_.fma); }
@@ -383,6 +379,7 @@ class CpuKernel : public Kernel {
   std::optional<GemmPlan> gemm_;  // the cpu.blas route, when taken
   const Cblas* blas_ = nullptr;
   std::string blas_note_;
+  std::string route_schedule_;  // on the route: the fallback pipeline's schedule, for describe()
   bool dense_built_ = false;  // by the constructor (else by dense(), once)
   mutable std::once_flag dense_once_;
   mutable Variant dense_;

@@ -39,9 +39,11 @@ Halide::Expr convert(const Halide::Expr& x, ScalarType from, ScalarType to);
 Halide::Expr literal(double value, ScalarType t);
 Halide::Expr literal(int64_t value, ScalarType t);
 
-// v, unchanged, in a form no simplifier (Halide's or LLVM's) can see through: an integer times
-// a 1 loaded from memory, a float's bits xor a loaded 0. For a constant that must not be folded,
-// or an operand that must not be solved for; one instruction.
+// v, unchanged, in a form Halide's simplifier cannot see through: an integer times a 1 loaded
+// from memory, a float's bits xor a loaded 0. For an operand Halide must not solve for or fold.
+// LLVM does see through it (Halide embeds the table as a constant global, whose loads LLVM
+// folds, so it costs nothing in a loop); libm()'s arguments, which LLVM must not fold either,
+// are hidden another way.
 Halide::Expr opaque(const Halide::Expr& v);
 
 // The lowest (or highest) value of integer type t, loaded from a constant table: no
