@@ -187,10 +187,7 @@ class Tuner {
       double best_before = best_.ms;
       evaluate(population, best_before);
       if (!settled_ && !stop_) settle_generation(best_before);
-      if (!stop_ && elapsed() > budget_s_) {  // a generation of known points measures nothing
-        stop_ = true;
-        stop_reason_ = "the budget of " + ms_text(budget_s_) + " s ran out (tune.budget)";
-      }
+      if (!stop_ && elapsed() > budget_s_) stop_budget();  // a generation of known points measures nothing
       if (stop_ || gen_ >= generations_) break;
       population = genetic_ ? next_generation() : random_generation();
     }
@@ -384,6 +381,13 @@ class Tuner {
     return o;
   }
 
+  // Ends the search after the current candidate, saying why.
+  void stop(std::string why) {
+    stop_ = true;
+    stop_reason_ = std::move(why);
+  }
+  void stop_budget() { stop("the budget of " + ms_text(budget_s_) + " s ran out (tune.budget)"); }
+
   // A generation found something faster when its best is more than this share faster than the
   // best before it: smaller differences are within the run-to-run spread of a measurement.
   static constexpr double kImprovement = 0.02;
@@ -393,12 +397,12 @@ class Tuner {
   // (so the progress reported next shows where the search ends).
   void settle_generation(double best_before) {
     settled_ = true;
-    bool improved = best_.ms < best_before * (1 - kImprovement) || (!std::isfinite(best_before) && std::isfinite(best_.ms));
+    bool improved = best_.ms < best_before * (1 - kImprovement);  // also a first time after none (inf)
     stale_ = improved ? 0 : stale_ + 1;
     if (patience_ > 0 && stale_ >= patience_ && gen_ < generations_) {
       generations_ = gen_;
-      stop_reason_ = "stopped early: no generation of the last " + std::to_string(patience_) +
-                     " found a kernel more than 2% faster (tune.patience)";
+      stop_reason_ = "stopped early: no generation of the last " + std::to_string(patience_) + " found a kernel more than " +
+                     std::to_string(static_cast<int>(kImprovement * 100)) + "% faster (tune.patience)";
     }
   }
 
@@ -437,8 +441,7 @@ class Tuner {
       Candidate& c = fresh[i];
       if (stop_) break;
       if (elapsed() > budget_s_ || (!c.kernel && c.failure.empty())) {  // not compiled: the budget ran out
-        stop_ = true;
-        stop_reason_ = "the budget of " + ms_text(budget_s_) + " s ran out (tune.budget)";
+        stop_budget();
         break;
       }
       if (testing::measuring) testing::measuring(point_text(knobs_, c.point));
@@ -633,10 +636,7 @@ class Tuner {
   void report() {
     if (!progress_) return;
     Progress p{gen_, generations_, done_, planned_, best_.ms, default_ms_, elapsed(), budget_s_};
-    if (!progress_(p)) {
-      stop_ = true;
-      stop_reason_ = "stopped by the progress callback";
-    }
+    if (!progress_(p)) stop("stopped by the progress callback");
   }
 
   Compiled result() {
@@ -660,8 +660,9 @@ class Tuner {
     char line[256];
     std::snprintf(line, sizeof line, "tuned now: %lld candidates (%lld rejected), best %.4g ms, start %.4g ms",
                   static_cast<long long>(done_), static_cast<long long>(rejected_), best_.ms, default_ms_);
-    out.provenance = std::string(line) + "; search: " + std::to_string(std::min(gen_, generations_)) + " generation" +
-                     (std::min(gen_, generations_) == 1 ? "" : "s") + ", " + stop_reason_ +
+    int generations_run = std::min(gen_, generations_);  // gen_ is one past the last after a full search
+    out.provenance = std::string(line) + "; search: " + std::to_string(generations_run) + " generation" +
+                     (generations_run == 1 ? "" : "s") + ", " + stop_reason_ +
                      (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
                      (confirmation_.empty() ? "" : "; " + confirmation_) + "; " + isolation_text();
     return out;
