@@ -9,7 +9,8 @@ import math
 
 def convergence(path, kernels, title):
     """kernels: a list of (name, trace, default_ms, peer_ms, peer_name), trace the tuner's
-    [(seconds, best_ms), ...] in order; a missing time is None. Writes the PNG at path."""
+    [(seconds, best_ms), ...] in order, best_ms None until something was measured (tuned.py);
+    a missing default or peer is None. Writes the PNG at path."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -21,7 +22,7 @@ def convergence(path, kernels, title):
     rows = int(math.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
     for ax, (name, trace, default_ms, peer_ms, peer_name) in zip(axes.flat, kernels):
-        points = [(t, ms) for t, ms in trace if ms is not None and math.isfinite(ms) and ms > 0]
+        points = [(t, ms) for t, ms in trace if ms is not None]
         if points:
             xs, ys = zip(*points)
             ax.step(xs, ys, where="post", color="tab:blue", label="tuned (best so far)")

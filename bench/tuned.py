@@ -54,7 +54,8 @@ def child_tune(args, kernels):
         def seen(p):
             last.update(candidates=p.candidates_done, best_ms=p.best_ms, default_ms=p.default_ms,
                         generation=p.generation)
-            trace.append((p.elapsed_s, p.best_ms if p.best_ms > 0 and p.best_ms < float("inf") else None))
+            measured = 0 < p.best_ms < float("inf")  # JSON to the driver: no inf
+            trace.append((p.elapsed_s, p.best_ms if measured else None))
             return False
         t0 = time.perf_counter()
         try:
