@@ -38,6 +38,8 @@ def parse_args(argv):
                    help="largest relative difference from the first variant's outputs (default 0: bits)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="the kernel's --quick sizes (a smoke test)")
+    p.add_argument("--describe", action="store_true",
+                   help="print each variant's schedule (tc_kernel_describe) before timing")
     return p.parse_args(argv)
 
 
@@ -75,6 +77,8 @@ def main(argv):
         compile_ms.append((time.perf_counter() - t0) * 1e3)
         outs = [np.empty(shape, dtype) for dtype, shape in kernel_.output_info()]
         calls.append(kernel_.bind(inputs, outs))
+        if args.describe:
+            print("== %s\n%s" % (text or "(default)", kernel_.describe()))
         outputs.append(outs)
     for fn in calls:  # warm-up, and the outputs to compare
         for _ in range(3):

@@ -31,7 +31,7 @@ static void test_lists_every_option(void **state) {
                             {"cpu.inline", "auto|1|0", "auto"},      {"cpu.pack", "1|0", "1"},
                             {"cpu.fuse", "1|0", "1"},                {"cpu.rows", "auto|0..4096", "auto"},
                             {"cpu.kblock", "auto|0..65536", "auto"},
-                            {"cpu.panel", "none|streamed|broadcast|both", "none"}};
+                            {"cpu.panel", "auto|none|streamed|broadcast|both", "auto"}};
   for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; ++k) {
     int found = 0;
     for (size_t i = 0; i < n; ++i) {

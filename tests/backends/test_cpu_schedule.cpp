@@ -13,7 +13,8 @@
 //   - panels (cpu.panel): a register-blocked reduction's streamed and broadcast operands
 //     copied per tile (per reduction block) into contiguous panels: plain, transposed and
 //     batched matmul and convolution give the reference's bits with every value, with and
-//     without reduction blocks; a stage computed on its own is copied, an inlined one is not.
+//     without reduction blocks; a stage computed on its own is copied, an inlined one is not;
+//     by default (auto) the cache model copies the streamed operand of a long product only.
 //   - range checks: they run before any statement writes an output.
 //   - cpu.blas (issue 25): plain products computed by the system's CBLAS, in every layout.
 //   - cpu.fma (issue 25): a product sum rounds once a step (on), or as the reference (off).
@@ -344,6 +345,39 @@ TEST(Panels, AReductionOperandIsReadInItsHostNotCopied) {
     ASSERT_EQ(r.status, TC_OK) << panel << ": " << r.message;
     EXPECT_EQ(r.outputs[0], ref.outputs[0]) << panel << "\n" << r.description;
     EXPECT_FALSE(has(r.description, "T in panels")) << r.description;
+  }
+}
+
+// cpu.panel=auto, the default (issue 25): the cache model copies the streamed operand into
+// panels where a tile reads narrow strips of long rows and the strips overflow half of L1 (B
+// of 1024 x 256: strips of at most 48 floats x 1024 steps, 96 KiB or more, rows of 256), and
+// then gives the tile more rows than the default 32 (here all 40); not where the rows are
+// hardly wider than a tile (48), nor where the reduction is short (16 steps: strips of 3 KiB).
+// The reference's bits in every case.
+TEST(Panels, AutoCopiesTheStreamedOperandWhereATileReadsNarrowStripsOfLongRows) {
+  std::regex rows_of_tiles("tiles [0-9]+x40 ");
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool panels;
+  } cases[] = {{{40, 1024}, {1024, 256}, true}, {{40, 1024}, {1024, 48}, false}, {{40, 16}, {16, 1024}, false}};
+  for (const Case& c : cases) {
+    Arg a(c.a, false), b(c.b, false);
+    fill_integers(a, 1);
+    fill_integers(b, 2);
+    Outcome ref = run(kMatmul, {&a, &b}, {{"backend", "reference"}});
+    ASSERT_EQ(ref.status, TC_OK) << ref.message;
+    Outcome r = run(kMatmul, {&a, &b}, {{"threads", "2"}});
+    std::string what = "B " + std::to_string(c.b[0]) + "x" + std::to_string(c.b[1]) + "\n" + r.description;
+    ASSERT_EQ(r.status, TC_OK) << what << r.message;
+    EXPECT_EQ(r.outputs[0], ref.outputs[0]) << what;
+    EXPECT_EQ(has(r.description, "B in panels"), c.panels) << what;
+    EXPECT_EQ(std::regex_search(r.description, rows_of_tiles), c.panels) << what;
+    EXPECT_FALSE(has(r.description, "A in panels")) << what;  // auto never copies the broadcast operand
+    Outcome none = run(kMatmul, {&a, &b}, {{"threads", "2"}, {"cpu.panel", "none"}});
+    ASSERT_EQ(none.status, TC_OK) << none.message;
+    EXPECT_EQ(none.outputs[0], ref.outputs[0]) << none.description;
+    EXPECT_FALSE(has(none.description, "in panels")) << none.description;
+    EXPECT_TRUE(has(none.description, "x32 ")) << none.description;  // the default rows without panels
   }
 }
 

@@ -87,13 +87,16 @@ TEST(Knobs, DomainsDerivedFromBoundSizes) {
   small.f32({3, 5}).f32({5, 6});
   large.f32({512, 64}).f32({64, 1000});
   auto bs = tc_test::bind_def(p, small), bl = tc_test::bind_def(p, large);
-  // Tiles: X powers of two from 4 up to the last extent (at most 256), Y up to the one before (at most 64).
+  // Tiles: X powers of two from 4 up to the last extent (at most 256) and 48 and 96 (three and
+  // six 16-lane vectors) where they fit, Y powers of two up to the one before (at most 512).
   EXPECT_EQ(domain_of("cpu.tile", bs), (std::vector<std::string>{"4x1", "4x2"}));
   auto tiles = domain_of("cpu.tile", bl);
-  EXPECT_TRUE(contains(tiles, "256x64"));
+  EXPECT_TRUE(contains(tiles, "256x512"));
+  EXPECT_TRUE(contains(tiles, "48x256"));
   EXPECT_TRUE(contains(tiles, "4x1"));
   EXPECT_FALSE(contains(tiles, "512x64"));
-  EXPECT_EQ(tiles.size(), 7u * 7u);
+  EXPECT_FALSE(contains(tiles, "4x1024"));
+  EXPECT_EQ(tiles.size(), 9u * 10u);
   EXPECT_EQ(domain_of("cpu.parallel", bs), (std::vector<std::string>{"outer", "none"}));
   // Every domain value is a value its knob accepts.
   for (const auto* k : tc::backends::all_options())

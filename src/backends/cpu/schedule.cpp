@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "backends/cpu/gemm_route.h"
+#include "backends/cpu/host_caches.h"
 
 namespace tc::backends::cpu {
 
@@ -49,11 +50,17 @@ std::pair<int64_t, int64_t> computed_extents(const ir::BoundDef& b) {
   return {x, y};
 }
 
+// Widths: powers of two and the multiples of a 16-lane vector a register block spans (48: 3
+// AVX-512 vectors); rows: powers of two up to 512, where a tile whose operand is in panels
+// amortises the copy (sgemm 1024^3: 48x32 tiles 10.5 ms, 48x256 7.0).
 std::vector<std::string> tiles(const ir::BoundDef& b) {
   auto [x, y] = computed_extents(b);
+  std::vector<std::string> widths = powers_of_two(4, x, 256);
+  for (int64_t w : {48, 96})
+    if (w <= x) widths.push_back(std::to_string(w));
   std::vector<std::string> out;
-  for (const auto& tx : powers_of_two(4, x, 256))
-    for (const auto& ty : powers_of_two(1, y, 64)) out.push_back(tx + "x" + ty);
+  for (const auto& tx : widths)
+    for (const auto& ty : powers_of_two(1, y, 512)) out.push_back(tx + "x" + ty);
   return out;
 }
 
@@ -70,7 +77,7 @@ std::vector<Knob> declare() {
   Knob unroll{"cpu.unroll", KnobKind::Integer, "auto", "rows of the register block (accumulators per vector)", true};
   unroll.min = 1;
   unroll.max = 32;
-  unroll.domain = fixed_values({"1", "2", "4", "8"});
+  unroll.domain = fixed_values({"1", "2", "4", "6", "8", "12"});
   Knob parallel{"cpu.parallel", KnobKind::Choice, "auto", "run the outer tile loops on the thread pool, or not", true};
   parallel.choices = {"outer", "none"};
   parallel.domain = fixed_values({"outer", "none"});
@@ -109,11 +116,13 @@ std::vector<Knob> declare() {
     for (const auto& r : powers_of_two(1, n, 64)) v.push_back(r);
     return v;
   };
-  Knob panel{"cpu.panel", KnobKind::Choice, "none",
+  Knob panel{"cpu.panel", KnobKind::Choice, "auto",
              "copy a register-blocked reduction's operands per tile (per reduction block with cpu.kblock) into "
              "contiguous panels in the order the block reads them: the streamed operand (read along the tile's "
              "contiguous dimension) as a panel of the tile's width, the broadcast one (a convolution's weights, A "
-             "in A * B) with the register block's dimension innermost; none, streamed, broadcast or both"};
+             "in A * B) with the register block's dimension innermost; none, streamed, broadcast or both; auto: "
+             "the streamed operand when a tile reads narrow strips of its rows and they overflow L1",
+             true};
   panel.choices = {"none", "streamed", "broadcast", "both"};
   panel.domain = fixed_values({"none", "streamed", "broadcast", "both"});
   Knob blas{"cpu.blas", KnobKind::Boolean, "0",
@@ -153,12 +162,15 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.rows = o.is_auto("cpu.rows") ? -1 : static_cast<int>(o.integer("cpu.rows"));
   s.kblock = o.is_auto("cpu.kblock") ? -1 : static_cast<int>(o.integer("cpu.kblock"));
   const std::string& panel = o.text("cpu.panel");
+  s.panel_auto = o.is_auto("cpu.panel");
   s.panel_streamed = panel == "streamed" || panel == "both";
   s.panel_broadcast = panel == "broadcast" || panel == "both";
   s.blas = o.flag("cpu.blas");
   s.fma = o.flag("cpu.fma");
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.l1_bytes = host_caches().l1d;
+  s.l2_bytes = host_caches().l2;
   return s;
 }
 
@@ -675,7 +687,10 @@ class Scheduler {
     // The block width must be a multiple of the vector width: the block is computed whole.
     int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2) * L;
     tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
-    Tiling t = tile_host(r, w, tx, avx512 ? 32 : 24, default_u, L);
+    bool streamed_panel = k_.panel_auto ? wants_streamed_panel(r, tx) : k_.panel_streamed;
+    int default_ty = avx512 ? 32 : 24;
+    if (streamed_panel) default_ty = panel_rows(r, tx, default_ty);
+    Tiling t = tile_host(r, w, tx, default_ty, default_u, L);
     if (L > 1) w.vectorize(t.xi, L);
     if (b >= 0) w.unroll(t.yii);
     Func& f = r.func;
@@ -693,7 +708,7 @@ class Scheduler {
     }
     if (L > 1) u.vectorize(r.vars[0], L);
     if (t.tx > L && t.tx % L == 0) u.unroll(r.vars[0]);
-    std::string panels = copy_panels(r, w, t, kblock > 0 ? &rko : nullptr, L);
+    std::string panels = copy_panels(r, w, t, kblock > 0 ? &rko : nullptr, L, streamed_panel, k_.panel_broadcast);
     say(r, "register-blocked " + std::to_string(t.tx) + "x" + std::to_string(t.u) + " (vector " + std::to_string(L) +
                "), tiles " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + " inside " + host_name +
                (kblock > 0 ? ", reduction in blocks of " + std::to_string(kblock) : "") +
@@ -712,45 +727,13 @@ class Scheduler {
   // convolution's weights) is stored with the block's dimension innermost, so that the U
   // values broadcast per step are adjacent. Only inputs and stages computed on their own are
   // copied (an inlined producer is computed where it is read). Returns the description's words.
-  std::string copy_panels(Stage& r, Func& w, const Tiling& t, const RVar* rko, int lanes_) {
-    if (!k_.panel_streamed && !k_.panel_broadcast) return "";
-    struct Operand {
-      std::string name;
-      int inner_arg = 0;   // the argument (Halide order) stored innermost: 0, or a Pack stage's
-      int block_arg = -1;  // the argument that uses the block var
-      bool streamed = false;
-    };
-    std::map<std::string, Operand> operands;
-    std::string x = r.vars[0].name(), y = r.block_var >= 0 ? r.vars[r.block_var].name() : "";
-    std::string self = r.func.name();
-    auto found = [&](const Halide::Internal::Call* c) {
-      if (c->name == self || c->args.empty()) return;
-      // A gather's slice is wherever its indices point (all of LUT's rows for each tile).
-      bool gathered = false;
-      for (const Halide::Expr& a : c->args) gathered = gathered || reads_memory(a);
-      if (gathered) {
-        operands.erase(c->name);
-        operands.emplace(c->name, Operand{c->name, 0, -1, false});
-        return;
-      }
-      Operand o;
-      o.name = c->name;
-      for (const Stage& s : p_.stages)
-        if (s.kind == Stage::Kind::Pack && s.func.name() == c->name) o.inner_arg = s.packed_var;
-      o.streamed = Halide::Internal::expr_uses_var(c->args[o.inner_arg], x);
-      for (size_t a = 0; a < c->args.size() && !y.empty(); ++a)
-        if (o.block_arg < 0 && Halide::Internal::expr_uses_var(c->args[a], y)) o.block_arg = static_cast<int>(a);
-      auto [it, fresh] = operands.emplace(c->name, o);
-      if (!fresh) {  // read twice: a panel only if every read agrees
-        it->second.streamed = it->second.streamed && o.streamed;
-        if (it->second.block_arg != o.block_arg) it->second.block_arg = -1;
-      }
-    };
-    for (const Halide::Expr& v : r.func.function().update(0).values()) for_each_load(v, found);
+  std::string copy_panels(Stage& r, Func& w, const Tiling& t, const RVar* rko, int lanes_, bool streamed_panel,
+                          bool broadcast_panel) {
+    if (!streamed_panel && !broadcast_panel) return "";
     std::string words;
-    for (const auto& [name, o] : operands) {
-      bool streamed = o.streamed && k_.panel_streamed;
-      bool broadcast = !o.streamed && o.block_arg >= 0 && k_.panel_broadcast;
+    for (const auto& [name, o] : panel_operands(r)) {
+      bool streamed = o.streamed && streamed_panel;
+      bool broadcast = !o.streamed && o.block_arg >= 0 && broadcast_panel;
       if (!streamed && !broadcast) continue;
       Func copy;
       std::string tensor;
@@ -762,6 +745,108 @@ class Scheduler {
       words += ", " + tensor + (streamed ? " in panels" : " in panels (block dimension innermost)");
     }
     return words;
+  }
+
+  // An operand of a register-blocked reduction, as panels see it.
+  struct PanelOperand {
+    int inner_arg = 0;   // the argument (Halide order) stored innermost: 0, or a Pack stage's
+    int block_arg = -1;  // the argument that uses the block var
+    bool streamed = false;
+    bool gathered = false;  // read at computed subscripts
+    int64_t row = 0;        // its extent along inner_arg; 0: not known
+  };
+
+  // The operands reduction `r` reads, by name: how each is read (every read must agree).
+  std::map<std::string, PanelOperand> panel_operands(const Stage& r) const {
+    std::map<std::string, PanelOperand> operands;
+    std::string x = r.vars[0].name(), y = r.block_var >= 0 ? r.vars[r.block_var].name() : "";
+    std::string self = r.func.name();
+    auto found = [&](const Halide::Internal::Call* c) {
+      if (c->name == self || c->args.empty()) return;
+      // A gather's slice is wherever its indices point (all of LUT's rows for each tile).
+      bool gathered = false;
+      for (const Halide::Expr& a : c->args) gathered = gathered || reads_memory(a);
+      if (gathered) {
+        operands[c->name] = PanelOperand{0, -1, false, true, 0};
+        return;
+      }
+      PanelOperand o;
+      o.row = extent_of(c->name, 0);
+      for (const Stage& s : p_.stages)
+        if (s.kind == Stage::Kind::Pack && s.func.name() == c->name) {
+          o.inner_arg = s.packed_var;
+          o.row = s.extents[s.packed_var];
+        }
+      o.streamed = Halide::Internal::expr_uses_var(c->args[o.inner_arg], x);
+      for (size_t a = 0; a < c->args.size() && !y.empty(); ++a)
+        if (o.block_arg < 0 && Halide::Internal::expr_uses_var(c->args[a], y)) o.block_arg = static_cast<int>(a);
+      auto [it, fresh] = operands.emplace(c->name, o);
+      if (!fresh && !it->second.gathered) {  // read twice: a panel only if every read agrees
+        it->second.streamed = it->second.streamed && o.streamed;
+        if (it->second.block_arg != o.block_arg) it->second.block_arg = -1;
+      }
+    };
+    for (const Halide::Expr& v : r.func.function().update(0).values()) for_each_load(v, found);
+    return operands;
+  }
+
+  // The extent of argument `arg` (Halide order) of the input or stage called `name`; 0 if not
+  // a constant.
+  int64_t extent_of(const std::string& name, int arg) const {
+    for (const auto& in : p_.inputs)
+      if (in.defined() && Func(in).name() == name && arg < in.dimensions())
+        if (const int64_t* e = Halide::Internal::as_const_int(in.parameter().extent_constraint(arg))) return *e;
+    for (const Stage& s : p_.stages)
+      if (s.func.name() == name && arg < static_cast<int>(s.extents.size())) return s.extents[arg];
+    return 0;
+  }
+
+  static int64_t reduction_length(const Stage& r) {
+    int64_t n = 1;
+    for (int k = 0; k < r.rdom.dimensions(); ++k)
+      if (const int64_t* e = Halide::Internal::as_const_int(r.rdom[k].extent())) n *= *e;
+    return n;
+  }
+
+  // cpu.panel=auto, the cache model: the streamed operand is copied into panels when a tile
+  // reads a narrow strip of its rows (rows at least kPanelRowRatio times the tile's width) and
+  // the strips a register block reads (tile width x reduction length) overflow half of L1.
+  // Then the block's strips are a whole row apart each (sgemm 1024^3: 48 of 1024 floats, 4 KiB
+  // apart, all in the same few L1 sets) and come from L2 at every step; a panel reads them in
+  // one sequential stream. Where a tile reads most of each row (conv2d's 54-wide rows, tbmm's
+  // 26) or the strips fit in L1, the copy only costs (conv2d: 9.9 against 9.4 ms).
+  static constexpr int64_t kPanelRowRatio = 4;
+
+  bool wants_streamed_panel(const Stage& r, int tx) const {
+    int64_t strips = static_cast<int64_t>(tx) * r.type.bytes() * reduction_length(r);
+    if (2 * strips <= k_.l1_bytes) return false;
+    for (const auto& [name, o] : panel_operands(r))
+      if (o.streamed && !o.gathered && o.row >= kPanelRowRatio * tx && copyable(name)) return true;
+    return false;
+  }
+
+  // Rows of a tile whose streamed operand is in panels (cpu.tile auto): the panel is copied
+  // once per tile and read once per register block, so more rows make the copy cheaper. As
+  // many as keep the tile's rows of the broadcast operand (rows x reduction length) within half
+  // of L2, where the next tile along the row finds them again, at most kMaxPanelRows and at
+  // least `fewest`; halved while the tiles are too few to keep every thread busy. sgemm 1024^3,
+  // 2 threads, panels 48 wide: 32 rows 10.5 ms, 64 8.6, 128 7.5, 256 7.0 (L2 2 MiB: 256).
+  static constexpr int kMaxPanelRows = 256;
+
+  int panel_rows(const Stage& r, int tx, int fewest) const {
+    int b = r.block_var;
+    if (b < 0) return fewest;
+    int64_t row_bytes = std::max<int64_t>(1, reduction_length(r) * r.type.bytes());
+    int rows = fewest;
+    while (rows * 2 <= kMaxPanelRows && rows * 2 * row_bytes <= k_.l2_bytes / 2) rows *= 2;
+    auto tiles = [&](int ty) {
+      int64_t n = ((r.extents[0] + tx - 1) / tx) * ((r.extents[b] + ty - 1) / ty);
+      for (size_t d = 1; d < r.extents.size(); ++d)
+        if (static_cast<int>(d) != b) n *= r.extents[d];
+      return n;
+    };
+    while (rows > fewest && tiles(rows) < kTasksPerThread * k_.threads) rows /= 2;
+    return rows;
   }
 
   // Stores and computes `copy` with its argument `arg` innermost; returns that variable.
@@ -794,28 +879,41 @@ class Scheduler {
     return found;
   }
 
-  // `consumer`'s own copy of the input or root stage called `name`, and the TC tensor it holds;
-  // false for anything else.
-  bool copy_of(const std::string& name, Func consumer, Func& copy, std::string& tensor) {
-    for (auto& in : p_.inputs)
-      if (in.defined() && Func(in).name() == name) {  // an ImageParam is read through its own Func
-        copy = in.in(consumer);
-        tensor = in.name().rfind("in_", 0) == 0 ? in.name().substr(3) : in.name();
-        return true;
-      }
+  // The input (its index, as a Halide::ImageParam is read through its own Func) or the root
+  // stage (-2 - its index) called `name` that a panel may copy; -1 for anything else.
+  int copy_source(const std::string& name) const {
+    for (size_t i = 0; i < p_.inputs.size(); ++i)
+      if (p_.inputs[i].defined() && Func(p_.inputs[i]).name() == name) return static_cast<int>(i);
     for (size_t i = 0; i < p_.stages.size(); ++i)
       if (p_.stages[i].func.name() == name) {
         // A reduction is computed inside its host (its consumer, or a wrapper of its own), where
         // its readers find it: a copy of the reduction itself would read it outside that host,
         // which Halide refuses (differential fuzzer, seed 255611873: T(k,n) +=! ... read by
         // C(m,n) +=! A(m,k) * T(k,n) with cpu.panel=streamed did not compile).
-        if (p_.stages[i].kind == Stage::Kind::Reduction) return false;
-        if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return false;
-        copy = p_.stages[i].func.in(consumer);
-        tensor = p_.stages[i].tensor;
-        return true;
+        if (p_.stages[i].kind == Stage::Kind::Reduction) return -1;
+        if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return -1;
+        return -2 - static_cast<int>(i);
       }
-    return false;
+    return -1;
+  }
+
+  bool copyable(const std::string& name) const { return copy_source(name) != -1; }
+
+  // `consumer`'s own copy of the input or root stage called `name`, and the TC tensor it holds;
+  // false for anything else.
+  bool copy_of(const std::string& name, Func consumer, Func& copy, std::string& tensor) {
+    int source = copy_source(name);
+    if (source >= 0) {
+      Halide::ImageParam& in = p_.inputs[source];
+      copy = in.in(consumer);
+      tensor = in.name().rfind("in_", 0) == 0 ? in.name().substr(3) : in.name();
+      return true;
+    }
+    if (source == -1) return false;
+    Stage& s = p_.stages[-2 - source];
+    copy = s.func.in(consumer);
+    tensor = s.tensor;
+    return true;
   }
 
   // By default a reduction is blocked when the slice of the streamed operand one tile reads

@@ -1,9 +1,9 @@
 // schedule.h — the cpu backend's schedule space, declared as knobs (cpu.*), and its default
 // point. Every choice the scheduler makes comes from one CpuSchedule (vector width, output
-// tile, register block, parallel outer loops, inlining, packing, fusion, panels), read from the parsed
-// knob values with "auto" filled in from the target, so the autotuner can search exactly this
-// space. apply_schedule turns it into Halide scheduling directives on a lowered pipeline; it
-// never changes what is computed.
+// tile, register block, parallel outer loops, inlining, packing, fusion, panels), read from the
+// parsed knob values with "auto" filled in from the target and the host's cache sizes, so the
+// autotuner can search exactly this space. apply_schedule turns it into Halide scheduling
+// directives on a lowered pipeline; it never changes what is computed.
 #pragma once
 
 #include <string>
@@ -28,9 +28,12 @@ struct CpuSchedule {
   int kblock = -1;         // reduction blocks of register-blocked reductions; 0: none; -1: auto
   bool panel_streamed = false;   // copy the streamed operand of a register-blocked reduction into panels
   bool panel_broadcast = false;  // ... and the broadcast one, with the block dimension innermost
+  bool panel_auto = true;        // cpu.panel=auto: the streamed operand's panels decided by the cache model
   bool blas = false;       // a plain matrix product goes to the system's CBLAS (gemm_route.h)
   bool fma = true;         // a float += reduction of one product accumulates with fused multiply-adds
   int threads = 0;         // 0: all cores
+  int64_t l1_bytes = 32 * 1024;   // the cache model's sizes: the host's (host_caches.h)
+  int64_t l2_bytes = 1024 * 1024;
 
   static CpuSchedule from_options(const KnobValues& o);
 };

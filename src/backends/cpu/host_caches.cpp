@@ -1,0 +1,80 @@
+// host_caches.cpp — see host_caches.h.
+#include "backends/cpu/host_caches.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <fstream>
+
+namespace tc::backends::cpu {
+
+namespace {
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+int64_t from_sysconf(int name) {
+  long v = sysconf(name);
+  return v > 0 ? static_cast<int64_t>(v) : 0;
+}
+
+constexpr int64_t kAssumedL1 = 32 * 1024;
+constexpr int64_t kAssumedL2 = 1024 * 1024;
+
+CacheSizes read_host_caches() {
+  CacheSizes c;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+  c.l1d = from_sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  c.l2 = from_sysconf(_SC_LEVEL2_CACHE_SIZE);
+  c.source = "sysconf";
+#endif
+  if (c.l1d <= 0 || c.l2 <= 0) c = caches_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
+  if (c.l1d <= 0 || c.l2 <= 0) c = CacheSizes{kAssumedL1, kAssumedL2, "assumed"};
+  return c;
+}
+
+}  // namespace
+
+int64_t parse_cache_size(const std::string& text) {
+  size_t i = 0;
+  int64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (v > (int64_t{1} << 40)) return -1;
+    v = v * 10 + (text[i++] - '0');
+  }
+  if (i == 0) return -1;
+  int64_t unit = 1;
+  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) unit = 1024, ++i;
+  else if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) unit = 1024 * 1024, ++i;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  return i == text.size() ? v * unit : -1;
+}
+
+CacheSizes caches_from_sysfs(const std::string& dir) {
+  CacheSizes c;
+  c.source = "sysfs";
+  for (int index = 0; index < 16; ++index) {
+    std::string d = dir + "/index" + std::to_string(index);
+    std::string level = first_line(d + "/level"), type = first_line(d + "/type");
+    int64_t size = parse_cache_size(first_line(d + "/size"));
+    if (level.empty() || size <= 0) continue;
+    if (level == "1" && (type == "Data" || type == "Unified") && c.l1d == 0) c.l1d = size;
+    if (level == "2" && (type == "Unified" || type == "Data") && c.l2 == 0) c.l2 = size;
+  }
+  return c;
+}
+
+std::string CacheSizes::describe() const {
+  return "L1d " + std::to_string(l1d / 1024) + " KiB, L2 " + std::to_string(l2 / 1024) + " KiB (" + source + ")";
+}
+
+const CacheSizes& host_caches() {
+  static const CacheSizes kCaches = read_host_caches();
+  return kCaches;
+}
+
+}  // namespace tc::backends::cpu

@@ -1,0 +1,31 @@
+// host_caches.h — the sizes of this machine's level 1 data and level 2 caches, as the OS
+// reports them, for the default schedule's cache model (schedule.cpp: how many rows a tile
+// takes, whether a streamed operand is copied into panels). It reads; it decides nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tc::backends::cpu {
+
+struct CacheSizes {
+  int64_t l1d = 0;     // bytes of level 1 data cache, per core
+  int64_t l2 = 0;      // bytes of level 2 cache, per core (or per cluster sharing it)
+  std::string source;  // where they came from: "sysconf", "sysfs" or "assumed"
+
+  std::string describe() const;  // "L1d 48 KiB, L2 2048 KiB (sysconf)"
+};
+
+// glibc's sysconf(_SC_LEVEL1_DCACHE_SIZE / _SC_LEVEL2_CACHE_SIZE), else the OS's
+// /sys/devices/system/cpu/cpu0/cache, else 32 KiB and 1 MiB (common to x86 cores since 2017)
+// with source "assumed". Read once per process.
+const CacheSizes& host_caches();
+
+// The level 1 data and level 2 sizes listed under a sysfs cache directory (index*/level, type,
+// size as "48K"); a size not found is 0.
+CacheSizes caches_from_sysfs(const std::string& dir);
+
+// "48K" -> 49152, "2048K" -> 2097152, "1M" -> 1048576, "512" -> 512; -1 if not a size.
+int64_t parse_cache_size(const std::string& text);
+
+}  // namespace tc::backends::cpu

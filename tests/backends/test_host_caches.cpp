@@ -1,0 +1,73 @@
+// test_host_caches.cpp — the cache sizes the cpu backend's default schedule models
+// (src/backends/cpu/host_caches.h): size texts as sysfs writes them, a sysfs cache directory,
+// and this host's sizes; white-box.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "backends/cpu/host_caches.h"
+
+namespace {
+
+using tc::backends::cpu::caches_from_sysfs;
+using tc::backends::cpu::host_caches;
+using tc::backends::cpu::parse_cache_size;
+
+TEST(HostCaches, SizeTextsAsSysfsWritesThem) {
+  EXPECT_EQ(parse_cache_size("48K"), 48 * 1024);
+  EXPECT_EQ(parse_cache_size("2048K"), 2048 * 1024);
+  EXPECT_EQ(parse_cache_size("1M"), 1024 * 1024);
+  EXPECT_EQ(parse_cache_size("512"), 512);
+  EXPECT_EQ(parse_cache_size("32K\n"), 32 * 1024);
+  EXPECT_EQ(parse_cache_size(""), -1);
+  EXPECT_EQ(parse_cache_size("K"), -1);
+  EXPECT_EQ(parse_cache_size("48KB"), -1);
+  EXPECT_EQ(parse_cache_size("-4K"), -1);
+  EXPECT_EQ(parse_cache_size("99999999999999999999K"), -1);
+}
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text << "\n";
+}
+
+// A directory laid out as /sys/devices/system/cpu/cpu0/cache: the level 1 instruction cache
+// and level 3 are not what the model asks for.
+TEST(HostCaches, ReadFromASysfsCacheDirectory) {
+  char tmpl[] = "/tmp/tc-caches-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::filesystem::path dir(tmpl);
+  struct Level {
+    const char *level, *type, *size;
+  } levels[] = {{"1", "Instruction", "32K"}, {"1", "Data", "48K"}, {"2", "Unified", "2048K"}, {"3", "Unified", "260M"}};
+  for (int i = 0; i < 4; ++i) {
+    auto d = dir / ("index" + std::to_string(i));
+    std::filesystem::create_directories(d);
+    write(d / "level", levels[i].level);
+    write(d / "type", levels[i].type);
+    write(d / "size", levels[i].size);
+  }
+  auto c = caches_from_sysfs(dir.string());
+  EXPECT_EQ(c.l1d, 48 * 1024);
+  EXPECT_EQ(c.l2, 2048 * 1024);
+  EXPECT_EQ(c.describe(), "L1d 48 KiB, L2 2048 KiB (sysfs)");
+  auto none = caches_from_sysfs((dir / "missing").string());
+  EXPECT_EQ(none.l1d, 0);
+  EXPECT_EQ(none.l2, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Whatever the host, the model gets sizes a cache can have, from one of the named sources.
+TEST(HostCaches, ThisHostsSizesArePlausible) {
+  const auto& c = host_caches();
+  EXPECT_GE(c.l1d, 4 * 1024);
+  EXPECT_LE(c.l1d, 4 * 1024 * 1024);
+  EXPECT_GE(c.l2, c.l1d);
+  EXPECT_TRUE(c.source == "sysconf" || c.source == "sysfs" || c.source == "assumed") << c.source;
+  EXPECT_EQ(&host_caches(), &c);  // read once
+}
+
+}  // namespace
