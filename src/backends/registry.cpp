@@ -48,7 +48,7 @@ std::vector<Knob> general_options() {
           integer("threads", "0", 0, 1024, "threads a host kernel's parallel loops use, the caller included; 0: all cores"),
           cache,
           strategy,
-          integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation"),
+          integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation (the first: twice as many)"),
           integer("tune.generations", "1000", 1, 1000,
                   "tc_tune: at most this many generations (tune.budget or tune.patience ends the search first)"),
           integer("tune.patience", "3", 0, 1000,

@@ -284,13 +284,16 @@ class Tuner {
     reference_ = outputs_.read();
   }
 
-  // The starting point; the knobs of every record of this def at any sizes (this one's first,
-  // fitted to this size's domains by fit()); the history's best points; then random points.
+  // The first generation, twice tune.population: the starting point; the knobs of every record
+  // of this def at any sizes (this one's first, fitted to this size's domains by fit()); the
+  // history's best points; the start's neighbours, each the start with one knob changed (up to
+  // half: the default is usually near a good point, and one knob — the tile's rows, the
+  // panels — is often all that stands between them); then random points.
   std::vector<Point> first_population() {
+    size_t size = 2 * static_cast<size_t>(population_);
     std::vector<Point> out = {start_point_};
     auto add = [&](const Point& p) {
-      if (static_cast<int>(out.size()) < population_ && std::find(out.begin(), out.end(), p) == out.end())
-        out.push_back(p);
+      if (out.size() < size && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
     };
     if (store_) {
       std::vector<cache::Record> family;
@@ -303,7 +306,24 @@ class Tuner {
       if (std::isfinite(c.first)) known.push_back(c);
     std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < known.size() && static_cast<int>(i) < std::max(1, population_ / 5); ++i) add(known[i].second);
-    while (static_cast<int>(out.size()) < population_) out.push_back(random_point());
+    for (const Point& p : neighbours_of_start(size / 2)) add(p);
+    while (out.size() < size) out.push_back(random_point());
+    return out;
+  }
+
+  // Up to `n` distinct points that differ from the start in one knob each, knobs and values
+  // drawn at random.
+  std::vector<Point> neighbours_of_start(size_t n) {
+    std::vector<Point> out;
+    size_t choices = 0;
+    for (const auto& k : knobs_) choices += k.values.size() - 1;
+    for (size_t tries = 0; out.size() < std::min(n, choices) && tries < 20 * n; ++tries) {
+      size_t k = std::uniform_int_distribution<size_t>(0, knobs_.size() - 1)(rng_);
+      const auto& values = knobs_[k].values;
+      Point p = start_point_;
+      p[k] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng_)];
+      if (p != start_point_ && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
+    }
     return out;
   }
 

@@ -307,6 +307,15 @@ TEST(Panels, TransposedAndBatchedMatmulCopyTheirPackedOperand) {
   fill_integers(a, 3);
   fill_integers(b, 4);
   check_every_panel(kTransposedMatmul, {&a, &b}, "16x8", "B", "A");
+  // The transposing copy is itself the panel: made per tile, by the thread that reads it, not
+  // whole at root first (or per reduction block, guarded: 5 is not a multiple of its 8x8 tiles).
+  for (const char* kb : {"0", "5"}) {
+    Outcome r = run(kTransposedMatmul, {&a, &b}, {{"cpu.panel", "streamed"}, {"cpu.kblock", kb}, {"cpu.tile", "16x8"}});
+    ASSERT_EQ(r.status, TC_OK) << r.message;
+    EXPECT_TRUE(std::regex_search(r.description, std::regex(std::string("packed_B[^:]*: copy with dimension 0 innermost, per ") +
+                                                           (kb[0] == '0' ? "tile of out_C" : "reduction block of s0_C"))))
+        << r.description;
+  }
   Arg x({3, 13, 11}, false), y({3, 18, 11}, false);
   fill_integers(x, 5);
   fill_integers(y, 6);

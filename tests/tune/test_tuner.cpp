@@ -313,6 +313,32 @@ TEST(Tuner, RecordsOfOtherSizesSeedTheFirstPopulation) {
   EXPECT_EQ(family, 1);
 }
 
+// The first generation (issue 25) is twice tune.population (6 here), without repeats: the
+// start, then (an empty cache and history) up to half of it the start's neighbours, each the
+// start with exactly one knob changed, then random points.
+TEST(Tuner, TheFirstGenerationIsTwiceThePopulationWithTheStartsNeighbours) {
+  Fixture f;
+  std::vector<std::string> first, measured;
+  tune(f, f.dir + "/cache", first, measured);
+  ASSERT_EQ(first.size(), 12u);
+  EXPECT_EQ(std::set<std::string>(first.begin(), first.end()).size(), first.size());
+  auto start = knobs_of(first[0]);
+  EXPECT_EQ(start["cpu.tile"], "1x1");
+  int neighbours = 0;
+  for (size_t i = 1; i < first.size(); ++i) {
+    auto p = knobs_of(first[i]);
+    ASSERT_EQ(p.size(), start.size()) << first[i];
+    int changed = 0;
+    for (const auto& [k, v] : start) changed += p[k] != v;
+    EXPECT_GE(changed, 1) << first[i];
+    if (i <= 6) {  // the neighbours come first
+      EXPECT_EQ(changed, 1) << first[i];
+    }
+    neighbours += changed == 1;
+  }
+  EXPECT_GE(neighbours, 6);
+}
+
 // A candidate that looked faster during the search (the hook divides its times by 1000) but
 // not in the final comparison with the start (the hook makes it 10x slower there) is not the
 // result: the start is, and the record the search wrote is replaced by the start's.
