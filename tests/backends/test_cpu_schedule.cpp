@@ -9,7 +9,7 @@
 //   - reduction blocks (cpu.kblock): a register-blocked reduction's outermost reduction
 //     variable split into blocks, a tile's accumulators in a buffer: matmul and convolution
 //     with blocks that divide the reduction, that do not, and tiles whose rows are not a
-//     multiple of the register block.
+//     multiple of the register block; a short innermost reduction loop (kw) is unrolled.
 //   - panels (cpu.panel): a register-blocked reduction's streamed and broadcast operands
 //     copied per tile (per reduction block) into contiguous panels: plain, transposed and
 //     batched matmul and convolution give the reference's bits with every value, with and
@@ -247,6 +247,31 @@ TEST(ReductionBlocks, ConvolutionSplitsItsOutermostReductionVariable) {
   fill_integers(i, 3);
   fill_integers(w, 4);
   check_reduction_blocks(kConv, {&i, &w}, {"2", "4"}, "16x4");
+}
+
+// A register block's innermost reduction loop is unrolled when it has at most 4 steps (a 3x3
+// convolution's kw), with and without reduction blocks, giving the reference's bits; not a
+// 5-step one, nor a matmul's long k.
+TEST(ReductionBlocks, AShortInnermostReductionLoopIsUnrolled) {
+  Arg i({2, 9, 12, 21}, false), w3({5, 9, 3, 3}, false), w5({5, 9, 5, 5}, false);
+  fill_integers(i, 3);
+  fill_integers(w3, 4);
+  fill_integers(w5, 5);
+  const std::string unrolled = "innermost reduction loop unrolled";
+  for (Arg* w : {&w3, &w5}) {
+    Outcome ref = run(kConv, {&i, w}, {{"backend", "reference"}});
+    ASSERT_EQ(ref.status, TC_OK) << ref.message;
+    for (const char* kb : {"0", "2"}) {
+      Outcome r = run(kConv, {&i, w}, {{"cpu.kblock", kb}, {"cpu.tile", "16x4"}});
+      ASSERT_EQ(r.status, TC_OK) << r.message;
+      EXPECT_EQ(r.outputs[0], ref.outputs[0]) << r.description;
+      EXPECT_EQ(has(r.description, unrolled), w == &w3) << r.description;
+    }
+  }
+  Arg a({37, 29}, false), b({29, 53}, false);
+  fill_integers(a, 5);
+  fill_integers(b, 6);
+  EXPECT_FALSE(has(run(kMatmul, {&a, &b}, {}).description, unrolled));
 }
 
 TEST(ReductionBlocks, ZeroOrABlockAsLongAsTheReductionLeavesItWhole) {
