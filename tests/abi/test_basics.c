@@ -317,7 +317,8 @@ static void test_gradient(void **state) {
 static void test_kernel_code(void **state) {
   (void)state;
   tc_program *p = define_ok(MM_SRC);
-  int64_t sa[2] = {8, 4}, sb[2] = {4, 16};
+  /* K = 8: a reduction of at most 4 steps would be unrolled, leaving no loop to find */
+  int64_t sa[2] = {8, 8}, sb[2] = {8, 16};
   DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, sa, NULL), make_tensor(NULL, dt_f32(), 2, sb, NULL)};
   tc_kernel *k = NULL;
   assert_tc_ok(tc_compile(&k, p, NULL, in, 2, NULL));

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "backends/cpu/gemm_route.h"
+#include "backends/cpu/host_caches.h"
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
 #include "backends/cpu/schedule.h"
@@ -192,7 +193,7 @@ class CpuKernel : public Kernel {
 
   std::string describe() const override {
     std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
-                       std::to_string(schedule_.threads) + "\n";
+                       std::to_string(schedule_.threads) + "\ncaches: " + host_caches().describe() + "\n";
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
     if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
     return text + "schedule:\n" + dense().schedule;

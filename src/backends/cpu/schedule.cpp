@@ -5,7 +5,10 @@
 //     (Func::in). The host is tiled TX x TY over the contiguous dimension and the register
 //     block dimension; the reduction runs over a TX x U block whose accumulators stay in
 //     registers, vectorised along the contiguous dimension, with the reduction loops outside
-//     the block (the classic register-blocked matmul);
+//     the block (the classic register-blocked matmul); a long product's streamed operand is
+//     copied per tile into a contiguous panel, the tile's rows sized to L2, where a cache model
+//     from the host's L1/L2 sizes says its strided strips would come from L2 (cpu.panel=auto);
+//     a short innermost reduction loop (a 3x3 convolution's kw) is unrolled;
 //   - a reduction whose reads are contiguous only along a reduction variable (dot products,
 //     row sums) is vectorised along that variable instead, through rfactor;
 //   - row blocks: where a def's row reductions (softmax's max and sum, layernorm's mean and
