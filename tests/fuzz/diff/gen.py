@@ -318,9 +318,9 @@ def random_knobs(rng):
     if rng.random() < 0.5:
         knobs["cpu.vectorize"] = rng.choice(["1", "4", "8", "16"])
     if rng.random() < 0.4:
-        knobs["cpu.tile"] = rng.choice(["8x2", "16x4", "4x4", "32x8", "1x1"])
+        knobs["cpu.tile"] = rng.choice(["8x2", "16x4", "4x4", "32x8", "1x1", "48x64", "16x40"])
     if rng.random() < 0.3:
-        knobs["cpu.unroll"] = rng.choice(["1", "2", "4"])
+        knobs["cpu.unroll"] = rng.choice(["1", "2", "4", "6", "12"])
     if rng.random() < 0.3:
         knobs["cpu.parallel"] = rng.choice(["outer", "none"])
     if rng.random() < 0.3:
@@ -336,7 +336,7 @@ def random_knobs(rng):
     if rng.random() < 0.2:
         knobs["cpu.kblock"] = rng.choice(["0", "1", "3", "64"])
     if rng.random() < 0.3:
-        knobs["cpu.panel"] = rng.choice(["streamed", "broadcast", "both"])
+        knobs["cpu.panel"] = rng.choice(["none", "streamed", "broadcast", "both"])
     if rng.random() < 0.2:
         knobs["cpu.blas"] = "1"
     if rng.random() < 0.2:
