@@ -728,7 +728,7 @@ class Scheduler {
     if (L > 1) w.vectorize(t.xi, L);
     if (b >= 0) w.unroll(t.yii);
     Func& f = r.func;
-    int kblock = reduction_block(r, t.tx);
+    int kblock = reduction_block(r, t.tx, streamed_panel);
     if (L > 1) f.vectorize(r.vars[0], L);
     auto u = f.update();
     RVar rko("rko");
@@ -980,21 +980,22 @@ class Scheduler {
   // By default a reduction is blocked when the slice of the streamed operand one tile reads
   // (tile width x the whole reduction) exceeds this; then in blocks of kDefaultKBlock. sgemm,
   // 2 threads: at 1024^3 (192 KiB slices) blocking measured 6.6 against 5.0-6.1 ms; at 2048^3
-  // (384 KiB) 62 against 67 ms.
+  // (384 KiB) 62 against 67 ms. Where that operand is in panels (contiguous, read in one
+  // stream) the slice may fill half of L2 before blocking pays: sgemm 2048^3 with panels, 2
+  // threads, blocks of 256: 88 ms, unblocked 62 (the panel then copied once per tile, not
+  // once per block; OpenBLAS 54).
   static constexpr int64_t kKBlockSliceBytes = 256 * 1024;
   static constexpr int kDefaultKBlock = 256;
 
   // cpu.kblock where it applies: a register-blocked reduction whose outermost reduction
   // variable is longer than the block; 0 otherwise.
-  int reduction_block(const Stage& r, int tx) const {
+  int reduction_block(const Stage& r, int tx, bool streamed_panel) const {
     if (k_.kblock == 0 || r.block_var < 0 || r.rdom.dimensions() == 0) return 0;
     const int64_t* extent = Halide::Internal::as_const_int(r.rdom[r.rdom.dimensions() - 1].extent());
     int kblock = k_.kblock;
     if (kblock < 0) {  // auto
-      int64_t slice = static_cast<int64_t>(tx) * r.type.bytes();
-      for (int k = 0; k < r.rdom.dimensions(); ++k)
-        if (const int64_t* e = Halide::Internal::as_const_int(r.rdom[k].extent())) slice *= *e;
-      kblock = slice > kKBlockSliceBytes ? kDefaultKBlock : 0;
+      int64_t slice = static_cast<int64_t>(tx) * r.type.bytes() * reduction_length(r);
+      kblock = slice > (streamed_panel ? k_.l2_bytes / 2 : kKBlockSliceBytes) ? kDefaultKBlock : 0;
     }
     return extent && kblock > 0 && *extent > kblock ? kblock : 0;
   }
