@@ -788,12 +788,12 @@ class Scheduler {
       bool streamed = o.streamed && streamed_panel;
       bool broadcast = !o.streamed && o.block_arg >= 0 && broadcast_panel;
       if (!streamed && !broadcast) continue;
-      int source = copy_source(name);
-      if (streamed && source <= -2 && p_.stages[-2 - source].kind == Stage::Kind::Pack &&
-          p_.stages[-2 - source].uses.size() == 1) {
+      CopySource source = copy_source(name);
+      if (streamed && source.stage >= 0 && p_.stages[source.stage].kind == Stage::Kind::Pack &&
+          p_.stages[source.stage].uses.size() == 1) {
         Halide::LoopLevel at = rko ? Halide::LoopLevel(r.func, *rko) : Halide::LoopLevel(w, t.tile);
-        panel_packs_[-2 - source] = {at, rko ? "reduction block of " + r.func.name() : "tile of " + w.name()};
-        words += ", " + p_.stages[-2 - source].tensor + " in panels";
+        panel_packs_[source.stage] = {at, rko ? "reduction block of " + r.func.name() : "tile of " + w.name()};
+        words += ", " + p_.stages[source.stage].tensor + " in panels";
         continue;
       }
       Func copy;
@@ -882,7 +882,7 @@ class Scheduler {
     int64_t strips = static_cast<int64_t>(tx) * r.type.bytes() * reduction_length(r);
     if (2 * strips <= k_.l1_bytes) return false;
     for (const auto& [name, o] : panel_operands(r))
-      if (o.streamed && !o.gathered && o.row >= kPanelRowRatio * tx && copyable(name)) return true;
+      if (o.streamed && !o.gathered && o.row >= kPanelRowRatio * tx && copy_source(name).found()) return true;
     return false;
   }
 
@@ -940,38 +940,41 @@ class Scheduler {
     return found;
   }
 
-  // The input (its index, as a Halide::ImageParam is read through its own Func) or the root
-  // stage (-2 - its index) called `name` that a panel may copy; -1 for anything else.
-  int copy_source(const std::string& name) const {
+  // What a panel called `name` may copy: an input (a Halide::ImageParam is read through its own
+  // Func) or a root stage, by index; neither for anything else.
+  struct CopySource {
+    int input = -1, stage = -1;
+    bool found() const { return input >= 0 || stage >= 0; }
+  };
+
+  CopySource copy_source(const std::string& name) const {
     for (size_t i = 0; i < p_.inputs.size(); ++i)
-      if (p_.inputs[i].defined() && Func(p_.inputs[i]).name() == name) return static_cast<int>(i);
+      if (p_.inputs[i].defined() && Func(p_.inputs[i]).name() == name) return {static_cast<int>(i), -1};
     for (size_t i = 0; i < p_.stages.size(); ++i)
       if (p_.stages[i].func.name() == name) {
         // A reduction is computed inside its host (its consumer, or a wrapper of its own), where
         // its readers find it: a copy of the reduction itself would read it outside that host,
         // which Halide refuses (differential fuzzer, seed 255611873: T(k,n) +=! ... read by
         // C(m,n) +=! A(m,k) * T(k,n) with cpu.panel=streamed did not compile).
-        if (p_.stages[i].kind == Stage::Kind::Reduction) return -1;
-        if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return -1;
-        return -2 - static_cast<int>(i);
+        if (p_.stages[i].kind == Stage::Kind::Reduction) return {};
+        if (!root_[i] || hosts_[i] >= 0 || block_host_[i] >= 0 || p_.stages[i].forced) return {};
+        return {-1, static_cast<int>(i)};
       }
-    return -1;
+    return {};
   }
-
-  bool copyable(const std::string& name) const { return copy_source(name) != -1; }
 
   // `consumer`'s own copy of the input or root stage called `name`, and the TC tensor it holds;
   // false for anything else.
   bool copy_of(const std::string& name, Func consumer, Func& copy, std::string& tensor) {
-    int source = copy_source(name);
-    if (source >= 0) {
-      Halide::ImageParam& in = p_.inputs[source];
+    CopySource source = copy_source(name);
+    if (source.input >= 0) {
+      Halide::ImageParam& in = p_.inputs[source.input];
       copy = in.in(consumer);
       tensor = in.name().rfind("in_", 0) == 0 ? in.name().substr(3) : in.name();
       return true;
     }
-    if (source == -1) return false;
-    Stage& s = p_.stages[-2 - source];
+    if (source.stage < 0) return false;
+    Stage& s = p_.stages[source.stage];
     copy = s.func.in(consumer);
     tensor = s.tensor;
     return true;
