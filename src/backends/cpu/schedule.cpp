@@ -29,7 +29,6 @@
 #include <thread>
 
 #include "backends/cpu/gemm_route.h"
-#include "backends/cpu/host_caches.h"
 
 namespace tc::backends::cpu {
 
@@ -172,8 +171,6 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.fma = o.flag("cpu.fma");
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  s.l1_bytes = host_caches().l1d;
-  s.l2_bytes = host_caches().l2;
   return s;
 }
 
@@ -200,10 +197,6 @@ class Scheduler {
       if (root_[i] && block_host_[i] < 0 && p_.stages[i].kind != Stage::Kind::Output &&
           p_.stages[i].kind != Stage::Kind::Reduction && p_.stages[i].kind != Stage::Kind::Pack)
         bound_whole(p_.stages[i].func, p_.stages[i]);  // a reduction is computed inside its host, a copy may be a panel
-    // Copies (Pack stages) last: a reduction whose operand is in panels takes its copy in
-    // (panel_packs_).
-    for (size_t i = 0; i < n; ++i)
-      if (p_.stages[i].kind == Stage::Kind::Pack) scheduled_after_.push_back(static_cast<int>(i));
     for (size_t i = 0; i < n; ++i) {
       Stage& s = p_.stages[i];
       int b = block_host_[i];
@@ -215,7 +208,10 @@ class Scheduler {
       if (s.kind == Stage::Kind::Scatter) schedule_scatter(s);
       else if (!root_[i]) say(s, "inlined into its consumer");
     }
-    for (int i : scheduled_after_) schedule_pack(p_.stages[i], i);
+    // Copies (Pack stages) last: a reduction whose operand is in panels takes its copy in
+    // (panel_packs_).
+    for (size_t i = 0; i < n; ++i)
+      if (p_.stages[i].kind == Stage::Kind::Pack) schedule_pack(p_.stages[i], static_cast<int>(i));
     return log_;
   }
 
@@ -453,11 +449,24 @@ class Scheduler {
     return e;
   }
 
-  static int64_t steps(const Stage& r) {
-    int64_t e = elements(r);
+  static int64_t steps(const Stage& r) { return elements(r) * reduction_length(r); }
+
+  // The product of a reduction's constant RDom extents.
+  static int64_t reduction_length(const Stage& r) {
+    int64_t n = 1;
     for (int k = 0; k < r.rdom.dimensions(); ++k)
-      if (const int64_t* x = Halide::Internal::as_const_int(r.rdom[k].extent())) e *= *x;
-    return e;
+      if (const int64_t* e = Halide::Internal::as_const_int(r.rdom[k].extent())) n *= *e;
+    return n;
+  }
+
+  // Tiles of `ty` rows of the block var a reduction's domain has, along every dimension but
+  // the contiguous one: the parallel tasks if each took a whole row of tiles.
+  static int64_t row_tiles(const Stage& r, int ty) {
+    int b = r.block_var;
+    int64_t n = b >= 0 ? (r.extents[b] + ty - 1) / ty : 1;
+    for (size_t d = 1; d < r.extents.size(); ++d)
+      if (static_cast<int>(d) != b) n *= r.extents[d];
+    return n;
   }
 
   void schedule_root(Stage& s) {
@@ -513,22 +522,11 @@ class Scheduler {
     Func& f = s.func;
     f.compute_root();
     bound_whole(f, s);
-    int inner = s.packed_var, from = 0;
-    int tile = 8;
-    bool tiled = s.extents[inner] >= tile && s.extents[from] >= tile && s.type.bits() <= 32;
+    int inner = s.packed_var;
+    bool tiled = s.extents[inner] >= kTransposeTile && s.extents[0] >= kTransposeTile && s.type.bits() <= 32;
     std::vector<Var> outer;
     if (tiled) {
-      Var xi("xi"), yi("yi"), xo("xo"), yo("yo");
-      const auto shift = Halide::TailStrategy::ShiftInwards;
-      f.split(s.vars[inner], xo, xi, tile, shift).split(s.vars[from], yo, yi, tile, shift);
-      std::vector<VarOrRVar> order = {xi, yi, xo, yo};
-      outer = {yo};
-      for (size_t d = 1; d < s.vars.size(); ++d)
-        if (static_cast<int>(d) != inner) {
-          order.push_back(s.vars[d]);
-          outer.push_back(s.vars[d]);
-        }
-      f.reorder(order).vectorize(xi).vectorize(yi);
+      outer = transpose_in_tiles(f, s, Halide::TailStrategy::ShiftInwards);
     } else {
       for (size_t d = 0; d < s.vars.size(); ++d)
         if (static_cast<int>(d) != inner) outer.push_back(s.vars[d]);
@@ -548,19 +546,29 @@ class Scheduler {
   void schedule_pack_in_panel(Stage& s, const std::pair<Halide::LoopLevel, std::string>& at) {
     Func& f = s.func;
     f.compute_at(at.first);
+    bool tiled = s.type.bits() <= 32;
+    if (tiled) transpose_in_tiles(f, s, Halide::TailStrategy::GuardWithIf);
+    say(s, std::string("copy with dimension ") + std::to_string(s.vars.size() - 1 - s.packed_var) + " innermost, per " +
+               at.second + " (the panel it reads)" + (tiled ? ", 8x8 tiles transposed in vector registers" : ""));
+  }
+
+  static constexpr int kTransposeTile = 8;
+
+  // Copy `s` (a Pack stage) in kTransposeTile x kTransposeTile tiles vectorised both ways:
+  // whole rows in, shuffles, whole rows out. Returns the loops outside a tile, innermost first.
+  static std::vector<Var> transpose_in_tiles(Func& f, const Stage& s, Halide::TailStrategy tail) {
     int inner = s.packed_var, from = 0;
-    bool tiled = s.type.bits() <= 32 && inner != from;
-    if (tiled) {
-      Var xi("xi"), yi("yi"), xo("xo"), yo("yo");
-      const auto guard = Halide::TailStrategy::GuardWithIf;
-      f.split(s.vars[inner], xo, xi, 8, guard).split(s.vars[from], yo, yi, 8, guard);
-      std::vector<VarOrRVar> order = {xi, yi, xo, yo};
-      for (size_t d = 1; d < s.vars.size(); ++d)
-        if (static_cast<int>(d) != inner) order.push_back(s.vars[d]);
-      f.reorder(order).vectorize(xi).vectorize(yi);
-    }
-    say(s, std::string("copy with dimension ") + std::to_string(s.vars.size() - 1 - inner) + " innermost, per " + at.second +
-               " (the panel it reads)" + (tiled ? ", 8x8 tiles transposed in vector registers" : ""));
+    Var xi("xi"), yi("yi"), xo("xo"), yo("yo");
+    f.split(s.vars[inner], xo, xi, kTransposeTile, tail).split(s.vars[from], yo, yi, kTransposeTile, tail);
+    std::vector<VarOrRVar> order = {xi, yi, xo, yo};
+    std::vector<Var> outer = {yo};
+    for (size_t d = 1; d < s.vars.size(); ++d)
+      if (static_cast<int>(d) != inner) {
+        order.push_back(s.vars[d]);
+        outer.push_back(s.vars[d]);
+      }
+    f.reorder(order).vectorize(xi).vectorize(yi);
+    return outer;
   }
 
   // The host of reduction i: its pointwise consumer, or a copy made for it, computed at root
@@ -662,13 +670,9 @@ class Scheduler {
       order.push_back(t.yi);
       outer.push_back(yo);
     }
-    int64_t tasks_without_x = 1;  // parallel tasks if each took a whole row of tiles
-    if (b >= 0) tasks_without_x = (r.extents[b] + t.ty - 1) / t.ty;
     for (size_t d = 1; d < n; ++d)
-      if (static_cast<int>(d) != b) {
-        outer.push_back(hv[d]);
-        tasks_without_x *= r.extents[d];
-      }
+      if (static_cast<int>(d) != b) outer.push_back(hv[d]);
+    int64_t tasks_without_x = row_tiles(r, t.ty);
     order.insert(order.end(), outer.begin(), outer.end());
     w.reorder(order);
     // A task takes a whole row of tiles where there are enough rows for the threads: tiles
@@ -721,7 +725,8 @@ class Scheduler {
     // The block width must be a multiple of the vector width: the block is computed whole.
     int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2) * L;
     tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
-    bool streamed_panel = k_.panel_auto ? wants_streamed_panel(r, tx) : k_.panel_streamed;
+    std::map<std::string, PanelOperand> operands = panel_operands(r);
+    bool streamed_panel = k_.panel_auto ? wants_streamed_panel(r, operands, tx) : k_.panel_streamed;
     int default_ty = avx512 ? 32 : 24;
     if (streamed_panel) default_ty = panel_rows(r, tx, default_ty);
     Tiling t = tile_host(r, w, tx, default_ty, default_u, L);
@@ -743,7 +748,8 @@ class Scheduler {
     bool unrolled = unroll_short_reduction(r, u, kblock > 0);
     if (L > 1) u.vectorize(r.vars[0], L);
     if (t.tx > L && t.tx % L == 0) u.unroll(r.vars[0]);
-    std::string panels = copy_panels(r, w, t, kblock > 0 ? &rko : nullptr, L, streamed_panel, k_.panel_broadcast);
+    std::string panels =
+        copy_panels(r, w, t, kblock > 0 ? &rko : nullptr, L, operands, streamed_panel, k_.panel_broadcast);
     say(r, "register-blocked " + std::to_string(t.tx) + "x" + std::to_string(t.u) + " (vector " + std::to_string(L) +
                "), tiles " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + " inside " + host_name +
                (kblock > 0 ? ", reduction in blocks of " + std::to_string(kblock) : "") +
@@ -770,6 +776,15 @@ class Scheduler {
     return true;
   }
 
+  // An operand of a register-blocked reduction, as panels see it.
+  struct PanelOperand {
+    int inner_arg = 0;   // the argument (Halide order) stored innermost: 0, or a Pack stage's
+    int block_arg = -1;  // the argument that uses the block var
+    bool streamed = false;
+    bool gathered = false;  // read at computed subscripts
+    int64_t row = 0;        // its extent along inner_arg; 0: not known
+  };
+
   // Panels (cpu.panel), as BLAS kernels pack their operands: each operand of a register-blocked
   // reduction that cpu.panel names is read through a copy (Func::in) computed per tile, or per
   // block of the reduction where there are blocks, so it holds exactly the slice the tile reads,
@@ -780,11 +795,11 @@ class Scheduler {
   // convolution's weights) is stored with the block's dimension innermost, so that the U
   // values broadcast per step are adjacent. Only inputs and stages computed on their own are
   // copied (an inlined producer is computed where it is read). Returns the description's words.
-  std::string copy_panels(Stage& r, Func& w, const Tiling& t, const RVar* rko, int lanes_, bool streamed_panel,
-                          bool broadcast_panel) {
+  std::string copy_panels(Stage& r, Func& w, const Tiling& t, const RVar* rko, int lanes_,
+                          const std::map<std::string, PanelOperand>& operands, bool streamed_panel, bool broadcast_panel) {
     if (!streamed_panel && !broadcast_panel) return "";
     std::string words;
-    for (const auto& [name, o] : panel_operands(r)) {
+    for (const auto& [name, o] : operands) {
       bool streamed = o.streamed && streamed_panel;
       bool broadcast = !o.streamed && o.block_arg >= 0 && broadcast_panel;
       if (!streamed && !broadcast) continue;
@@ -807,15 +822,6 @@ class Scheduler {
     }
     return words;
   }
-
-  // An operand of a register-blocked reduction, as panels see it.
-  struct PanelOperand {
-    int inner_arg = 0;   // the argument (Halide order) stored innermost: 0, or a Pack stage's
-    int block_arg = -1;  // the argument that uses the block var
-    bool streamed = false;
-    bool gathered = false;  // read at computed subscripts
-    int64_t row = 0;        // its extent along inner_arg; 0: not known
-  };
 
   // The operands reduction `r` reads, by name: how each is read (every read must agree).
   std::map<std::string, PanelOperand> panel_operands(const Stage& r) const {
@@ -862,13 +868,6 @@ class Scheduler {
     return 0;
   }
 
-  static int64_t reduction_length(const Stage& r) {
-    int64_t n = 1;
-    for (int k = 0; k < r.rdom.dimensions(); ++k)
-      if (const int64_t* e = Halide::Internal::as_const_int(r.rdom[k].extent())) n *= *e;
-    return n;
-  }
-
   // cpu.panel=auto, the cache model: the streamed operand is copied into panels when a tile
   // reads a narrow strip of its rows (rows at least kPanelRowRatio times the tile's width) and
   // the strips a register block reads (tile width x reduction length) overflow half of L1.
@@ -878,10 +877,10 @@ class Scheduler {
   // 26) or the strips fit in L1, the copy only costs (conv2d: 9.9 against 9.4 ms).
   static constexpr int64_t kPanelRowRatio = 4;
 
-  bool wants_streamed_panel(const Stage& r, int tx) const {
+  bool wants_streamed_panel(const Stage& r, const std::map<std::string, PanelOperand>& operands, int tx) const {
     int64_t strips = static_cast<int64_t>(tx) * r.type.bytes() * reduction_length(r);
     if (2 * strips <= k_.l1_bytes) return false;
-    for (const auto& [name, o] : panel_operands(r))
+    for (const auto& [name, o] : operands)
       if (o.streamed && !o.gathered && o.row >= kPanelRowRatio * tx && copy_source(name).found()) return true;
     return false;
   }
@@ -900,13 +899,8 @@ class Scheduler {
     int64_t row_bytes = std::max<int64_t>(1, reduction_length(r) * r.type.bytes());
     int rows = fewest;
     while (rows * 2 <= kMaxPanelRows && rows * 2 * row_bytes <= k_.l2_bytes / 2) rows *= 2;
-    auto tiles = [&](int ty) {
-      int64_t n = ((r.extents[0] + tx - 1) / tx) * ((r.extents[b] + ty - 1) / ty);
-      for (size_t d = 1; d < r.extents.size(); ++d)
-        if (static_cast<int>(d) != b) n *= r.extents[d];
-      return n;
-    };
-    while (rows > fewest && tiles(rows) < kTasksPerThread * k_.threads) rows /= 2;
+    int64_t columns = (r.extents[0] + tx - 1) / tx;
+    while (rows > fewest && columns * row_tiles(r, rows) < kTasksPerThread * k_.threads) rows /= 2;
     return rows;
   }
 
@@ -1072,7 +1066,6 @@ class Scheduler {
   std::vector<int> block_rows_;  // per stage: rows per block when it hosts row blocks, else 0
   std::vector<Var> block_loop_;  // per host of row blocks: its loop over blocks
   bool nested_ = false;          // scheduling a stage inside a row block
-  std::vector<int> scheduled_after_;  // Pack stages, scheduled after the reductions that read them
   // per Pack stage computed as its reduction's panel: where, and what that is ("tile of out_C")
   std::map<int, std::pair<Halide::LoopLevel, std::string>> panel_packs_;
   std::string log_;

@@ -10,6 +10,7 @@
 
 #include <Halide.h>
 
+#include "backends/cpu/host_caches.h"
 #include "backends/cpu/lower.h"
 #include "backends/knob.h"
 
@@ -32,8 +33,8 @@ struct CpuSchedule {
   bool blas = false;       // a plain matrix product goes to the system's CBLAS (gemm_route.h)
   bool fma = true;         // a float += reduction of one product accumulates with fused multiply-adds
   int threads = 0;         // 0: all cores
-  int64_t l1_bytes = 32 * 1024;   // the cache model's sizes: the host's (host_caches.h)
-  int64_t l2_bytes = 1024 * 1024;
+  int64_t l1_bytes = host_caches().l1d;  // the cache model's sizes: the host's
+  int64_t l2_bytes = host_caches().l2;
 
   static CpuSchedule from_options(const KnobValues& o);
 };
