@@ -38,6 +38,8 @@ def parse_args(argv):
                    help="largest relative difference from the first variant's outputs (default 0: bits)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="the kernel's --quick sizes (a smoke test)")
+    p.add_argument("--source", help="read the kernel's def from this .tc file instead (same name and sizes):"
+                   " a rewrite of a bench kernel timed against its knobs")
     p.add_argument("--describe", action="store_true",
                    help="print each variant's schedule (tc_kernel_describe) before timing")
     return p.parse_args(argv)
@@ -66,7 +68,9 @@ def main(argv):
     kernel = next((k for k in KERNELS if k.name == args.kernel), None)
     if kernel is None:
         sys.exit("ab.py: no bench kernel %r (have: %s)" % (args.kernel, ", ".join(k.name for k in KERNELS)))
-    program = harness.tclib.Program(kernel.source.read_text(), str(kernel.source))
+    source = args.source or str(kernel.source)
+    with open(source) as f:
+        program = harness.tclib.Program(f.read(), source)
     sizes = kernel.quick if args.quick else kernel.sizes
     inputs = harness.make_inputs(program, kernel, sizes, np.random.default_rng(args.seed))
     tensors = [harness.tclib.Tensor(a) for a in inputs]

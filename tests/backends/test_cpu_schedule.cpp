@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <regex>
 #include <string>
@@ -160,13 +161,57 @@ TEST(RowBlocks, BlockSizesFollowTheKnobAndTheDefaultKeepsABlockInL1) {
   fill(x, 5);
   EXPECT_TRUE(has(run(kSoftmax, {&x}, {{"cpu.rows", "3"}}).description, "in blocks of 3 rows"));
   EXPECT_TRUE(has(run(kSoftmax, {&x}, {{"cpu.rows", "4096"}}).description, "in blocks of 128 rows"));
-  // Softmax's max is vectorised across rows: a vector's worth of them (16 on AVX-512, 8 on
-  // AVX2). Layernorm's reductions are split along the row: 1024 floats a row, 4 rows are 16 KiB
-  // of each temporary.
+  // Softmax's max and sum, and layernorm's reductions, are split along the row: 4 rows of
+  // 1000 or 1024 floats are 16 KiB of each temporary.
   std::string soft = run(kSoftmax, {&x}, {{"threads", "2"}}).description;
-  EXPECT_TRUE(has(soft, "in blocks of 16 rows") || has(soft, "in blocks of 8 rows")) << soft;
+  EXPECT_TRUE(has(soft, "in blocks of 4 rows")) << soft;
   Arg y({128, 1024}, false), g({1024}, false), b({1024}, false);
   EXPECT_TRUE(has(run(kLayernorm, {&y, &g, &b}, {{"threads", "2"}}).description, "in blocks of 4 rows"));
+}
+
+// A float max=/min= along a row runs on ordered integer keys split into vector lanes
+// (lower.cpp, ordered_key): the same values as the reference's one-at-a-time NaN rule, a NaN
+// of either sign anywhere in the row (also in the guarded last vector) giving NaN, infinities
+// kept, and max(-0, +0) = +0 (the one difference the keys allow: the reference's answer for a
+// row of zeros depends on their order; == holds either way).
+TEST(OrderedKeys, AFloatMaxAlongARowSplitsIntoLanesAndKeepsNaNsInfinitiesAndZeros) {
+  const char* src = "def f(float(N,D) X) -> (M, L) {\n  M(n) max=! X(n,d)\n  L(n) min=! X(n,d)\n}";
+  const int64_t D = 1000;
+  Arg x({6, D}, false);
+  fill(x, 3);
+  float* row[6];
+  for (int n = 0; n < 6; ++n) row[n] = x.f.data() + n * D;
+  row[1][995] = NAN;  // in the last, guarded vector
+  row[1][3] = -INFINITY;
+  for (int64_t d = 0; d < D; ++d) row[2][d] = d % 3 ? -0.0f : 0.0f;
+  for (int64_t d = 0; d < D; ++d) row[3][d] = -INFINITY;
+  uint32_t negative_nan = 0xffc00000u;
+  std::memcpy(&row[4][500], &negative_nan, sizeof negative_nan);
+  row[5][0] = INFINITY;
+  row[5][999] = -INFINITY;
+  Outcome ref = run(src, {&x}, {{"backend", "reference"}});
+  for (const char* threads : {"1", "2"}) {
+    Outcome cpu = run(src, {&x}, {{"threads", threads}});
+    ASSERT_EQ(cpu.status, TC_OK) << cpu.message;
+    std::regex lanes("s0_M\\S*: vectorized along its contiguous reduction variable \\(rfactor 16 lanes, the last "
+                     "vector guarded[^]*s1_L\\S*: vectorized along its contiguous reduction variable \\(rfactor");
+    std::regex split("s0_M\\S*: vectorized along its contiguous reduction variable \\(rfactor");
+    EXPECT_TRUE(std::regex_search(cpu.description, split)) << cpu.description;
+    // 16 float lanes on AVX-512: 1000 is no multiple of 16, the last vector is guarded.
+    EXPECT_TRUE(std::regex_search(cpu.description, lanes) || !has(cpu.description, "avx512")) << cpu.description;
+    for (size_t o = 0; o < 2; ++o)
+      for (int n = 0; n < 6; ++n) {
+        float got = cpu.outputs[o][n], want = ref.outputs[o][n];
+        if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << "output " << o << " row " << n;
+        else EXPECT_EQ(got, want) << "output " << o << " row " << n;
+      }
+    EXPECT_TRUE(std::isnan(cpu.outputs[0][1]) && std::isnan(cpu.outputs[1][4]) && std::isnan(cpu.outputs[0][4]));
+    EXPECT_EQ(cpu.outputs[0][3], -INFINITY);
+    EXPECT_EQ(cpu.outputs[0][5], INFINITY);
+    EXPECT_EQ(cpu.outputs[1][5], -INFINITY);
+    EXPECT_FALSE(std::signbit(cpu.outputs[0][2])) << "max of -0 and +0";
+    EXPECT_TRUE(std::signbit(cpu.outputs[1][2])) << "min of -0 and +0";
+  }
 }
 
 TEST(RowBlocks, OnlyDefsWithRowReductionsAreBlocked) {

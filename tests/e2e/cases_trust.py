@@ -492,6 +492,37 @@ accept("exp_one_definition", """
 def f(float(N) A) -> (O) { O(i) = exp(A(i)) }""", [_EXP_X], lambda A: [_exp32(A)], ulps=2,
        note="src/support/exp_f32.h on both backends: within 2 ulp of the correctly rounded exp")
 
+def _rows_with_nans(dtype):
+    A = np.linspace(-3, 3, 5 * 203, dtype=F64).reshape(5, 203).astype(dtype)
+    A[1, 200] = np.nan  # in the last, partial vector
+    A[2, :] = -np.inf
+    A[3, 7] = -np.nan
+    A[4, ::2] = -0.0
+    A[4, 1::2] = 0.0
+    return A
+
+
+def _nan_rows_max_min(A, B):
+    with np.errstate(invalid="ignore"):
+        return [np.maximum(A.max(axis=1), B), A.min(axis=1)]
+
+
+accept("float_max_min_along_rows_in_lanes", """
+def f(double(N,D) A, double(N) B) -> (M, L) {
+  M(n) = B(n)
+  M(n) max= A(n,d)
+  L(n) min=! A(n,d)
+}""", [_rows_with_nans(F64), np.array([0, 0, -5, 0, 0], F64)], _nan_rows_max_min, rtol=0, atol=0,
+       note="float max=/min= along a row run on ordered integer keys in vector lanes (cpu): NaN of "
+            "either sign wins, infinities and zeros kept, a max= starting from the previous values")
+
+accept("half_max_min_along_rows_in_lanes", """
+def f(half(N,D) A, half(N) B) -> (M, L) {
+  M(n) = B(n)
+  M(n) max= A(n,d)
+  L(n) min=! A(n,d)
+}""", [_rows_with_nans(np.float16), np.array([0, 0, -5, 0, 0], np.float16)], _nan_rows_max_min, rtol=0, atol=0)
+
 accept("long_1d_stage_in_parallel_chunks", """
 def f(float(N) A) -> (O) { O(i) = A(i) + 1 }""", [np.arange(20031, dtype=F32)], lambda A: [A + 1],
        note="was vectorised, then split into chunks of 4096 vectors shifted below index 0")

@@ -78,12 +78,29 @@ bool splittable(const Func& f, ReduceOp op, ScalarType t) {
       .associative();
 }
 
-// a * b + c with one rounding (llvm.fma: vfmadd where the CPU has FMA, exact in software where
-// not). Halide calls it one lane at a time; LLVM's SLP vectoriser makes the lanes one vector
-// FMA again (measured: sgemm 1024^3 on a 2-core Xeon, 2 threads, 30.3 -> 19.8 ms).
-Expr fused_multiply_add(const Expr& a, const Expr& b, const Expr& c) {
-  const char* name = c.type().bits() == 64 ? "llvm.fma.f64" : "llvm.fma.f32";
-  return Halide::Internal::Call::make(c.type(), name, {a, b, c}, Halide::Internal::Call::PureExtern);
+// A float min=/max= reduction as an integer one (Stage::ordered_keys): a float's bits as a
+// signed integer whose order is the floats' order (-0 below +0), a NaN of either sign mapped to
+// the end where it wins (the largest key for max, the smallest for min). Integer max and min
+// are associative to Halide's prover, so the reduction splits into vector lanes (rfactor)
+// where the float form, with its NaN rule spelled out, does not; the result is the same
+// value, except that a NaN comes back as the one NaN of its key (its payload is not kept)
+// and max(-0, +0) is +0 in any order.
+Expr ordered_key(const Expr& v, bool nan_wins_max) {
+  int bits = v.type().bits();
+  Halide::Type kt = Halide::Int(bits);
+  Expr b = Halide::reinterpret(kt, v);
+  Expr magnitude = Halide::Internal::make_const(kt, bits == 64 ? INT64_MAX : INT32_MAX);
+  Expr key = b ^ ((b >> (bits - 1)) & magnitude);
+  Expr nan_key = nan_wins_max ? kt.max() : kt.min();
+  return Halide::select(Halide::is_nan(v), nan_key, key);
+}
+
+// The float a key stands for: the same map, undone (it is its own inverse on the bits). The
+// NaN keys come back as NaNs: the largest key as 0x7fff..., the smallest as 0xffff....
+Expr from_ordered_key(const Expr& k) {
+  int bits = k.type().bits();
+  Expr magnitude = Halide::Internal::make_const(k.type(), bits == 64 ? INT64_MAX : INT32_MAX);
+  return Halide::reinterpret(Halide::Float(bits), k ^ ((k >> (bits - 1)) & magnitude));
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {
@@ -199,8 +216,9 @@ class Builder {
       if (decl.role == TensorRole::Temporary) return Halide::Internal::make_zero(value_type(decl.type));
       version = initial_stage(t);
     }
-    p_.stages[version].uses.push_back({consumer, pointwise, in_loop, pointwise ? static_cast<int>(idx.size()) : leading});
-    return p_.stages[version].func(idx);
+    Stage& s = p_.stages[version];
+    s.uses.push_back({consumer, pointwise, in_loop, pointwise ? static_cast<int>(idx.size()) : leading});
+    return s.ordered_keys ? from_ordered_key(s.func(idx)) : s.func(idx);
   }
 
   // The stages a check reads (other than the statement's own): they must know it uses them,
@@ -400,6 +418,15 @@ class Builder {
     return rhs.as<Halide::Internal::Mul>();
   }
 
+  // Whether a float min=/max= reduction is lowered on ordered keys: only where that lets it
+  // split into vector lanes (its reads run along a reduction variable: softmax's row maximum),
+  // which its float form, with the NaN rule, cannot; across rows the float form is cheaper.
+  bool keys_split_into_lanes(Stage& s, const ir::Stmt& st, const Halide::Type& type) {
+    if ((st.reduce != ReduceOp::Min && st.reduce != ReduceOp::Max) || !type.is_float()) return false;
+    analyse_reduction(s, st, true);
+    return s.contiguous_rvar >= 0;
+  }
+
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
   // `split_allowed`: whether the update may be split into vector lanes (splittable()).
   void analyse_reduction(Stage& s, const ir::Stmt& st, bool split_allowed) {
@@ -592,7 +619,7 @@ class Builder {
       f(pure) = combine(st.reduce, st.init ? identity(st.reduce, type) : previous, rhs, def_.tensors[t].type);
       out.kind = Stage::Kind::Pointwise;
     } else if (full_box) {
-      f(pure) = st.init ? identity(st.reduce, type) : previous;
+      Expr start = st.init ? identity(st.reduce, type) : previous;
       out.kind = Stage::Kind::Reduction;
       out.rdom = dom;
       const Halide::Internal::Mul* product = fusable_product(st, rhs, def_.tensors[t].type);
@@ -600,9 +627,18 @@ class Builder {
       // reduction is split into lanes if its update is associative, which an fma is not).
       if (product) analyse_reduction(out, st, true);
       if (product && out.contiguous_rvar < 0) {
+        f(pure) = start;
         f(pure) = fused_multiply_add(product->a, product->b, f(pure));
         out.fused_multiply_add = true;
+      } else if (keys_split_into_lanes(out, st, type)) {
+        bool is_max = st.reduce == ReduceOp::Max;
+        f(pure) = ordered_key(start, is_max);
+        Expr key = opaque(ordered_key(rhs, is_max));
+        f(pure) = is_max ? Halide::max(f(pure), key) : Halide::min(f(pure), key);
+        out.type = f.output_types()[0];
+        out.ordered_keys = true;
       } else {
+        f(pure) = start;
         f(pure) = combine(st.reduce, f(pure), rhs, def_.tensors[t].type);
         analyse_reduction(out, st, splittable(f, st.reduce, def_.tensors[t].type));
       }

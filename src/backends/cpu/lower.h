@@ -62,6 +62,9 @@ struct Stage {
                                   // contiguous in no pure variable (dot-product reductions)
   int block_var = -1;             // var whose iterations share the vector reads (register block)
   bool fused_multiply_add = false;  // a += reduction of one product, as acc = fma(a, b, acc) (cpu.fma)
+  // A float min=/max= reduction computed on integer keys in the floats' order (lower.cpp,
+  // ordered_key): its Func is integer, and every read of it converts back to the float.
+  bool ordered_keys = false;
   // Pack only: the var (Halide order) stored innermost.
   int packed_var = -1;
   // Scatter only: the outermost RDom dimension that is exactly one of the written subscripts

@@ -43,7 +43,6 @@ const char* libm_name(BuiltinId id) {
     case BuiltinId::Atan2: return "atan2";
     case BuiltinId::Hypot: return "hypot";
     case BuiltinId::Fmod: return "fmod";
-    case BuiltinId::Fma: return "fma";
     default: return nullptr;
   }
 }
@@ -61,12 +60,13 @@ Expr vector_exp_f32(const Expr& x_in) {
   namespace E = tc::exp_f32;
   Expr x = Halide::cast(Halide::Float(32), x_in);
   Expr xc = Halide::max(Halide::min(x, E::kHighest), E::kLowest);
-  Expr n = Halide::floor(xc * E::kLog2E + 0.5f);
-  Expr r = xc - n * E::kLn2High;
-  r = r - n * E::kLn2Low;
+  auto fma = [](const Expr& a, const Expr& b, const Expr& c) { return fused_multiply_add(a, b, c); };
+  Expr n = Halide::floor(fma(xc, E::kLog2E, 0.5f));
+  Expr r = fma(n, -E::kLn2High, xc);
+  r = fma(n, -E::kLn2Low, r);
   Expr p = E::kPoly[0];
-  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) p = p * r + E::kPoly[i];
-  Expr y = p * r * r + r + 1.0f;
+  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) p = fma(p, r, E::kPoly[i]);
+  Expr y = fma(p * r, r, r) + 1.0f;
   Expr ni = Halide::cast(Halide::Int(32), n);
   Expr n1 = ni >> 1, n2 = ni - n1;
   auto pow2 = [](const Expr& k) { return Halide::reinterpret(Halide::Float(32), (k + 127) << 23); };
@@ -79,6 +79,10 @@ Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
   bool half = t == ScalarType::Float16;
   auto rounded = [&](const Expr& x) { return half ? round_to_half(x) : x; };
   if (id == BuiltinId::Exp && t != ScalarType::Float64) return rounded(vector_exp_f32(a[0]));
+  if (id == BuiltinId::Fma) {  // llvm.fma, vectorised, where libm's fma went one lane at a time
+    Halide::Type ft = t == ScalarType::Float64 ? Halide::Float(64) : Halide::Float(32);
+    return rounded(fused_multiply_add(Halide::cast(ft, a[0]), Halide::cast(ft, a[1]), Halide::cast(ft, a[2])));
+  }
   if (const char* name = libm_name(id)) return libm(name, a, t);
   switch (id) {
     case BuiltinId::Sqrt: return rounded(Halide::sqrt(a[0]));

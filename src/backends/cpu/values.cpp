@@ -291,6 +291,11 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   return round_if_half(r, t);
 }
 
+Expr fused_multiply_add(const Expr& a, const Expr& b, const Expr& c) {
+  const char* name = c.type().bits() == 64 ? "llvm.fma.f64" : "llvm.fma.f32";
+  return HI::Call::make(c.type(), name, {a, b, c}, HI::Call::PureExtern);
+}
+
 Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   if (ir::is_comparison(op)) {

@@ -56,6 +56,12 @@ Halide::Expr opaque_limit(const Halide::Type& t, bool lowest);
 // version (float16 rounds the result), float64 the double one. Not vectorised by Halide.
 Halide::Expr libm(const char* name, const std::vector<Halide::Expr>& args, ScalarType t);
 
+// a * b + c with one rounding (llvm.fma: vfmadd where the CPU has FMA, exact in software where
+// not), for float32 or float64 operands. Halide calls it one lane at a time; LLVM's SLP
+// vectoriser makes the lanes one vector FMA again (measured: sgemm 1024^3 on a 2-core Xeon,
+// 2 threads, 30.3 -> 19.8 ms as a reduction's update).
+Halide::Expr fused_multiply_add(const Halide::Expr& a, const Halide::Expr& b, const Halide::Expr& c);
+
 // a OP b for operands of TC type t (arithmetic in t, comparisons give bool). `native`: index
 // arithmetic whose range binding proved, so Halide may assume it does not overflow (which its
 // bounds inference needs).

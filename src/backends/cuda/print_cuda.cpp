@@ -302,17 +302,17 @@ std::string exp_f32_text() {
     return std::string(buf);
   };
   std::string poly = "  float p = " + f(E::kPoly[0]) + ";\n";
-  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) poly += "  p = p * r + " + f(E::kPoly[i]) + ";\n";
+  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) poly += "  p = fmaf(p, r, " + f(E::kPoly[i]) + ");\n";
   return "// float32 exp: libtc's one definition (src/support/exp_f32.h), step for step\n"
          "TC_DEVICE float tc_pow2f(int k) { union { unsigned u; float f; } x; x.u = (unsigned)(k + 127) << 23; return x.f; }\n"
          "TC_DEVICE float tc_expf(float x) {\n"
          "  if (x != x) return x;\n"
          "  float xc = x < " + f(E::kHighest) + " ? x : " + f(E::kHighest) + ";\n"
          "  xc = xc > " + f(E::kLowest) + " ? xc : " + f(E::kLowest) + ";\n"
-         "  float n = floorf(xc * " + f(E::kLog2E) + " + 0.5f);\n"
-         "  float r = xc - n * " + f(E::kLn2High) + ";\n"
-         "  r = r - n * " + f(E::kLn2Low) + ";\n" + poly +
-         "  float y = p * r * r + r + 1.0f;\n"
+         "  float n = floorf(fmaf(xc, " + f(E::kLog2E) + ", 0.5f));\n"
+         "  float r = fmaf(n, " + f(-E::kLn2High) + ", xc);\n"
+         "  r = fmaf(n, " + f(-E::kLn2Low) + ", r);\n" + poly +
+         "  float y = fmaf(p * r, r, r) + 1.0f;\n"
          "  int ni = (int)n, n1 = ni >> 1, n2 = ni - n1;\n"
          "  return y * tc_pow2f(n1) * tc_pow2f(n2);\n"
          "}\n";
