@@ -362,10 +362,11 @@ def cli_tune_together_killed():
     with mm_dir("tc-cli-together-") as (tmp, src):
         cache = os.path.join(tmp, "cache")
 
-        def tune(size, budget, generations):
+        def tune(size, budget, generations, patience=3):
             # A bad start (scalar tiles): the first candidate that beats it is stored at once.
             return subprocess.Popen([cli(), "tune", src, "--size", size, "--cache", cache, "--budget", str(budget),
                                      "--option", "tune.population=6", "--option", "tune.generations=%d" % generations,
+                                     "--option", "tune.patience=%d" % patience,
                                      "--option", "tune.threads=1", "--option", "cpu.vectorize=1",
                                      "--option", "cpu.tile=1x1"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -386,19 +387,22 @@ def cli_tune_together_killed():
         expect_cli(run_cli("run", src, "--size", "M=64,K=32,N=48", "--option", "cache=" + cache),
            "tc run from the cache two tunes wrote", out=["output C: shape (64, 48) checksum"])
         # Killed with SIGKILL while tuning, right after its first record landed (still measuring
-        # and writing its history).
-        victim = tune("M=80,K=32,N=48", 120, 100)
+        # and writing its history). A size whose scalar start every candidate beats (160x128x144:
+        # 1.1 ms against 0.1), and no early stop: at 80x32x48 the start was as fast as any
+        # candidate (6 us), the search stopped by patience after 4 s and stored its one record
+        # as it ended, sometimes before this loop saw it.
+        victim = tune("M=160,K=128,N=144", 120, 100, patience=1000)
         deadline, stored = time.time() + 120, False
         while time.time() < deadline and victim.poll() is None and not stored:
-            stored = "M=80 K=32 N=48" in run_cli("cache", "ls", "--cache", cache).stdout
+            stored = "M=160 K=128 N=144" in run_cli("cache", "ls", "--cache", cache).stdout
             time.sleep(0.05)
         victim.kill()
         victim.communicate()
         if not stored:
             raise AssertionError("the process to kill stored no record in 120 s (rc %s)" % victim.returncode)
         expect_cli(run_cli("cache", "verify", "--cache", cache), "tc cache verify after kill -9", out=[" 0 damaged"])
-        expect_cli(run_cli("run", src, "--size", "M=80,K=32,N=48", "--option", "cache=" + cache),
-           "tc run from the cache of the killed process", out=["output C: shape (80, 48) checksum"])
+        expect_cli(run_cli("run", src, "--size", "M=160,K=128,N=144", "--option", "cache=" + cache),
+           "tc run from the cache of the killed process", out=["output C: shape (160, 144) checksum"])
 
 
 def cli_ellipsis():
