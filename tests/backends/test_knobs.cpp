@@ -163,3 +163,33 @@ TEST(Knobs, DefaultRegisterBlockFromTheTargetAndTheExtent) {
     EXPECT_NE(wide.find("x6 (vector"), std::string::npos) << wide;
   }
 }
+
+// Few rows that the default block would cover with more than 10% recomputed (tbmm's 26:
+// 8+8+8+8) are split into the fewest equal blocks of at most three quarters of the vector
+// registers, one block a tile: 2 x 13 rows one vector wide on AVX-512. 24 rows (3 x 8) and
+// 1024 rows keep the default; a row count past twice the largest block keeps it too.
+TEST(Knobs, FewRowsSplitIntoEqualRegisterBlocks) {
+  const auto& cpu = find_backend("cpu");
+  auto describe = [&](int64_t rows, int64_t cols) {
+    tc_test::Inputs in;
+    in.f32({3, rows, 72}).f32({3, cols, 72});
+    auto b = tc_test::bind_def(
+        tc_test::build("def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }"), in);
+    OptionSet o;
+    return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
+  };
+  std::string few = describe(26, 26), even = describe(24, 26), many = describe(60, 26);
+  if (few.find("avx512") == std::string::npos) GTEST_SKIP() << "AVX-512's blocks: " << few;
+  EXPECT_NE(few.find("register-blocked 16x13 (vector 16), tiles 16x13"), std::string::npos) << few;
+  EXPECT_NE(even.find("register-blocked 16x8 (vector 16)"), std::string::npos) << even;
+  EXPECT_NE(many.find("register-blocked 16x8 (vector 16)"), std::string::npos) << many;
+  // The knobs win over the model.
+  tc_test::Inputs in;
+  in.f32({3, 26, 72}).f32({3, 26, 72});
+  auto b = tc_test::bind_def(
+      tc_test::build("def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }"), in);
+  OptionSet o;
+  o.set("cpu.unroll", "8");
+  std::string set = cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
+  EXPECT_NE(set.find("register-blocked 16x8 (vector 16)"), std::string::npos) << set;
+}
