@@ -399,6 +399,82 @@ TEST(Panels, ConvolutionCopiesItsInputAndItsWeights) {
   check_every_panel(kConv, {&i, &w}, "16x4", "I", "Wt");
 }
 
+// cpu.flatten: a valid convolution computed at the positions h*W + w of its input's rows
+// (flatten_rows.h) sums the same terms in the same order: the bits of the direct stage, under
+// every knob that changes its blocks, with the input's rows a row apart or not (then the
+// general variant runs, unflattened).
+TEST(FlattenedRows, AConvolutionOverFlattenedRowsGivesTheBitsOfTheDirectOne) {
+  Arg i({2, 5, 12, 20}, false), w({4, 5, 3, 3}, false);
+  fill(i, 11);
+  fill(w, 12);
+  Outcome direct = run(kConv, {&i, &w}, {{"cpu.flatten", "0"}});
+  ASSERT_EQ(direct.status, TC_OK) << direct.message;
+  EXPECT_FALSE(has(direct.description, "flattened")) << direct.description;
+  Outcome ref = run(kConv, {&i, &w}, {{"backend", "reference"}});
+  expect_close(direct.outputs[0], ref.outputs[0], "direct");
+  // 18 output columns in vectors of 16 (or 8): 32 (or 24) computed; rows of 20 flattened.
+  Outcome automatic = run(kConv, {&i, &w}, {});
+  EXPECT_TRUE(has(automatic.description, "over flattened rows of 20")) << automatic.description;
+  EXPECT_EQ(automatic.outputs[0], direct.outputs[0]);
+  const std::vector<std::vector<std::pair<std::string, std::string>>> variants = {
+      {{"cpu.flatten", "1"}},
+      {{"cpu.flatten", "1"}, {"cpu.tile", "16x2"}, {"threads", "3"}},
+      {{"cpu.flatten", "1"}, {"cpu.tile", "64x64"}, {"cpu.unroll", "6"}},
+      {{"cpu.flatten", "1"}, {"cpu.kblock", "2"}, {"cpu.panel", "both"}},
+      {{"cpu.flatten", "1"}, {"cpu.vectorize", "1"}, {"cpu.parallel", "none"}},
+  };
+  for (const auto& options : variants) {
+    Outcome r = run(kConv, {&i, &w}, options);
+    ASSERT_EQ(r.status, TC_OK) << r.message;
+    EXPECT_TRUE(has(r.description, "over flattened rows of 20")) << r.description;
+    EXPECT_EQ(r.outputs[0], direct.outputs[0]) << r.description;
+  }
+  // The same values with the rows 24 floats apart: the rows do not adjoin.
+  Arg padded({2, 5, 12, 24}, false);
+  for (size_t p = 0; p < 2 * 5 * 12; ++p)
+    for (size_t x = 0; x < 20; ++x) padded.f[p * 24 + x] = i.f[p * 20 + x];
+  int64_t strides[4] = {5 * 12 * 24, 12 * 24, 24, 1};
+  padded.shape[3] = 20;
+  padded.t.strides = strides;
+  Outcome apart = run(kConv, {&padded, &w}, {{"cpu.flatten", "1"}});
+  ASSERT_EQ(apart.status, TC_OK) << apart.message;
+  EXPECT_EQ(apart.outputs[0], direct.outputs[0]);
+}
+
+// Only a valid convolution's rows are flattened: not a strided one, not one that reads
+// another tensor at its row alone (P(h, kw)), not an accumulation into earlier values, not
+// rows whose last vector leaves few lanes unused (auto).
+TEST(FlattenedRows, OnlyAValidConvolutionsRowsAreFlattened) {
+  Arg i({2, 5, 12, 20}, false), w({4, 5, 3, 3}, false), pos({12, 3}, false);
+  fill(i, 13);
+  fill(w, 14);
+  fill(pos, 15);
+  const char* strided =
+      "def conv(float(N,C,H,W) I, float(M,C,KH,KW) Wt) -> (O) {\n"
+      "  O(n,m,h,w) +=! I(n,c,2*h+kh,2*w+kw) * Wt(m,c,kh,kw) where h in 0:5, w in 0:9\n}";
+  const char* row_weights =
+      "def conv(float(N,C,H,W) I, float(M,C,KH,KW) Wt, float(H,KW) P) -> (O) {\n"
+      "  O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * Wt(m,c,kh,kw) * P(h,kw) where h in 0:10, w in 0:18\n}";
+  const char* accumulated =
+      "def conv(float(N,C,H,W) I, float(M,C,KH,KW) Wt) -> (O) {\n"
+      "  O(n,m,h,w) = 1.0 where n in 0:N, m in 0:M, h in 0:10, w in 0:18\n"
+      "  O(n,m,h,w) += I(n,c,h+kh,w+kw) * Wt(m,c,kh,kw)\n}";
+  for (const char* src : {strided, accumulated}) {
+    Outcome r = run(src, {&i, &w}, {{"cpu.flatten", "1"}});
+    ASSERT_EQ(r.status, TC_OK) << r.message;
+    EXPECT_FALSE(has(r.description, "flattened")) << r.description;
+  }
+  Outcome r = run(row_weights, {&i, &w, &pos}, {{"cpu.flatten", "1"}});
+  ASSERT_EQ(r.status, TC_OK) << r.message;
+  EXPECT_FALSE(has(r.description, "flattened")) << r.description;
+  // 32 output columns fill two vectors of 16: auto leaves them; 1 flattens them.
+  Arg wide({1, 3, 6, 34}, false), w3({2, 3, 3, 3}, false);
+  fill(wide, 16);
+  fill(w3, 17);
+  EXPECT_FALSE(has(run(kConv, {&wide, &w3}, {}).description, "flattened"));
+  EXPECT_TRUE(has(run(kConv, {&wide, &w3}, {{"cpu.flatten", "1"}}).description, "flattened"));
+}
+
 TEST(Panels, AStageComputedOnItsOwnIsCopiedAnInlinedOneIsNot) {
   Arg a({9, 40}, false), b({40, 33}, false);
   fill_integers(a, 9);

@@ -2,10 +2,10 @@
 // validated tensors (TC's last dimension is Halide's first), pick the variant, call it.
 #include "backends/cpu/cpu_backend.h"
 
-#include <cctype>
-#include <cpuid.h>
 #include <algorithm>
+#include <cctype>
 #include <climits>
+#include <cpuid.h>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -36,6 +36,7 @@ struct Variant {
   // through the second view of the same memory (it cannot know they alias).
   bool snapshot_caller_outputs = false;
   std::vector<GatherCheck> gather_checks;
+  std::vector<int> flattened_inputs;  // inputs taken as one long row (lower.h); dense variant only
   std::string schedule;
 };
 
@@ -51,6 +52,20 @@ int64_t halide_stride(const TensorView& v, int d) {
 }
 
 bool dense_innermost(const TensorView& v) { return v.ndim == 0 || halide_stride(v, v.ndim - 1) == 1; }
+
+// Whether v's rows (its last dimension) follow one another in memory: what a stage computed
+// over flattened rows needs (flatten_rows.h).
+bool rows_adjoin(const TensorView& v) {
+  return v.ndim >= 2 && (v.shape[v.ndim - 2] <= 1 || v.strides[v.ndim - 2] == v.shape[v.ndim - 1]);
+}
+
+// The view of a flattened input: its innermost dimension spans all its rows (Halide order:
+// dimension 0 is TC's last; dimension 1's stride, the row length, is what the code assumes).
+void flatten_rows(const TensorView& v, HalideView& view) {
+  int64_t row = v.shape[v.ndim - 1], rows = v.shape[v.ndim - 2];
+  view.dims[0].extent = static_cast<int32_t>(row * rows);
+  view.dims[1].stride = static_cast<int32_t>(row);
+}
 
 // The generated code addresses every buffer with 32-bit offsets (Halide without large_buffers).
 constexpr int64_t kMaxBufferBytes = INT32_MAX;
@@ -151,6 +166,9 @@ class CpuKernel : public Kernel {
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
+    // The dense variant reads its flattened inputs' rows as one: they must be a row apart.
+    if (dense)
+      for (int i : this->dense().flattened_inputs) dense = dense && rows_adjoin(inputs[i]);
     const Variant& variant = dense ? this->dense() : general();
     size_t ni = inputs.size();
     std::vector<HalideView> views(ni + outputs.size());
@@ -161,6 +179,9 @@ class CpuKernel : public Kernel {
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " dimension " + std::to_string(bad) +
                                        " has stride " + std::to_string(v.strides[bad]) +
                                        ", beyond the 32-bit strides the generated code uses");
+      if (i < ni && std::find(variant.flattened_inputs.begin(), variant.flattened_inputs.end(), static_cast<int>(i)) !=
+                        variant.flattened_inputs.end())
+        flatten_rows(v, views[i]);
       int64_t span = span_bytes(v);
       if (span > kMaxBufferBytes)
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " spans " + std::to_string(span) +
@@ -229,6 +250,7 @@ class CpuKernel : public Kernel {
     v.has_sink = p.sink_stage >= 0;
     v.snapshot_caller_outputs = !v.caller_outputs.empty() && outs.size() > 1;
     v.gather_checks = p.gather_checks;
+    v.flattened_inputs = p.flattened_inputs;
     v.buffers = buffer_sizes(p);
     if (artefact)
       v.fn = std::make_unique<JitFunction>(object_of(*artefact, fingerprint(b_.def().name, target_, v.schedule)),
@@ -280,7 +302,11 @@ class CpuKernel : public Kernel {
     return dense_;
   }
 
-  LoweredPipeline lower_pipeline(bool dense) const { return lower(b_, dense, checked_, schedule_.pack, schedule_.fma); }
+  LoweredPipeline lower_pipeline(bool dense) const {
+    std::vector<RowFlattening> flattening =
+        plan_row_flattening(b_, schedule_.flatten, target_.natural_vector_size(Halide::UInt(8)));
+    return lower(b_, dense, checked_, schedule_.pack, schedule_.fma, flattening);
+  }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.
   const Variant& general() const {

@@ -109,8 +109,8 @@ std::string halide_name(const std::string& prefix, const std::string& name) {
 
 class Builder {
  public:
-  Builder(const ir::BoundDef& b, bool dense, bool checked, bool pack, bool fma)
-      : b_(b), def_(b.def()), dense_(dense), checked_(checked), pack_(pack), fma_(fma) {}
+  Builder(const ir::BoundDef& b, bool dense, bool checked, bool pack, bool fma, std::vector<RowFlattening> flattening)
+      : b_(b), def_(b.def()), dense_(dense), checked_(checked), pack_(pack), fma_(fma), flat_(std::move(flattening)) {}
 
   LoweredPipeline build() {
     current_.assign(def_.tensors.size(), -1);
@@ -147,8 +147,43 @@ class Builder {
       if (decl.role != TensorRole::Input) continue;
       Halide::ImageParam p(storage_type(decl.type), decl.ndim, halide_name("in", decl.name));
       constrain(p, static_cast<int>(t));
+      if (flattened_input(static_cast<int>(t))) {  // rows Win apart, read as one long row
+        const auto& e = shape(static_cast<int>(t));
+        int64_t row = e[e.size() - 1], rows = e[e.size() - 2];
+        p.dim(0).set_bounds(0, static_cast<int>(row * rows));
+        p.dim(1).set_stride(static_cast<int>(row));
+        p_.flattened_inputs.push_back(decl.param_index);
+      }
       p_.inputs[decl.param_index] = p;
     }
+  }
+
+  bool flattened_input(int t) const {
+    for (const RowFlattening& f : flat_)
+      if (std::find(f.inputs.begin(), f.inputs.end(), t) != f.inputs.end()) return true;
+    return false;
+  }
+
+  const RowFlattening* flattening_of(int si) const {
+    for (const RowFlattening& f : flat_)
+      if (f.stmt == si) return &f;
+    return nullptr;
+  }
+
+  // Statement si's result over its output's rows: O(..., h, w) = G(..., 0, h·Win + w), G the
+  // stage computed over flattened rows. Pointwise in every dimension but the last two.
+  int unflatten(int si, int t, int g, int64_t row) {
+    Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + "_rows", dim_names(t));
+    u.stmt = si;
+    int me = add_stage(u);
+    Stage& s = p_.stages[me];
+    std::vector<Expr> args = as_exprs(s.vars);
+    std::vector<Expr> at = args;
+    at[0] = args[1] * static_cast<int>(row) + args[0];
+    at[1] = 0;
+    s.func(args) = p_.stages[g].func(at);
+    p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
+    return me;
   }
 
   int add_stage(Stage s) {
@@ -570,6 +605,12 @@ class Builder {
     std::vector<std::string> names(st.vars.begin(), st.vars.begin() + static_cast<long>(n));
     Stage s = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si), names);
     s.stmt = si;
+    const RowFlattening* flat = flattening_of(si);
+    if (flat) {  // w is the flattened position, h is 0 (flatten_rows.h)
+      s.extents[0] = flat->positions;
+      s.extents[1] = 1;
+      s.flattened_row = flat->row;
+    }
     int me = add_stage(s);  // placeholder: reads lowered below record this index as their consumer
 
     // The domain: pure variables for a full-box LHS, else an RDom over the box (plus the
@@ -656,7 +697,7 @@ class Builder {
       if (!(reduce && empty_reduction)) f(box) = reduce ? combine(st.reduce, f(box), rhs, def_.tensors[t].type) : rhs;
       out.kind = Stage::Kind::Partial;
     }
-    current_[t] = me;
+    current_[t] = flat ? unflatten(si, t, me, flat->row) : me;
   }
 
   void make_outputs() {
@@ -720,6 +761,7 @@ class Builder {
   const ir::BoundDef& b_;
   const ir::Def& def_;
   bool dense_, checked_, pack_, fma_;
+  std::vector<RowFlattening> flat_;
   LoweredPipeline p_;
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
   // the operands it reads packed (see operands_to_pack).
@@ -733,8 +775,10 @@ class Builder {
 
 }  // namespace
 
-LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma) {
-  return Builder(bound, dense_innermost, checked, pack, fma).build();
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma,
+                      const std::vector<RowFlattening>& flattening) {
+  return Builder(bound, dense_innermost, checked, pack, fma, dense_innermost ? flattening : std::vector<RowFlattening>{})
+      .build();
 }
 
 }  // namespace tc::backends::cpu

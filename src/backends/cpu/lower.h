@@ -16,6 +16,7 @@
 
 #include <Halide.h>
 
+#include "backends/cpu/flatten_rows.h"
 #include "ir/bind.h"
 
 namespace tc::backends::cpu {
@@ -62,6 +63,9 @@ struct Stage {
                                   // contiguous in no pure variable (dot-product reductions)
   int block_var = -1;             // var whose iterations share the vector reads (register block)
   bool fused_multiply_add = false;  // a += reduction of one product, as acc = fma(a, b, acc) (cpu.fma)
+  // A reduction over flattened rows (flatten_rows.h): the input rows' length Win, its vars[0]
+  // the position h·Win + w and vars[1] (h) of extent 1; 0 where not flattened.
+  int64_t flattened_row = 0;
   // A float min=/max= reduction computed on integer keys in the floats' order (lower.cpp,
   // ordered_key): its Func is integer, and every read of it converts back to the float.
   bool ordered_keys = false;
@@ -91,6 +95,9 @@ struct LoweredPipeline {
   std::vector<int> output_stage;                   // per def output: its Output stage
   std::vector<Stage> stages;
   std::vector<GatherCheck> gather_checks;
+  // Inputs (parameter positions) a stage reads over flattened rows: the generated code takes
+  // them with their innermost dimension as long as their last two (rows Win apart).
+  std::vector<int> flattened_inputs;
   // With checks: a 0-d uint32 Func reading every forced stage over its whole domain, compiled
   // as the pipeline's first output, so that the checks run before any statement (its value
   // means nothing); -1 when there is nothing to force.
@@ -100,6 +107,9 @@ struct LoweredPipeline {
 // dense_innermost: every tensor's last dimension has stride 1 (the fast variant). pack: read
 // a reduction's transposed operand from a copy (a Pack stage; the cpu.pack knob). fma: a
 // float32/float64 += reduction of one product accumulates with fused multiply-adds (cpu.fma).
-LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma);
+// flattening: the statements computed over flattened rows (plan_row_flattening; only with
+// dense_innermost).
+LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma,
+                      const std::vector<RowFlattening>& flattening = {});
 
 }  // namespace tc::backends::cpu

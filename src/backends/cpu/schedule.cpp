@@ -138,7 +138,16 @@ std::vector<Knob> declare() {
            "accumulate a float32/float64 += reduction whose right-hand side is one product (a matmul's, a "
            "convolution's) with fused multiply-adds, one rounding a step as BLAS does; 0: a multiply, then an add "
            "(the reference's bits)"};
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma};
+  Knob flatten{"cpu.flatten", KnobKind::Boolean, "auto",
+               "compute a valid convolution's output at the positions h*W + w of its input's rows (W their "
+               "length), vectors running along whole input planes instead of along output rows narrower than W, "
+               "where the input's rows are W apart (else the general variant runs); auto: where the output rows "
+               "leave more than 10% of the vector lanes unused and the flattened rows at most 12.5%",
+               true};
+  flatten.domain = [](const ir::BoundDef& b) {
+    return plan_row_flattening(b, 1, 64).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
+  };
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten};
 }
 
 }  // namespace
@@ -169,6 +178,7 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.panel_broadcast = panel == "broadcast" || panel == "both";
   s.blas = o.flag("cpu.blas");
   s.fma = o.flag("cpu.fma");
+  s.flatten = o.is_auto("cpu.flatten") ? -1 : static_cast<int>(o.integer("cpu.flatten"));
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -746,6 +756,13 @@ class Scheduler {
     int default_ty = avx512 ? 32 : 24;
     if (streamed_panel) default_ty = panel_rows(r, tx, default_ty);
     if (int rows = balanced_block_rows(r, tx / L, default_u, avx512 ? 32 : 16); rows > 0) default_u = default_ty = rows;
+    if (r.flattened_row && avx512 && b >= 0) {
+      // A convolution over flattened rows: blocks of 6 output channels, a tile taking up to 64
+      // of them, so each window of the input is read once for all of a layer's 64 channels
+      // (conv2d 8x64x56x56, 3x3, 2 threads: 6.2 ms; 6.9 in blocks of 8, 7.2 in tiles of 32).
+      default_u = 6;
+      default_ty = static_cast<int>(std::min<int64_t>(64, r.extents[b]));
+    }
     Tiling t = tile_host(r, w, tx, default_ty, default_u, L);
     if (L > 1) w.vectorize(t.xi, L);
     if (b >= 0) w.unroll(t.yii);
@@ -773,6 +790,7 @@ class Scheduler {
                (t.run_parallel ? (t.rows_per_task ? ", rows of tiles in parallel" : ", tiles in parallel")
                                : parallel() ? ", one thread (small)" : "") +
                narrowed(t) + panels + (r.fused_multiply_add ? ", fused multiply-adds" : "") +
+               (r.flattened_row ? ", over flattened rows of " + std::to_string(r.flattened_row) : "") +
                (unrolled ? ", innermost reduction loop unrolled" : ""));
   }
 
@@ -896,7 +914,9 @@ class Scheduler {
 
   bool wants_streamed_panel(const Stage& r, const std::map<std::string, PanelOperand>& operands, int tx) const {
     int64_t strips = static_cast<int64_t>(tx) * r.type.bytes() * reduction_length(r);
-    if (2 * strips <= k_.l1_bytes) return false;
+    // Over flattened rows the streamed reads are windows of one long row, which the tile's
+    // neighbouring steps share: a panel would copy each window (conv2d 7.3 against 6.7 ms).
+    if (2 * strips <= k_.l1_bytes || r.flattened_row) return false;
     for (const auto& [name, o] : operands)
       if (o.streamed && !o.gathered && o.row >= kPanelRowRatio * tx && copy_source(name).found()) return true;
     return false;

@@ -42,6 +42,8 @@ FEATURES = {
     "bool-reduce": "min=/max= reductions into bool tensors",
     "dead-temps": "temporaries that nothing reads (off: such temporaries become outputs)",
     "products": "plain (batched, transposed) matrix products, most with cpu.blas=1 (the CBLAS route)",
+    "convolutions": "valid 2-D convolutions (O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * W(m,c,kh,kw)), with and "
+                    "without cpu.flatten (rows computed as one)",
 }
 
 DATA_NAMES = ["A", "B", "C", "D", "E", "F"]
@@ -130,6 +132,8 @@ class Generator:
         self.n_callees = 0
         if self.on("products") and rng.random() < 0.06:
             return self._product_case()
+        if self.on("convolutions") and rng.random() < 0.04:
+            return self._convolution_case()
         sizes = {n: size_value(rng) for n in rng.sample(SIZE_NAMES, rng.randint(1, 3))}
         d = T.Def("main", [], [], [])
         ds = DefState(self, d, sizes, depth=0)
@@ -167,14 +171,53 @@ class Generator:
                            T.bin_("*", reads[0], reads[1])))
         d.outputs.append(T.Out("O1"))
         ds.tensors["O1"] = TensorInfo("O1", "out", dt, [sizes[x] for x in out_dims], [T.var(x) for x in out_dims])
-        self.prog.defs.append(d)
+        return self._single_statement_case(ds, 0.7, "cpu.blas", ["1"])
+
+    def _convolution_case(self):
+        """O1(n, m, h, w) +=! I(n, c, h + kh, w + kw) * Wt(m, c, kh, kw), the batch dimension n
+        or not, rows wide enough that cpu.flatten's auto choice flattens some (src/backends/cpu/
+        flatten_rows.h); cpu.flatten forced to 0 or 1 in half the cases."""
+        rng = self.rng
+        dt = rng.choice(["float32", "float32", "float64", "float16"])
+        batch = rng.random() < 0.5
+        sizes = {"C": rng.randint(1, 4), "M": rng.randint(1, 5), "KH": rng.randint(1, 3), "KW": rng.randint(1, 4)}
+        sizes["H"] = sizes["KH"] + rng.randint(0, 6)
+        sizes["W"] = sizes["KW"] + rng.choice([rng.randint(0, 5), rng.randint(15, 40)])
+        if batch:
+            sizes["N"] = rng.randint(1, 3)
+        d = T.Def("main", [], [], [])
+        ds = DefState(self, d, sizes, depth=0)
+        lead = ["N"] if batch else []
+        ds.add_input("A", dt, len(lead) + 3, dims=lead + ["C", "H", "W"])
+        ds.add_input("B", dt, 4, dims=["M", "C", "KH", "KW"])
+        n = [T.var("n")] if batch else []
+        image = T.acc("A", n + [T.var("c"), T.bin_("+", T.var("h"), T.var("kh")), T.bin_("+", T.var("w"), T.var("kw"))])
+        weights = T.acc("B", [T.var("m"), T.var("c"), T.var("kh"), T.var("kw")])
+        reads = [image, weights]
+        rng.shuffle(reads)
+        d.body.append(T.St("O1", (["n"] if batch else []) + ["m", "h", "w"], rng.choice(["+=!", "+=!", "max=!"]),
+                           T.bin_("*", reads[0], reads[1])))
+        d.outputs.append(T.Out("O1"))
+        one = T.lit(1)
+        out = [sizes["M"], sizes["H"] - sizes["KH"] + 1, sizes["W"] - sizes["KW"] + 1]
+        exprs = [T.var("M"), T.bin_("+", T.bin_("-", T.var("H"), T.var("KH")), one),
+                 T.bin_("+", T.bin_("-", T.var("W"), T.var("KW")), one)]
+        if batch:
+            out, exprs = [sizes["N"]] + out, [T.var("N")] + exprs
+        ds.tensors["O1"] = TensorInfo("O1", "out", dt, out, exprs)
+        return self._single_statement_case(ds, 0.5, "cpu.flatten", ["0", "1"])
+
+    def _single_statement_case(self, ds, chance, knob, values):
+        """The case of a generated one-statement def, with `knob` set to one of `values` in
+        `chance` of the cases (when knobs are on)."""
+        self.prog.defs.append(ds.d)
         try:
-            model = Analyzer(self.prog, d, ds.input_shapes()).run_typed(ds.input_types())
+            model = Analyzer(self.prog, ds.d, ds.input_shapes()).run_typed(ds.input_types())
         except ModelReject:
             return None
         case = self._finish(ds, model)
-        if self.on("knobs") and rng.random() < 0.7:
-            case["options"]["cpu.blas"] = "1"
+        if self.on("knobs") and self.rng.random() < chance:
+            case["options"][knob] = self.rng.choice(values)
         return case
 
     def _entry_inputs(self, ds):
@@ -341,6 +384,8 @@ def random_knobs(rng):
         knobs["cpu.blas"] = "1"
     if rng.random() < 0.2:
         knobs["cpu.fma"] = "0"
+    if rng.random() < 0.2:
+        knobs["cpu.flatten"] = rng.choice(["0", "1"])
     return knobs
 
 
