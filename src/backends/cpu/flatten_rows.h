@@ -26,8 +26,10 @@ struct RowFlattening {
 };
 
 // mode: 1 every statement that can be flattened; -1 (auto) those whose output rows leave more
-// than 10% of the vector lanes unused and whose flattened rows leave at most 12.5% (Win - Wout
-// of every Win); 0 none. vector_bytes: the target's vector width (64 with AVX-512).
+// than 10% of the vector lanes unused, whose flattened rows leave at most 12.5% (Win - Wout of
+// every Win) and whose reduction is long enough for the lanes saved to pay for the copy back
+// (flatten_rows.cpp, kCopyLanes); 0 none. vector_bytes: the target's vector width (64 with
+// AVX-512).
 std::vector<RowFlattening> plan_row_flattening(const ir::BoundDef& bound, int mode, int vector_bytes);
 
 }  // namespace tc::backends::cpu
