@@ -179,15 +179,13 @@ class CpuKernel : public Kernel {
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " dimension " + std::to_string(bad) +
                                        " has stride " + std::to_string(v.strides[bad]) +
                                        ", beyond the 32-bit strides the generated code uses");
-      if (i < ni && std::find(variant.flattened_inputs.begin(), variant.flattened_inputs.end(), static_cast<int>(i)) !=
-                        variant.flattened_inputs.end())
-        flatten_rows(v, views[i]);
       int64_t span = span_bytes(v);
       if (span > kMaxBufferBytes)
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " spans " + std::to_string(span) +
                                        " bytes; the generated code addresses at most 2147483647 bytes per tensor "
                                        "(use backend=reference)");
     }
+    for (int i : variant.flattened_inputs) flatten_rows(inputs[i], views[i]);
     std::vector<halide_buffer_t*> args;
     args.reserve(views.size() + variant.caller_outputs.size() + 1);
     for (size_t i = 0; i < ni; ++i) args.push_back(&views[i].buffer);

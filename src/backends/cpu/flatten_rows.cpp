@@ -80,7 +80,8 @@ RowFlattening plan_statement(const ir::BoundDef& b, int si) {
     if (std::find(plan.inputs.begin(), plan.inputs.end(), r.tensor) == plan.inputs.end()) plan.inputs.push_back(r.tensor);
   }
   int64_t out_w = out_shape[n - 1], out_h = out_shape[n - 2];
-  if (row == 0 || row < out_w || height < out_h || (out_h - 1) * row + out_w > INT32_MAX) return {};
+  // The generated code's 32-bit extents: the input's flattened row, row x height, must fit.
+  if (row == 0 || row < out_w || height < out_h || row * height > INT32_MAX) return {};
   plan.stmt = si;
   plan.row = row;
   plan.positions = (out_h - 1) * row + out_w;

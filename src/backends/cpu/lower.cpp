@@ -78,6 +78,14 @@ bool splittable(const Func& f, ReduceOp op, ScalarType t) {
       .associative();
 }
 
+// The bits of an integer with its magnitude bits flipped where it is negative: the map
+// between a float's bits and its key, which is its own inverse.
+Expr flip_negative_magnitudes(const Expr& bits) {
+  int n = bits.type().bits();
+  Expr magnitude = Halide::Internal::make_const(bits.type(), n == 64 ? INT64_MAX : INT32_MAX);
+  return bits ^ ((bits >> (n - 1)) & magnitude);
+}
+
 // A float min=/max= reduction as an integer one (Stage::ordered_keys): a float's bits as a
 // signed integer whose order is the floats' order (-0 below +0), a NaN of either sign mapped to
 // the end where it wins (the largest key for max, the smallest for min). Integer max and min
@@ -86,21 +94,15 @@ bool splittable(const Func& f, ReduceOp op, ScalarType t) {
 // value, except that a NaN comes back as the one NaN of its key (its payload is not kept)
 // and max(-0, +0) is +0 in any order.
 Expr ordered_key(const Expr& v, bool nan_wins_max) {
-  int bits = v.type().bits();
-  Halide::Type kt = Halide::Int(bits);
-  Expr b = Halide::reinterpret(kt, v);
-  Expr magnitude = Halide::Internal::make_const(kt, bits == 64 ? INT64_MAX : INT32_MAX);
-  Expr key = b ^ ((b >> (bits - 1)) & magnitude);
+  Halide::Type kt = Halide::Int(v.type().bits());
   Expr nan_key = nan_wins_max ? kt.max() : kt.min();
-  return Halide::select(Halide::is_nan(v), nan_key, key);
+  return Halide::select(Halide::is_nan(v), nan_key, flip_negative_magnitudes(Halide::reinterpret(kt, v)));
 }
 
-// The float a key stands for: the same map, undone (it is its own inverse on the bits). The
-// NaN keys come back as NaNs: the largest key as 0x7fff..., the smallest as 0xffff....
+// The float a key stands for. The NaN keys come back as NaNs: the largest key as 0x7fff...,
+// the smallest as 0xffff....
 Expr from_ordered_key(const Expr& k) {
-  int bits = k.type().bits();
-  Expr magnitude = Halide::Internal::make_const(k.type(), bits == 64 ? INT64_MAX : INT32_MAX);
-  return Halide::reinterpret(Halide::Float(bits), k ^ ((k >> (bits - 1)) & magnitude));
+  return Halide::reinterpret(Halide::Float(k.type().bits()), flip_negative_magnitudes(k));
 }
 
 std::string halide_name(const std::string& prefix, const std::string& name) {

@@ -60,13 +60,12 @@ Expr vector_exp_f32(const Expr& x_in) {
   namespace E = tc::exp_f32;
   Expr x = Halide::cast(Halide::Float(32), x_in);
   Expr xc = Halide::max(Halide::min(x, E::kHighest), E::kLowest);
-  auto fma = [](const Expr& a, const Expr& b, const Expr& c) { return fused_multiply_add(a, b, c); };
-  Expr n = Halide::floor(fma(xc, E::kLog2E, 0.5f));
-  Expr r = fma(n, -E::kLn2High, xc);
-  r = fma(n, -E::kLn2Low, r);
+  Expr n = Halide::floor(fused_multiply_add(xc, E::kLog2E, 0.5f));
+  Expr r = fused_multiply_add(n, -E::kLn2High, xc);
+  r = fused_multiply_add(n, -E::kLn2Low, r);
   Expr p = E::kPoly[0];
-  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) p = fma(p, r, E::kPoly[i]);
-  Expr y = fma(p * r, r, r) + 1.0f;
+  for (size_t i = 1; i < sizeof E::kPoly / sizeof E::kPoly[0]; ++i) p = fused_multiply_add(p, r, E::kPoly[i]);
+  Expr y = fused_multiply_add(p * r, r, r) + 1.0f;
   Expr ni = Halide::cast(Halide::Int(32), n);
   Expr n1 = ni >> 1, n2 = ni - n1;
   auto pow2 = [](const Expr& k) { return Halide::reinterpret(Halide::Float(32), (k + 127) << 23); };

@@ -142,10 +142,11 @@ std::vector<Knob> declare() {
                "compute a valid convolution's output at the positions h*W + w of its input's rows (W their "
                "length), vectors running along whole input planes instead of along output rows narrower than W, "
                "where the input's rows are W apart (else the general variant runs); auto: where the output rows "
-               "leave more than 10% of the vector lanes unused and the flattened rows at most 12.5%",
+               "leave more than 10% of the vector lanes unused, the flattened rows at most 12.5%, and the "
+               "reduction is long enough for the lanes saved to pay for the copy back into the output's rows",
                true};
   flatten.domain = [](const ir::BoundDef& b) {
-    return plan_row_flattening(b, 1, 64).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
+    return plan_row_flattening(b, 1, 0).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
   };
   return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten};
 }
