@@ -18,6 +18,8 @@
 //   - range checks: they run before any statement writes an output.
 //   - cpu.blas (issue 25): plain products computed by the system's CBLAS, in every layout.
 //   - cpu.fma (issue 25): a product sum rounds once a step (on), or as the reference (off).
+//   - cpu.flatten, cpu.transpose (issue 25): convolutions over flattened rows, products
+//     computed transposed: the bits of the plain stage.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -477,6 +479,91 @@ TEST(FlattenedRows, OnlyAValidConvolutionsRowsAreFlattened) {
   // 5 channels x 9: 45 steps, too few to pay for the copy back (auto); 1 flattens them.
   EXPECT_FALSE(has(run(kConv, {&i, &w}, {}).description, "flattened"));
   EXPECT_TRUE(has(run(kConv, {&i, &w}, {{"cpu.flatten", "1"}}).description, "flattened"));
+}
+
+// cpu.transpose: a reduction none of whose reads is contiguous in its last written variable,
+// computed with its last two dimensions swapped and copied back (transpose_result.h), sums the
+// same terms in the same order: the bits of the untransposed stage, under every knob that
+// changes its blocks and tiles, with a consumer fused into the copy back (fcrelu's bias and
+// ReLU), batched, with extents under the 8x8 tiles, and with strided inputs (the general
+// variant).
+const char* kTmm = "def tmm(float(M,K) A, float(N,K) B) -> (C) {\n  C(m,n) +=! A(m,k) * B(n,k)\n}";
+
+void check_transposed(const char* src, std::vector<Arg*> in, bool automatic) {
+  Outcome plain = run(src, in, {{"cpu.transpose", "0"}});
+  ASSERT_EQ(plain.status, TC_OK) << plain.message;
+  EXPECT_FALSE(has(plain.description, "s0_transpose_")) << plain.description;
+  Outcome ref = run(src, in, {{"backend", "reference"}});
+  expect_close(plain.outputs[0], ref.outputs[0], "untransposed");
+  Outcome chosen = run(src, in, {});
+  EXPECT_EQ(has(chosen.description, "s0_transpose_"), automatic) << chosen.description;
+  EXPECT_EQ(chosen.outputs, plain.outputs) << chosen.description;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> variants = {
+      {{"cpu.transpose", "1"}},
+      {{"cpu.transpose", "1"}, {"cpu.rows", "8"}, {"threads", "3"}},
+      {{"cpu.transpose", "1"}, {"cpu.rows", "0"}},
+      {{"cpu.transpose", "1"}, {"cpu.rows", "13"}, {"cpu.tile", "16x4"}},
+      {{"cpu.transpose", "1"}, {"cpu.tile", "64x64"}, {"cpu.unroll", "6"}},
+      {{"cpu.transpose", "1"}, {"cpu.kblock", "8"}, {"cpu.panel", "both"}},
+      {{"cpu.transpose", "1"}, {"cpu.vectorize", "1"}, {"cpu.parallel", "none"}},
+      {{"cpu.transpose", "1"}, {"cpu.fuse", "0"}, {"cpu.inline", "0"}},
+  };
+  for (const auto& options : variants) {
+    Outcome r = run(src, in, options);
+    std::string what;
+    for (const auto& [k, v] : options) what += k + "=" + v + " ";
+    ASSERT_EQ(r.status, TC_OK) << what << r.message;
+    EXPECT_TRUE(has(r.description, "s0_transpose_")) << what << r.description;
+    EXPECT_EQ(r.outputs, plain.outputs) << what << r.description;
+  }
+}
+
+TEST(TransposedResults, ATransposedProductGivesTheBitsOfTheUntransposedOne) {
+  // B (100 x 37) copied for vectors along n; A (12 x 37) and C (12 x 100) transposed: auto.
+  Arg a({12, 37}, false), b({100, 37}, false);
+  fill(a, 21);
+  fill(b, 22);
+  check_transposed(kTmm, {&a, &b}, true);
+  Outcome r = run(kTmm, {&a, &b}, {});
+  EXPECT_TRUE(has(r.description, "8x8 tiles transposed in vector registers")) << r.description;
+  EXPECT_TRUE(has(r.description, "inside a copy in each block of")) << r.description;
+}
+
+TEST(TransposedResults, AFusedBiasAndReluBatchesAndSmallExtents) {
+  const char* fcrelu =
+      "def fcrelu(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n"
+      "  O(b,n) +=! I(b,k) * W(n,k)\n  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}";
+  Arg i({20, 64}, false), w({200, 64}, false), bias({200}, false);
+  fill(i, 23);
+  fill(w, 24);
+  fill(bias, 25);
+  check_transposed(fcrelu, {&i, &w, &bias}, true);
+  const char* tbmm = "def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) {\n  Z(b,n,m) +=! X(b,n,k) * Y(b,m,k)\n}";
+  Arg x({3, 17, 19}, false), y({3, 41, 19}, false);  // Y is the larger: auto leaves it
+  fill(x, 26);
+  fill(y, 27);
+  check_transposed(tbmm, {&x, &y}, false);
+  // Under the 8x8 tiles (5 rows): the copy back is computed whole, then transposed.
+  Arg small_a({5, 16}, false), small_b({30, 16}, false);
+  fill(small_a, 28);
+  fill(small_b, 29);
+  check_transposed(kTmm, {&small_a, &small_b}, true);
+  // The result read twice: the copy back is a stage of its own.
+  const char* twice =
+      "def f(float(M,K) A, float(N,K) B) -> (C, D) {\n  T(m,n) +=! A(m,k) * B(n,k)\n"
+      "  C(m,n) = T(m,n) + 1\n  D(m,n) = T(m,n) * 2\n}";
+  Arg ta({12, 37}, false), tb({100, 37}, false);
+  fill(ta, 30);
+  fill(tb, 31);
+  check_transposed(twice, {&ta, &tb}, true);
+  // B's rows 40 floats apart: the general variant, transposed as well.
+  Arg padded({100, 40}, false);
+  for (size_t r = 0; r < 100; ++r)
+    for (size_t k = 0; k < 37; ++k) padded.f[r * 40 + k] = tb.f[r * 37 + k];
+  int64_t strides[2] = {40, 1};
+  padded.shape[1] = 37;
+  padded.t.strides = strides;
+  check_transposed(kTmm, {&ta, &padded}, true);
 }
 
 TEST(Panels, AStageComputedOnItsOwnIsCopiedAnInlinedOneIsNot) {

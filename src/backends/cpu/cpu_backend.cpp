@@ -15,6 +15,7 @@
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
 #include "backends/cpu/schedule.h"
+#include "backends/cpu/transpose_result.h"
 #include "backends/cpu/values.h"
 #include "support/error.h"
 #include "support/sha256.h"
@@ -301,9 +302,12 @@ class CpuKernel : public Kernel {
   }
 
   LoweredPipeline lower_pipeline(bool dense) const {
+    // No statement is both: a flattened convolution reads its input contiguously along its
+    // output's rows, which a transposed one does not.
     std::vector<RowFlattening> flattening =
         plan_row_flattening(b_, schedule_.flatten, target_.natural_vector_size(Halide::UInt(8)));
-    return lower(b_, dense, checked_, schedule_.pack, schedule_.fma, flattening);
+    return lower(b_, dense, checked_, schedule_.pack, schedule_.fma, flattening,
+                 plan_transposed_results(b_, schedule_.transpose));
   }
 
   // The variant for tensors whose innermost stride is not 1, compiled on first use.

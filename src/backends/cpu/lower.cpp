@@ -111,8 +111,16 @@ std::string halide_name(const std::string& prefix, const std::string& name) {
 
 class Builder {
  public:
-  Builder(const ir::BoundDef& b, bool dense, bool checked, bool pack, bool fma, std::vector<RowFlattening> flattening)
-      : b_(b), def_(b.def()), dense_(dense), checked_(checked), pack_(pack), fma_(fma), flat_(std::move(flattening)) {}
+  Builder(const ir::BoundDef& b, bool dense, bool checked, bool pack, bool fma, std::vector<RowFlattening> flattening,
+          std::vector<int> transposed)
+      : b_(b),
+        def_(b.def()),
+        dense_(dense),
+        checked_(checked),
+        pack_(pack),
+        fma_(fma),
+        flat_(std::move(flattening)),
+        transposed_(std::move(transposed)) {}
 
   LoweredPipeline build() {
     current_.assign(def_.tensors.size(), -1);
@@ -183,6 +191,22 @@ class Builder {
     std::vector<Expr> at = args;
     at[0] = args[1] * static_cast<int>(row) + args[0];
     at[1] = 0;
+    s.func(args) = p_.stages[g].func(at);
+    p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
+    return me;
+  }
+
+  // Statement si's result from its transposed stage g (transpose_result.h): O(..., m, n) =
+  // G(..., n, m). Pointwise in every dimension but the last two.
+  int transpose_back(int si, int t, int g) {
+    Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + "_transposed", dim_names(t));
+    u.stmt = si;
+    u.transposing = true;
+    int me = add_stage(u);
+    Stage& s = p_.stages[me];
+    std::vector<Expr> args = as_exprs(s.vars);
+    std::vector<Expr> at = args;
+    std::swap(at[0], at[1]);
     s.func(args) = p_.stages[g].func(at);
     p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
     return me;
@@ -388,7 +412,11 @@ class Builder {
     // Pointwise means read at the consumer's own point, which lets the scheduler compute a
     // reduction tile by tile inside the consumer; a clamped index may read anywhere in the
     // tensor, so a tile of the consumer would need all of it.
-    return read(t, idx, consumer, full_box && !clamped && access.pointwise, in_loop, leading_subscripts(access));
+    // In a transposed stage (transpose_result.h) the last two subscripts are not at the
+    // consumer's own point.
+    int leading = leading_subscripts(access);
+    if (transposed_stmt_) leading = std::min(leading, static_cast<int>(def_.stmts[current_stmt_].num_lhs_vars()) - 2);
+    return read(t, idx, consumer, full_box && !clamped && access.pointwise && !transposed_stmt_, in_loop, leading);
   }
 
   // Use::leading of a read in the current statement: its subscripts that are, from the first,
@@ -407,7 +435,7 @@ class Builder {
   // that dimension innermost: then the register-blocked schedule applies. Tensor -> the TC
   // dimension to store innermost.
   std::map<int, int> operands_to_pack(const ir::Stmt& st) const {
-    int inner = static_cast<int>(st.num_lhs_vars()) - 1;  // the written element's last subscript
+    int inner = innermost_var(st);
     for (const ir::Read& r : st.reads)
       if (!r.subscripts.empty() && vars_of(r, r.subscripts.size() - 1).count(inner)) return {};
     std::map<int, int> pack;
@@ -464,13 +492,29 @@ class Builder {
     return s.contiguous_rvar >= 0;
   }
 
+  // The Halide dimension of written variable v of n: TC order reversed, the first two
+  // swapped in a transposed stage (transpose_result.h).
+  int halide_dim(int v, int n) const {
+    int d = n - 1 - v;
+    return transposed_stmt_ && d < 2 ? 1 - d : d;
+  }
+
+  // The written variable of the current stage's Halide dimension d: the inverse.
+  int statement_var(const ir::Stmt& st, int d) const {
+    if (transposed_stmt_ && d < 2) d = 1 - d;
+    return static_cast<int>(st.num_lhs_vars()) - 1 - d;
+  }
+
+  // The statement variable the current stage stores innermost.
+  int innermost_var(const ir::Stmt& st) const { return statement_var(st, 0); }
+
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
   // `split_allowed`: whether the update may be split into vector lanes (splittable()).
   void analyse_reduction(Stage& s, const ir::Stmt& st, bool split_allowed) {
     s.contiguous_rvar = s.block_var = -1;
     size_t n = st.num_lhs_vars();
     if (n == 0) return;  // a 0-d result: one scalar accumulator
-    int inner = static_cast<int>(n) - 1;
+    int inner = innermost_var(st);
     bool inner_contiguous = false;
     std::set<int> contiguous_red, with_inner;
     for (const ir::Read& r : st.reads) {
@@ -493,7 +537,7 @@ class Builder {
         }
     }
     for (size_t d = 1; d < n && s.block_var < 0; ++d)
-      if (!with_inner.count(static_cast<int>(n - 1 - d))) s.block_var = static_cast<int>(d);
+      if (!with_inner.count(statement_var(st, static_cast<int>(d)))) s.block_var = static_cast<int>(d);
     if (s.block_var < 0 && n >= 2) s.block_var = 1;
   }
 
@@ -605,13 +649,19 @@ class Builder {
     for (size_t v = n; v < st.vars.size(); ++v) empty_reduction = empty_reduction || ranges[v].first >= ranges[v].second;
 
     std::vector<std::string> names(st.vars.begin(), st.vars.begin() + static_cast<long>(n));
-    Stage s = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si), names);
-    s.stmt = si;
     const RowFlattening* flat = flattening_of(si);
+    transposed_stmt_ = !flat && std::find(transposed_.begin(), transposed_.end(), si) != transposed_.end();
+    Stage s = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + (transposed_stmt_ ? "_transpose" : ""), names);
+    s.stmt = si;
     if (flat) {  // w is the flattened position, h is 0 (flatten_rows.h)
       s.extents[0] = flat->positions;
       s.extents[1] = 1;
       s.flattened_row = flat->row;
+    }
+    if (transposed_stmt_) {  // vars[0] is the second-last written variable, vars[1] the last
+      std::swap(s.vars[0], s.vars[1]);
+      std::swap(s.extents[0], s.extents[1]);
+      s.transposed = true;
     }
     int me = add_stage(s);  // placeholder: reads lowered below record this index as their consumer
 
@@ -632,7 +682,7 @@ class Builder {
     ctx.bound = &b_;
     ctx.stmt = &st;
     for (size_t v = 0; v < st.vars.size(); ++v) {
-      if (v < first_rdom_var) ctx.vars.push_back(s.vars[n - 1 - v]);
+      if (v < first_rdom_var) ctx.vars.push_back(s.vars[halide_dim(static_cast<int>(v), static_cast<int>(n))]);
       else if (dom.defined()) ctx.vars.push_back(dom[static_cast<int>(st.vars.size() - 1 - v)]);
       else ctx.vars.push_back(Expr(static_cast<int>(ranges[v].first)));  // empty reduction: never evaluated
     }
@@ -699,7 +749,8 @@ class Builder {
       if (!(reduce && empty_reduction)) f(box) = reduce ? combine(st.reduce, f(box), rhs, def_.tensors[t].type) : rhs;
       out.kind = Stage::Kind::Partial;
     }
-    current_[t] = flat ? unflatten(si, t, me, flat->row) : me;
+    current_[t] = flat ? unflatten(si, t, me, flat->row) : transposed_stmt_ ? transpose_back(si, t, me) : me;
+    transposed_stmt_ = false;
   }
 
   void make_outputs() {
@@ -764,6 +815,8 @@ class Builder {
   const ir::Def& def_;
   bool dense_, checked_, pack_, fma_;
   std::vector<RowFlattening> flat_;
+  std::vector<int> transposed_;  // statements computed transposed (transpose_result.h)
+  bool transposed_stmt_ = false;  // the statement being lowered is one
   LoweredPipeline p_;
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
   // the operands it reads packed (see operands_to_pack).
@@ -778,8 +831,9 @@ class Builder {
 }  // namespace
 
 LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma,
-                      const std::vector<RowFlattening>& flattening) {
-  return Builder(bound, dense_innermost, checked, pack, fma, dense_innermost ? flattening : std::vector<RowFlattening>{})
+                      const std::vector<RowFlattening>& flattening, const std::vector<int>& transposed) {
+  return Builder(bound, dense_innermost, checked, pack, fma, dense_innermost ? flattening : std::vector<RowFlattening>{},
+                 transposed)
       .build();
 }
 

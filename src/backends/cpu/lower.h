@@ -8,7 +8,9 @@
 // a run-time error. A scatter is a Scatter stage: its previous version (or zeros for '+=!')
 // as the pure definition, then one update over an RDom of all its variables whose left-hand
 // side is the computed subscripts, clamped into the tensor (checked first with `checked`,
-// else the update is skipped where a subscript is out of bounds). It records what the
+// else the update is skipped where a subscript is out of bounds). A statement computed over
+// flattened rows (flatten_rows.h) or transposed (transpose_result.h) is a stage over those
+// positions, then a pointwise copy back into the tensor's order. It records what the
 // scheduler needs; it does not schedule.
 #pragma once
 
@@ -66,6 +68,12 @@ struct Stage {
   // A reduction over flattened rows (flatten_rows.h): the input rows' length Win, its vars[0]
   // the position h·Win + w and vars[1] (h) of extent 1; 0 where not flattened.
   int64_t flattened_row = 0;
+  // A reduction computed transposed (transpose_result.h): vars[0] is the statement's
+  // second-last written variable, vars[1] its last.
+  bool transposed = false;
+  // Pointwise only: the copy of a transposed reduction back into the tensor's order, reading
+  // its producer with vars[0] and vars[1] swapped.
+  bool transposing = false;
   // A float min=/max= reduction computed on integer keys in the floats' order (lower.cpp,
   // ordered_key): its Func is integer, and every read of it converts back to the float.
   bool ordered_keys = false;
@@ -108,8 +116,8 @@ struct LoweredPipeline {
 // a reduction's transposed operand from a copy (a Pack stage; the cpu.pack knob). fma: a
 // float32/float64 += reduction of one product accumulates with fused multiply-adds (cpu.fma).
 // flattening: the statements computed over flattened rows (plan_row_flattening; only with
-// dense_innermost).
+// dense_innermost); transposed: those computed transposed (plan_transposed_results).
 LoweredPipeline lower(const ir::BoundDef& bound, bool dense_innermost, bool checked, bool pack, bool fma,
-                      const std::vector<RowFlattening>& flattening = {});
+                      const std::vector<RowFlattening>& flattening = {}, const std::vector<int>& transposed = {});
 
 }  // namespace tc::backends::cpu

@@ -9,6 +9,9 @@
 //     copied per tile into a contiguous panel, the tile's rows sized to L2, where a cache model
 //     from the host's L1/L2 sizes says its strided strips would come from L2 (cpu.panel=auto);
 //     a short innermost reduction loop (a 3x3 convolution's kw) is unrolled;
+//   - a reduction computed transposed (transpose_result.h) is hosted by the stage that copies
+//     it back: per block of that stage's rows, the block's tiles, then 8x8 tiles transposed
+//     in registers;
 //   - a reduction whose reads are contiguous only along a reduction variable (dot products,
 //     row sums) is vectorised along that variable instead, through rfactor;
 //   - row blocks: where a def's row reductions (softmax's max and sum, layernorm's mean and
@@ -29,6 +32,7 @@
 #include <thread>
 
 #include "backends/cpu/gemm_route.h"
+#include "backends/cpu/transpose_result.h"
 
 namespace tc::backends::cpu {
 
@@ -148,7 +152,17 @@ std::vector<Knob> declare() {
   flatten.domain = [](const ir::BoundDef& b) {
     return plan_row_flattening(b, 1, 0).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
   };
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten};
+  Knob transpose{"cpu.transpose", KnobKind::Boolean, "auto",
+                 "compute a reduction none of whose reads is contiguous in its last written variable (C(m,n) +=! "
+                 "A(m,k) * B(n,k)) with its last two dimensions swapped, its vectors along the second-last variable, "
+                 "and copy the result back in 8x8 tiles transposed in registers; auto: where the operands that form "
+                 "copies, plus the result, are at most half of what the untransposed form copies (B's N x K against "
+                 "A's M x K and C's M x N)",
+                 true};
+  transpose.domain = [](const ir::BoundDef& b) {
+    return plan_transposed_results(b, 1).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
+  };
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten, transpose};
 }
 
 }  // namespace
@@ -180,6 +194,7 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.blas = o.flag("cpu.blas");
   s.fma = o.flag("cpu.fma");
   s.flatten = o.is_auto("cpu.flatten") ? -1 : static_cast<int>(o.integer("cpu.flatten"));
+  s.transpose = o.is_auto("cpu.transpose") ? -1 : static_cast<int>(o.integer("cpu.transpose"));
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -203,11 +218,15 @@ class Scheduler {
     hosts_.assign(n, -1);
     root_.assign(n, false);
     for (size_t i = 0; i < n; ++i) place(static_cast<int>(i));
+    form_transposing_hosts();
     form_row_blocks();
     for (size_t i = 0; i < n; ++i)
       if (root_[i] && block_host_[i] < 0 && p_.stages[i].kind != Stage::Kind::Output &&
           p_.stages[i].kind != Stage::Kind::Reduction && p_.stages[i].kind != Stage::Kind::Pack)
         bound_whole(p_.stages[i].func, p_.stages[i]);  // a reduction is computed inside its host, a copy may be a panel
+    // The transposing hosts first: their reductions' copies are computed at their block loop.
+    for (size_t i = 0; i < n; ++i)
+      if (transposing_rows_[i] > 0) schedule_transposing_host(static_cast<int>(i));
     for (size_t i = 0; i < n; ++i) {
       Stage& s = p_.stages[i];
       int b = block_host_[i];
@@ -215,6 +234,7 @@ class Scheduler {
       else if (s.kind == Stage::Kind::Pack) continue;
       else if (block_rows_[i] > 0) schedule_row_blocks(static_cast<int>(i));
       else if (root_[i] && b >= 0) schedule_in_block(in_block(s, b), b);
+      else if (transposing_rows_[i] > 0) continue;  // scheduled first
       else if (root_[i] && hosts_[i] < 0) schedule_root(s);
       if (s.kind == Stage::Kind::Scatter) schedule_scatter(s);
       else if (!root_[i]) say(s, "inlined into its consumer");
@@ -255,7 +275,8 @@ class Scheduler {
     if (k_.rows == 0) return;
     for (int h = static_cast<int>(n) - 1; h >= 0; --h) {
       const Stage& hs = p_.stages[h];
-      bool can_host = root_[h] && hosts_[h] < 0 && block_host_[h] < 0 && !hs.forced && hs.vars.size() >= 2 &&
+      bool can_host = root_[h] && hosts_[h] < 0 && block_host_[h] < 0 && transposing_rows_[h] == 0 && !hs.forced &&
+                      hs.vars.size() >= 2 &&
                       (hs.kind == Stage::Kind::Output || hs.kind == Stage::Kind::Pointwise);
       if (!can_host) continue;
       std::vector<int> members;
@@ -285,7 +306,9 @@ class Scheduler {
     const Stage& s = p_.stages[q];
     const Stage& hs = p_.stages[h];
     bool kind_ok = s.kind == Stage::Kind::Pointwise || (s.kind == Stage::Kind::Reduction && host_[q] < 0);
-    if (!kind_ok || s.forced || s.uses.empty() || s.vars.empty() || hosts_[q] >= 0 || block_host_[q] >= 0) return false;
+    if (!kind_ok || s.forced || s.uses.empty() || s.vars.empty() || hosts_[q] >= 0 || block_host_[q] >= 0 ||
+        transposing_host_[q] >= 0)
+      return false;
     size_t last = s.vars.size() - 1, host_last = hs.vars.size() - 1;
     if (s.extents[last] != hs.extents[host_last] || s.min(last) != hs.min(host_last)) return false;
     for (const Use& u : s.uses)
@@ -513,6 +536,77 @@ class Scheduler {
     say(s, what);
   }
 
+  // ---- transposing hosts ----
+  // A transposed reduction (transpose_result.h) is copied back into its tensor's order by the
+  // root stage its transposing copy is (or is inlined into). That stage hosts it: per block of
+  // its rows (its vars[0], the reduction's vars[1]; every column), the reduction's copy
+  // computes the block in one tile, and the host transposes it out while it is still in
+  // cache, in 8x8 tiles vectorised both ways (whole rows in, shuffles, whole rows out). tmm
+  // 128x1000x1024, 2 threads: 0.89 ms; the transposed result computed whole, then copied back,
+  // 1.01 ms (that copy read across the result's rows, one scalar load a lane: 1.10).
+  void form_transposing_hosts() {
+    size_t n = p_.stages.size();
+    transposing_host_.assign(n, -1);
+    transposing_rows_.assign(n, 0);
+    transposing_loop_.assign(n, Var());
+    transposing_tile_.assign(n, Var());
+    for (size_t i = 0; i < n; ++i) {
+      const Stage& r = p_.stages[i];
+      if (r.kind != Stage::Kind::Reduction || !r.transposed || r.uses.size() != 1 || host_[i] >= 0) continue;
+      int t = r.uses[0].consumer;
+      int c = root_[t] ? t : last_of_inlined_chain(t);
+      const Stage& cs = p_.stages[c];
+      bool can_host = root_[c] && hosts_[c] < 0 && transposing_rows_[c] == 0 && !cs.forced &&
+                      (cs.kind == Stage::Kind::Output || cs.kind == Stage::Kind::Pointwise) &&
+                      cs.extents == p_.stages[t].extents && cs.type.bits() <= 32 &&
+                      cs.extents[0] >= kTransposeTile && cs.extents[1] >= kTransposeTile;
+      if (!can_host) continue;
+      transposing_host_[i] = c;
+      transposing_rows_[c] = transposing_block_rows(cs);
+      transposing_loop_[c] = Var(cs.func.name() + "_blocks");
+    }
+  }
+
+  // The block's transposed result stays within this (in L2, read back by the transposing
+  // copy right after it is computed).
+  static constexpr int64_t kTransposingBlockBytes = 128 * 1024;
+
+  // cpu.rows (0: one block), or by default: the rows split into equal blocks of at most
+  // kTransposingBlockBytes, as many as a multiple of the threads (no block shifted onto its
+  // neighbour, none left to one thread alone). tmm 1000 rows, 2 threads: 4 blocks of 250
+  // 0.90 ms; 8 of 128 (the last shifted) 1.03, 4 of 256 1.08, 16 of 64 0.99.
+  int transposing_block_rows(const Stage& host) const {
+    int64_t rows = host.extents[0];
+    if (k_.rows >= 0) return static_cast<int>(k_.rows > 0 ? std::min<int64_t>(k_.rows, rows) : rows);
+    int64_t row_bytes = host.extents[1] * host.type.bytes();
+    int64_t most = std::max<int64_t>(kTransposeTile, kTransposingBlockBytes / std::max<int64_t>(1, row_bytes));
+    int64_t threads = std::max(1, k_.threads);
+    int64_t blocks = threads * ((rows + threads * most - 1) / (threads * most));
+    return static_cast<int>(std::max<int64_t>(kTransposeTile, (rows + blocks - 1) / blocks));
+  }
+
+  // Loops, innermost first: an 8x8 tile (its lanes along the host's rows, as it stores them),
+  // the tiles, then the blocks and the other dimensions, fused into one parallel loop.
+  void schedule_transposing_host(int c) {
+    Stage& s = p_.stages[c];
+    Func& f = s.func;
+    f.compute_root();
+    const auto shift = Halide::TailStrategy::ShiftInwards;
+    Var rows("rows"), xi("xi"), yi("yi"), xo("xo"), yo("yo");
+    f.split(s.vars[0], transposing_loop_[c], rows, transposing_rows_[c], shift);
+    f.split(rows, xo, xi, kTransposeTile, shift).split(s.vars[1], yo, yi, kTransposeTile, shift);
+    std::vector<VarOrRVar> order = {xi, yi, xo, yo};
+    std::vector<Var> outer = {transposing_loop_[c]};
+    for (size_t d = 2; d < s.vars.size(); ++d) outer.push_back(s.vars[d]);
+    order.insert(order.end(), outer.begin(), outer.end());
+    f.reorder(order).vectorize(xi).unroll(yi);
+    transposing_tile_[c] = xo;
+    bool run_parallel = parallel();
+    transposing_loop_[c] = fuse_outer(f, outer, f.name() + "_par", run_parallel);
+    say(s, "computed at root in blocks of " + std::to_string(transposing_rows_[c]) +
+               " rows, 8x8 tiles transposed in vector registers" + (run_parallel ? ", blocks in parallel" : ""));
+  }
+
   // Only the outermost loop: one parallel dispatch. A plain variable further in (d in the
   // embedding gradient's d_LUT(I(b, l), d), under the loop over b) would dispatch tiny tasks
   // once per outer iteration, threads writing neighbouring elements: measured 1.3 -> 8.0 ms.
@@ -585,6 +679,16 @@ class Scheduler {
   // The host of reduction i: its pointwise consumer, or a copy made for it, computed at root
   // or, for a member of row blocks, in each block.
   Func host_func(int i, Stage& r, std::string& name) {
+    if (int c = transposing_host_[i]; c >= 0) {
+      Func w = r.func.in();
+      w.compute_at(p_.stages[c].func, transposing_loop_[c]);
+      // An 8x8 tile of it read in whole rows into registers, which the host's stores then read
+      // across (shuffles, not a gather a vector: Halide's block transpose).
+      Func tile = w.in(p_.stages[r.uses[0].consumer].func);
+      tile.compute_at(p_.stages[c].func, transposing_tile_[c]).vectorize(tile.args()[0]).unroll(tile.args()[1]);
+      name = "a copy in each block of " + std::to_string(transposing_rows_[c]) + " rows of " + p_.stages[c].func.name();
+      return w;
+    }
     if (host_[i] >= 0) {
       name = p_.stages[host_[i]].func.name();
       Func w = p_.stages[host_[i]].func;
@@ -607,9 +711,11 @@ class Scheduler {
   void schedule_reduction(int i) {
     int h = block_host_[i];
     Stage r = h >= 0 ? in_block(p_.stages[i], h) : p_.stages[i];  // shares the Func
+    // In a transposing host's block its vars[1] spans the block's rows (its tiles stay inside).
+    if (int c = transposing_host_[i]; c >= 0) r.extents[1] = std::min<int64_t>(r.extents[1], transposing_rows_[c]);
     std::string host_name;
     Func w = host_func(i, r, host_name);
-    nested_ = h >= 0;
+    nested_ = h >= 0 || transposing_host_[i] >= 0;
     size_t n = r.vars.size();
     if (n == 0) {
       r.func.compute_at(w, Var::outermost());
@@ -617,7 +723,7 @@ class Scheduler {
     } else if (r.contiguous_rvar >= 0) {
       schedule_dot(r, w, host_name);
     } else {
-      schedule_blocked(r, w, host_name);
+      schedule_blocked(r, w, host_name, transposing_host_[i] >= 0);
     }
     nested_ = false;
   }
@@ -723,21 +829,28 @@ class Scheduler {
   // Vectors across a register block, at most `most`: the widest whose tiles cover `extent`
   // with at most 10% recomputed (the last tile is shifted inwards, overlapping its
   // neighbour), else the one that recomputes least. conv2d's 54 columns: 3 vectors of 16 would
-  // compute 96 (measured 9.8 against 5.4 ms with 2), 2 compute 64.
-  static int block_vectors(int64_t extent, int lanes, int most) {
+  // compute 96 (measured 9.8 against 5.4 ms with 2), 2 compute 64. `wider` (0: none) is tried
+  // right after `most`: with AVX-512, 4 vectors of 6 rows where 3 would recompute more than
+  // 10% (tmm transposed, 128 columns: 64x6 blocks 1.01 ms, 32x8 1.51).
+  static int block_vectors(int64_t extent, int lanes, int most, int wider) {
     int best = 1;
     double best_use = 0;
-    for (int v = most; v >= 1; --v) {
+    std::vector<int> order = {most};
+    if (wider > most) order.push_back(wider);
+    for (int v = most - 1; v >= 1; --v) order.push_back(v);
+    for (int v : order) {
       int64_t width = static_cast<int64_t>(v) * lanes;
       int64_t tiles = (extent + width - 1) / width;
       double use = static_cast<double>(extent) / static_cast<double>(std::max(tiles * width, extent));
       if (use >= 0.9) return v;
-      if (use > best_use + 1e-9) best = v, best_use = use;
+      if (v <= most && use > best_use + 1e-9) best = v, best_use = use;  // `wider` only where it fits
     }
     return best;
   }
 
-  void schedule_blocked(Stage& r, Func& w, const std::string& host_name) {
+  // in_block: computed per block of a transposing host, whose extents `r` has: the default
+  // tile spans the block.
+  void schedule_blocked(Stage& r, Func& w, const std::string& host_name, bool in_block) {
     int L = lanes(r);
     int b = r.block_var;
     if (r.extents[0] < L) L = largest_power_of_two_at_most(r.extents[0]);
@@ -750,11 +863,12 @@ class Scheduler {
     bool avx512 = target_.has_feature(Halide::Target::AVX512);
     int default_u = avx512 ? 8 : 6;
     // The block width must be a multiple of the vector width: the block is computed whole.
-    int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2) * L;
+    int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2, avx512 ? 4 : 0) * L;
     tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
+    if (tx / L > 3) default_u = kMaxAccumulators * 3 / 4 / (tx / L);  // three quarters of the registers
     std::map<std::string, PanelOperand> operands = panel_operands(r);
     bool streamed_panel = k_.panel_auto ? wants_streamed_panel(r, operands, tx) : k_.panel_streamed;
-    int default_ty = avx512 ? 32 : 24;
+    int default_ty = in_block && b >= 0 ? static_cast<int>(r.extents[b]) : avx512 ? 32 : 24;
     if (streamed_panel) default_ty = panel_rows(r, tx, default_ty);
     if (int rows = balanced_block_rows(r, tx / L, default_u, avx512 ? 32 : 16); rows > 0) default_u = default_ty = rows;
     if (r.flattened_row && avx512 && b >= 0) {
@@ -1123,6 +1237,10 @@ class Scheduler {
   std::vector<int> block_host_;  // per stage: the stage whose row blocks compute it, -1
   std::vector<int> block_rows_;  // per stage: rows per block when it hosts row blocks, else 0
   std::vector<Var> block_loop_;  // per host of row blocks: its loop over blocks
+  std::vector<int> transposing_host_;  // per transposed reduction: the stage computing it in blocks, -1
+  std::vector<int> transposing_rows_;  // per stage: rows per block when it hosts one, else 0
+  std::vector<Var> transposing_loop_;  // per such host: its (fused) loop over blocks
+  std::vector<Var> transposing_tile_;  // per such host: its loop over 8x8 tiles
   bool nested_ = false;          // scheduling a stage inside a row block
   // per Pack stage computed as its reduction's panel: where, and what that is ("tile of out_C")
   std::map<int, std::pair<Halide::LoopLevel, std::string>> panel_packs_;

@@ -41,7 +41,8 @@ FEATURES = {
     "guards": "guarded reads (?: and && / || around out-of-range subscripts)",
     "bool-reduce": "min=/max= reductions into bool tensors",
     "dead-temps": "temporaries that nothing reads (off: such temporaries become outputs)",
-    "products": "plain (batched, transposed) matrix products, most with cpu.blas=1 (the CBLAS route)",
+    "products": "plain (batched, transposed) matrix products, many with cpu.blas=1 (the CBLAS route) or "
+                "cpu.transpose forced (the result computed transposed)",
     "convolutions": "valid 2-D convolutions (O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * W(m,c,kh,kw)), with and "
                     "without cpu.flatten (rows computed as one)",
 }
@@ -151,7 +152,8 @@ class Generator:
     def _product_case(self):
         """O1(l, i, j) +=! A(l, i, k) * B(l, k, j): either operand stored transposed, in either
         order, the batch dimension l or not, `+=` or `+=!`, float or double: what cpu.blas
-        routes to the system's CBLAS (src/backends/cpu/gemm_route.h)."""
+        routes to the system's CBLAS (src/backends/cpu/gemm_route.h), and what cpu.transpose
+        computes transposed where B is stored (N, K) (src/backends/cpu/transpose_result.h)."""
         rng = self.rng
         dt = rng.choice(["float32", "float32", "float64"])
         batch = rng.random() < 0.3
@@ -171,7 +173,9 @@ class Generator:
                            T.bin_("*", reads[0], reads[1])))
         d.outputs.append(T.Out("O1"))
         ds.tensors["O1"] = TensorInfo("O1", "out", dt, [sizes[x] for x in out_dims], [T.var(x) for x in out_dims])
-        return self._single_statement_case(ds, 0.7, "cpu.blas", ["1"])
+        if rng.random() < 0.5:
+            return self._single_statement_case(ds, 0.7, "cpu.blas", ["1"])
+        return self._single_statement_case(ds, 0.7, "cpu.transpose", ["0", "1"])
 
     def _convolution_case(self):
         """O1(n, m, h, w) +=! I(n, c, h + kh, w + kw) * Wt(m, c, kh, kw), the batch dimension n
@@ -386,6 +390,8 @@ def random_knobs(rng):
         knobs["cpu.fma"] = "0"
     if rng.random() < 0.2:
         knobs["cpu.flatten"] = rng.choice(["0", "1"])
+    if rng.random() < 0.2:
+        knobs["cpu.transpose"] = rng.choice(["0", "1"])
     return knobs
 
 
