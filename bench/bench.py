@@ -18,8 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # --quick's defaults: small sizes (the reference backend interprets) and few repetitions
-QUICK_DEFAULTS = dict(reps=3, warmup=1, budget=2.0)
-FULL_DEFAULTS = dict(reps=20, warmup=2, budget=10.0)
+QUICK_DEFAULTS = dict(reps=3, warmup=1, budget=2.0, min_time=0.0)
+FULL_DEFAULTS = dict(reps=20, warmup=2, budget=10.0, min_time=0.25)
 
 
 def parse_args(argv):
@@ -43,6 +43,10 @@ def parse_args(argv):
                    help="time per kernel and framework after which timing stops early "
                         "(default %g, quick %g)"
                         % (FULL_DEFAULTS["budget"], QUICK_DEFAULTS["budget"]))
+    p.add_argument("--min-time", type=float, metavar="SECONDS",
+                   help="timed calls go on past --reps until they add up to this, within the budget: a "
+                        "kernel of 25 us is timed 10000 times, not 20 (default %g, quick %g)"
+                        % (FULL_DEFAULTS["min_time"], QUICK_DEFAULTS["min_time"]))
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--libtc-only", action="store_true",
                    help="time libtc alone: no PyTorch or NumPy process is started, results "

@@ -88,10 +88,10 @@ def table_cells(row, reps, peak_gflops):
 
 def report(args, tc_options, session, rows):
     method = ("each framework in a fresh process of its own (%s), %s each; per kernel: %s, "
-              "then up to %s, at most %g s; %s of the whole measurement" % (
+              "then %s, at most %g s; %s of the whole measurement" % (
                   "libtc only: --libtc-only" if args.libtc_only
                   else "libtc, PyTorch, NumPy, in that order", plural(args.threads, "thread"),
-                  plural(args.warmup, "warm-up call"), plural(args.reps, "timed call"),
+                  plural(args.warmup, "warm-up call"), harness.timed_calls(args),
                   args.budget, plural(args.runs, "run")))
     sections, warnings = procs.runs_section(args, [
         (r.name, r.runs, "libtc/best", harness.run_ratios(r.runs, "libtc")) for r in rows])

@@ -78,7 +78,7 @@ def save_outputs(args, kernel, mode, arrays):
 def timed_runs(args, fn):
     """measure(fn) with the bench's warm-up, repetitions and budget: ({ms: median, min_ms,
     samples}, fn's last result)."""
-    times, result = measure(fn, warmup=args.warmup, reps=args.reps, budget_s=args.budget)
+    times, result = measure(fn, warmup=args.warmup, reps=args.reps, budget_s=args.budget, min_timed_s=args.min_time)
     return ({"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
              "samples": len(times)}, result)
 
@@ -183,6 +183,7 @@ def child_command(args, mode, names, save):
     cmd = [sys.executable, str(BENCH_PY), "--child", mode, "--workdir", args.workdir,
            "--backend", args.backend, "--threads", str(args.threads), "--seed", str(args.seed),
            "--reps", str(args.reps), "--warmup", str(args.warmup), "--budget", str(args.budget),
+           "--min-time", str(args.min_time),
            "--only", ",".join(names)]
     if args.tune is not None:
         cmd += ["--cache", args.cache, "--tune", str(args.tune)]

@@ -234,9 +234,9 @@ def method_lines(args):
               % cache)
     return [tuning,
             "every framework and every libtc compile in a fresh process of its own, %s each; "
-            "per kernel: %s, then up to %s, at most %g s; %s of the measurement after the "
+            "per kernel: %s, then %s, at most %g s; %s of the measurement after the "
             "tuning" % (plural(args.threads, "thread"), plural(args.warmup, "warm-up call"),
-                        plural(args.reps, "timed call"), args.budget, plural(args.runs, "run"))]
+                        harness.timed_calls(args), args.budget, plural(args.runs, "run"))]
 
 
 def compile_summary(rows, session):
