@@ -109,7 +109,8 @@ std::vector<Knob> declare() {
   kblock.domain = fixed_values({"0", "64", "128", "256"});
   Knob rows{"cpu.rows", KnobKind::Integer, "auto",
             "rows of the outermost dimension per block where row reductions (softmax, layernorm) and the stages "
-            "they feed are computed together block by block; 0: every stage over the whole tensor",
+            "they feed are computed together block by block, and rows of a product computed transposed "
+            "(cpu.transpose) per block of its result copied back; 0: every stage over the whole tensor",
             true};
   rows.min = 0;
   rows.max = 4096;
