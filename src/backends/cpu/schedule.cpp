@@ -156,9 +156,8 @@ std::vector<Knob> declare() {
   Knob transpose{"cpu.transpose", KnobKind::Boolean, "auto",
                  "compute a reduction none of whose reads is contiguous in its last written variable (C(m,n) +=! "
                  "A(m,k) * B(n,k)) with its last two dimensions swapped, its vectors along the second-last variable, "
-                 "and copy the result back in 8x8 tiles transposed in registers; auto: where the operands that form "
-                 "copies, plus the result, are at most half of what the untransposed form copies (B's N x K against "
-                 "A's M x K and C's M x N)",
+                 "and copy the result back in 8x8 tiles transposed in registers; auto: where what it copies (A's M x K "
+                 "and the result's M x N) is at most half of what the untransposed form copies (B's N x K)",
                  true};
   transpose.domain = [](const ir::BoundDef& b) {
     return plan_transposed_results(b, 1).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
