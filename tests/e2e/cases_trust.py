@@ -373,6 +373,14 @@ def main(uint32(N,N) C) -> (O4, P) {
        note="int32 of the constant 4294967295: Halide folded the cast to signed_integer_overflow, then "
             "refused the gather as unbounded (seed 193678694, program 332)")
 
+accept("fuzz_product_of_bools_cast_to_uint32", """
+def main(float32 A, bool(N,N) C) -> (O2) {
+  O2(i, j) min=! uint32(A() || 0) * C(0, j) where exists C(k, i)
+}""", [np.array(2.0, F32), np.array([[True, False], [True, True]])],
+       lambda A, C: [np.array([[1, 0], [1, 0]], u32)],
+       note="Halide 14's intrinsic matching narrowed the product of two casts from bool and failed an "
+            "internal assertion (\"Attempting to narrow a 1-bit type\"; seed 106999742, program 490)")
+
 accept("fuzz_float_cast_to_int64_is_opaque", """
 def f(float(N) A) -> (O, P) {
   O(i) = long(A(i)) != 0

@@ -203,6 +203,12 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
                (kind(from) == ScalarKind::Signed ? bits(from) <= bits(to) : bits(from) < bits(to));
   if (kind(to) == ScalarKind::Signed && bits(to) >= 32 && !holds)
     return Halide::reinterpret(value_type(to), Halide::cast(Halide::UInt(bits(to)), x));
+  // A bool as 1 or 0 through a select: Halide 14's intrinsic matching narrows the operands of
+  // a product of casts, and on a cast from a 1-bit bool fails an internal assertion ("Attempting
+  // to narrow a 1-bit type": `uint32(A() || 0) * C(0, j)` with C bool, differential fuzzer, seed
+  // 106999742, program 490).
+  if (from == ScalarType::Bool && x.type().is_bool())
+    return Halide::select(x, HI::make_one(value_type(to)), HI::make_zero(value_type(to)));
   return Halide::cast(value_type(to), x);
 }
 
