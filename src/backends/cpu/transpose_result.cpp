@@ -58,7 +58,8 @@ bool transposable(const ir::BoundDef& b, int si) {
 }
 
 // auto: transposed where what it copies (the operands for vectors along the second-last
-// variable, and the result) is at most this share of what the untransposed stage copies.
+// variable, and the result, which the copy back reads once) is at most this share of what the
+// untransposed stage copies (per tile, once per tile row of the result).
 // tmm 128x1000x1024 (2 threads, Xeon): B's 1M elements copied per tile against A's 128K once
 // and the 128K results transposed back.
 constexpr double kCopyRatio = 0.5;
