@@ -1,4 +1,4 @@
-// transpose_result.cpp — see transpose_result.h.
+// transpose_result.cpp — see transpose_result.h. The planner only: it builds no stage.
 #include "backends/cpu/transpose_result.h"
 
 #include <set>
