@@ -26,12 +26,9 @@ if grep -q '^TC_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; 
   env+=(LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so)"
         ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
         HL_COMPILER_STACK_SIZE=0)
-  # ASan's build compiles and runs 2-3x slower: programs of 29 and 54 s on the plain build
-  # (seeds 102982754 and 244408094, programs 462 and 467) passed 120 s there.
-  timeout=300
 fi
 echo "difftest.sh: seed $seed, $programs programs, $lib ${extra[*]:-}"
 # Programs run on every core at once (--jobs: the same programs and report as one at a time).
 env "${env[@]}" /usr/bin/python3 tests/fuzz/diff/difftest.py --seed "$seed" --programs "$programs" \
-  --jobs "${TC_DIFFTEST_JOBS:-$(nproc)}" --out "$build/difftest${tag:+-$tag}" --minimize-budget 60 --timeout "${timeout:-120}" \
+  --jobs "${TC_DIFFTEST_JOBS:-$(nproc)}" --out "$build/difftest${tag:+-$tag}" --minimize-budget 60 --timeout 120 \
   "${extra[@]}"

@@ -2,6 +2,7 @@
 #include "backends/cpu/lower.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -71,9 +72,12 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
 // it, differential fuzzer seed 239631165). It rejects float16's per-step rounding, int32/int64
 // sums wrapping through their unsigned twin and the NaN rule of float min/max. One choice is
 // libtc's: float products are never split, because another order meets 0 * inf or an overflow
-// differently (NaN or inf instead of 0); float sums are (documented).
+// differently (NaN or inf instead of 0); float sums are (documented). float16 is never asked:
+// every step rounds to half, which the prover rejects, and on a long right-hand side it takes
+// seconds to (differential fuzzer, seed 102982754, program 462: `O3(i, j) +=! B(k, k) - (...)`
+// over half tensors, 15 s; a 1024-node update of three reads and two ternaries, 22 s).
 bool splittable(const Func& f, ReduceOp op, ScalarType t) {
-  if (op == ReduceOp::Product && is_float(t)) return false;
+  if ((op == ReduceOp::Product && is_float(t)) || t == ScalarType::Float16) return false;
   return Halide::Internal::prove_associativity(f.name(), f.update_args(0), f.update_values(0).as_vector())
       .associative();
 }
@@ -488,7 +492,7 @@ class Builder {
   // which its float form, with the NaN rule, cannot; across rows the float form is cheaper.
   bool keys_split_into_lanes(Stage& s, const ir::Stmt& st, const Halide::Type& type) {
     if ((st.reduce != ReduceOp::Min && st.reduce != ReduceOp::Max) || !type.is_float()) return false;
-    analyse_reduction(s, st, true);
+    analyse_reduction(s, st, [] { return true; });
     return s.contiguous_rvar >= 0;
   }
 
@@ -509,8 +513,9 @@ class Builder {
   int innermost_var(const ir::Stmt& st) const { return statement_var(st, 0); }
 
   // Which pure variable (Halide order) the contiguous reads run along, and which share them.
-  // `split_allowed`: whether the update may be split into vector lanes (splittable()).
-  void analyse_reduction(Stage& s, const ir::Stmt& st, bool split_allowed) {
+  // `split_allowed`: whether the update may be split into vector lanes (splittable()), asked
+  // only where the reads make it matter.
+  void analyse_reduction(Stage& s, const ir::Stmt& st, const std::function<bool()>& split_allowed) {
     s.contiguous_rvar = s.block_var = -1;
     size_t n = st.num_lhs_vars();
     if (n == 0) return;  // a 0-d result: one scalar accumulator
@@ -528,7 +533,7 @@ class Builder {
         if (v >= static_cast<int>(n)) contiguous_red.insert(v);
       if (all.count(inner)) with_inner.insert(all.begin(), all.end());
     }
-    if (!inner_contiguous && !contiguous_red.empty() && split_allowed) {
+    if (!inner_contiguous && !contiguous_red.empty() && split_allowed()) {
       size_t nred = st.vars.size() - n;
       for (size_t k = 0; k < nred; ++k)  // rdom[k] is reduction variable nred-1-k
         if (contiguous_red.count(static_cast<int>(n + nred - 1 - k))) {
@@ -718,7 +723,7 @@ class Builder {
       const Halide::Internal::Mul* product = fusable_product(st, rhs, def_.tensors[t].type);
       // Fused only where the reads are not contiguous along a reduction variable (such a
       // reduction is split into lanes if its update is associative, which an fma is not).
-      if (product) analyse_reduction(out, st, true);
+      if (product) analyse_reduction(out, st, [] { return true; });
       if (product && out.contiguous_rvar < 0) {
         f(pure) = start;
         f(pure) = fused_multiply_add(product->a, product->b, f(pure));
@@ -733,7 +738,7 @@ class Builder {
       } else {
         f(pure) = start;
         f(pure) = combine(st.reduce, f(pure), rhs, def_.tensors[t].type);
-        analyse_reduction(out, st, splittable(f, st.reduce, def_.tensors[t].type));
+        analyse_reduction(out, st, [&] { return splittable(f, st.reduce, def_.tensors[t].type); });
       }
     } else {
       f(pure) = previous;
