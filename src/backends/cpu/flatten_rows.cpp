@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <set>
 
+#include "backends/cpu/statement_facts.h"
+
 namespace tc::backends::cpu {
 
 using ir::ExprOp;
@@ -46,13 +48,8 @@ RowFlattening plan_statement(const ir::BoundDef& b, int si) {
   const ir::Def& def = b.def();
   const ir::Stmt& st = def.stmts[si];
   size_t n = st.num_lhs_vars();
-  if (st.scatter || st.reduce == ir::ReduceOp::None || !st.init || n < 2 || st.vars.size() == n) return plan;
+  if (n < 2 || !whole_reduction(b, si)) return plan;
   const auto& out_shape = b.tensors[st.lhs_tensor].shape;
-  const auto& ranges = b.ranges[si];
-  for (size_t v = 0; v < st.vars.size(); ++v)
-    if (ranges[v].first >= ranges[v].second) return plan;  // writes nothing, or sums nothing
-  for (size_t v = 0; v < n; ++v)
-    if (ranges[v].first != 0 || ranges[v].second != out_shape[v]) return plan;  // a part of the tensor
   int w = static_cast<int>(n) - 1, h = w - 1;
   std::set<int> pure, rows = {h, w};
   for (int v = 0; v < static_cast<int>(n); ++v) pure.insert(v);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "backends/cpu/lower_expr.h"
+#include "backends/cpu/statement_facts.h"
 #include "backends/cpu/values.h"
 #include "support/error.h"
 
@@ -21,12 +22,6 @@ using ir::TensorRole;
 
 namespace {
 
-// The statement variables subscript d of `read` uses.
-std::set<int> vars_of(const ir::Read& read, size_t d) {
-  std::set<int> out;
-  ir::collect_vars(*read.subscripts[d].index, out);
-  return out;
-}
 
 // The identity of a reduction and the combination of an accumulator with a value.
 Expr identity(ReduceOp op, const Halide::Type& t) {
@@ -205,7 +200,6 @@ class Builder {
   int transpose_back(int si, int t, int g) {
     Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + "_transposed", dim_names(t));
     u.stmt = si;
-    u.transposing = true;
     int me = add_stage(u);
     Stage& s = p_.stages[me];
     std::vector<Expr> args = as_exprs(s.vars);
@@ -434,24 +428,6 @@ class Builder {
     return k;
   }
 
-  // A reduction whose reads are contiguous in no LHS variable (C(m,n) += A(m,k) * B(n,k))
-  // reads better from a copy of the operand indexed by the LHS's last variable, stored with
-  // that dimension innermost: then the register-blocked schedule applies. Tensor -> the TC
-  // dimension to store innermost.
-  std::map<int, int> operands_to_pack(const ir::Stmt& st) const {
-    int inner = innermost_var(st);
-    for (const ir::Read& r : st.reads)
-      if (!r.subscripts.empty() && vars_of(r, r.subscripts.size() - 1).count(inner)) return {};
-    std::map<int, int> pack;
-    for (const ir::Read& r : st.reads) {
-      if (r.tensor == st.lhs_tensor || r.subscripts.size() < 2 || pack.count(r.tensor)) continue;
-      if (r.gather()) continue;
-      for (size_t d = 0; d + 1 < r.subscripts.size(); ++d)
-        if (r.subscripts[d].var == inner) pack[r.tensor] = static_cast<int>(d);
-    }
-    return pack;
-  }
-
   // The Pack stage of tensor t (its current version) with TC dimension `dim` innermost.
   Func packed(int t, int dim, int consumer) {
     int version = def_.tensors[t].role == TensorRole::Input ? -2 : current_[t];
@@ -496,18 +472,14 @@ class Builder {
     return s.contiguous_rvar >= 0;
   }
 
-  // The Halide dimension of written variable v of n: TC order reversed, the first two
-  // swapped in a transposed stage (transpose_result.h).
-  int halide_dim(int v, int n) const {
-    int d = n - 1 - v;
-    return transposed_stmt_ && d < 2 ? 1 - d : d;
-  }
+  // A transposed stage (transpose_result.h) swaps Halide dimensions 0 and 1: its own inverse.
+  int swapped(int d) const { return transposed_stmt_ && d < 2 ? 1 - d : d; }
+
+  // The Halide dimension of written variable v of n: TC order reversed, then swapped.
+  int halide_dim(int v, int n) const { return swapped(n - 1 - v); }
 
   // The written variable of the current stage's Halide dimension d: the inverse.
-  int statement_var(const ir::Stmt& st, int d) const {
-    if (transposed_stmt_ && d < 2) d = 1 - d;
-    return static_cast<int>(st.num_lhs_vars()) - 1 - d;
-  }
+  int statement_var(const ir::Stmt& st, int d) const { return static_cast<int>(st.num_lhs_vars()) - 1 - swapped(d); }
 
   // The statement variable the current stage stores innermost.
   int innermost_var(const ir::Stmt& st) const { return statement_var(st, 0); }
@@ -525,7 +497,7 @@ class Builder {
     for (const ir::Read& r : st.reads) {
       if (r.subscripts.empty()) continue;
       auto pack = pack_dims_.find(r.tensor);
-      std::set<int> last = vars_of(r, pack != pack_dims_.end() ? pack->second : r.subscripts.size() - 1);
+      std::set<int> last = subscript_vars(r, pack != pack_dims_.end() ? pack->second : r.subscripts.size() - 1);
       std::set<int> all;
       for (size_t d = 0; d < r.subscripts.size(); ++d) ir::collect_vars(*r.subscripts[d].index, all);
       if (last.count(inner)) inner_contiguous = true;
@@ -682,7 +654,7 @@ class Builder {
 
     bool in_loop = reduce && !empty_reduction;
     pack_dims_.clear();
-    if (pack_ && full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st);
+    if (pack_ && full_box && reduce && st.vars.size() > n && n >= 2) pack_dims_ = operands_to_pack(st, innermost_var(st));
     ExprContext ctx;
     ctx.bound = &b_;
     ctx.stmt = &st;
@@ -824,7 +796,7 @@ class Builder {
   bool transposed_stmt_ = false;  // the statement being lowered is one
   LoweredPipeline p_;
   // The statement being lowered: its index, its variables' values (in Stmt::vars order) and
-  // the operands it reads packed (see operands_to_pack).
+  // the operands it reads packed (statement_facts.h, operands_to_pack).
   int current_stmt_ = -1;
   std::vector<Expr> loop_vars_;
   std::map<int, int> pack_dims_;

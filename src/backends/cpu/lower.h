@@ -71,9 +71,6 @@ struct Stage {
   // A reduction computed transposed (transpose_result.h): vars[0] is the statement's
   // second-last written variable, vars[1] its last.
   bool transposed = false;
-  // Pointwise only: the copy of a transposed reduction back into the tensor's order, reading
-  // its producer with vars[0] and vars[1] swapped.
-  bool transposing = false;
   // A float min=/max= reduction computed on integer keys in the floats' order (lower.cpp,
   // ordered_key): its Func is integer, and every read of it converts back to the float.
   bool ordered_keys = false;

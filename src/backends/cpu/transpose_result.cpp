@@ -1,17 +1,11 @@
 // transpose_result.cpp — see transpose_result.h. The planner only: it builds no stage.
 #include "backends/cpu/transpose_result.h"
 
-#include <set>
+#include "backends/cpu/statement_facts.h"
 
 namespace tc::backends::cpu {
 
 namespace {
-
-std::set<int> vars_in(const ir::Read& r, size_t d) {
-  std::set<int> v;
-  ir::collect_vars(*r.subscripts[d].index, v);
-  return v;
-}
 
 double elements(const ir::BoundDef& b, int t) {
   double e = 1;
@@ -19,40 +13,23 @@ double elements(const ir::BoundDef& b, int t) {
   return e;
 }
 
-// The elements of the tensors read with `var` in a subscript other than their last while no
-// read of theirs is contiguous in it: the operands copied with `var`'s dimension innermost
-// (lower.cpp, operands_to_pack) when the stage's vectors run along `var`.
+// The elements the lowering copies when the stage's vectors run along written variable `var`.
 double copied_for(const ir::BoundDef& b, const ir::Stmt& st, int var) {
-  std::set<int> tensors;
-  for (const ir::Read& r : st.reads) {
-    size_t d = r.subscripts.size();
-    if (d < 2 || r.tensor == st.lhs_tensor) continue;
-    bool inner = vars_in(r, d - 1).count(var) > 0, other = false;
-    for (size_t k = 0; k + 1 < d; ++k) other = other || vars_in(r, k).count(var) > 0;
-    if (other && !inner) tensors.insert(r.tensor);
-  }
   double e = 0;
-  for (int t : tensors) e += elements(b, t);
+  for (const auto& [tensor, dim] : operands_to_pack(st, var)) e += elements(b, tensor);
   return e;
 }
 
-// Whether statement si can be computed transposed: a reduction with '!' over the whole of its
-// tensor (2 or more dimensions), none of whose reads is contiguous in the last written
-// variable, a gather or of its own tensor.
+// Whether statement si can be computed transposed: a whole reduction with '!' of 2 or more
+// dimensions, none of whose reads is contiguous in the last written variable, a gather or of
+// its own tensor.
 bool transposable(const ir::BoundDef& b, int si) {
   const ir::Stmt& st = b.def().stmts[si];
-  size_t n = st.num_lhs_vars();
-  if (st.scatter || st.reduce == ir::ReduceOp::None || !st.init || n < 2 || st.vars.size() == n) return false;
-  const auto& shape = b.tensors[st.lhs_tensor].shape;
-  const auto& ranges = b.ranges[si];
-  for (size_t v = 0; v < st.vars.size(); ++v)
-    if (ranges[v].first >= ranges[v].second) return false;
-  for (size_t v = 0; v < n; ++v)
-    if (ranges[v].first != 0 || ranges[v].second != shape[v]) return false;
-  int last = static_cast<int>(n) - 1;
+  int last = static_cast<int>(st.num_lhs_vars()) - 1;
+  if (last < 1 || !whole_reduction(b, si)) return false;
   for (const ir::Read& r : st.reads) {
     if (r.gather() || r.tensor == st.lhs_tensor) return false;
-    if (!r.subscripts.empty() && vars_in(r, r.subscripts.size() - 1).count(last)) return false;
+    if (!r.subscripts.empty() && subscript_vars(r, r.subscripts.size() - 1).count(last)) return false;
   }
   return true;
 }
