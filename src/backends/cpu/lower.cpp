@@ -179,35 +179,38 @@ class Builder {
     return nullptr;
   }
 
-  // Statement si's result over its output's rows: O(..., h, w) = G(..., 0, h·Win + w), G the
-  // stage computed over flattened rows. Pointwise in every dimension but the last two.
-  int unflatten(int si, int t, int g, int64_t row) {
-    Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + "_rows", dim_names(t));
+  // Statement si's result from the stage g that computed it in another layout, at the
+  // positions `at` gives for each point: O(args) = G(at(args)). Pointwise in every dimension but
+  // the last two.
+  int copy_back(int si, int t, int g, const std::string& suffix,
+                const std::function<std::vector<Expr>(const std::vector<Expr>&)>& at) {
+    Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + suffix, dim_names(t));
     u.stmt = si;
     int me = add_stage(u);
     Stage& s = p_.stages[me];
     std::vector<Expr> args = as_exprs(s.vars);
-    std::vector<Expr> at = args;
-    at[0] = args[1] * static_cast<int>(row) + args[0];
-    at[1] = 0;
-    s.func(args) = p_.stages[g].func(at);
+    s.func(args) = p_.stages[g].func(at(args));
     p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
     return me;
   }
 
-  // Statement si's result from its transposed stage g (transpose_result.h): O(..., m, n) =
-  // G(..., n, m). Pointwise in every dimension but the last two.
+  // Over flattened rows: O(..., h, w) = G(..., 0, h·Win + w).
+  int unflatten(int si, int t, int g, int64_t row) {
+    return copy_back(si, t, g, "_rows", [row](const std::vector<Expr>& args) {
+      std::vector<Expr> at = args;
+      at[0] = args[1] * static_cast<int>(row) + args[0];
+      at[1] = 0;
+      return at;
+    });
+  }
+
+  // Transposed (transpose_result.h): O(..., m, n) = G(..., n, m).
   int transpose_back(int si, int t, int g) {
-    Stage u = new_stage(Stage::Kind::Pointwise, t, "s" + std::to_string(si) + "_transposed", dim_names(t));
-    u.stmt = si;
-    int me = add_stage(u);
-    Stage& s = p_.stages[me];
-    std::vector<Expr> args = as_exprs(s.vars);
-    std::vector<Expr> at = args;
-    std::swap(at[0], at[1]);
-    s.func(args) = p_.stages[g].func(at);
-    p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
-    return me;
+    return copy_back(si, t, g, "_transposed", [](const std::vector<Expr>& args) {
+      std::vector<Expr> at = args;
+      std::swap(at[0], at[1]);
+      return at;
+    });
   }
 
   int add_stage(Stage s) {
