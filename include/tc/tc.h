@@ -323,7 +323,11 @@ TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tenso
 /* A description of the compiled kernel: all options with their values, where its knob values
  * came from (a cache hit with its path, tuning date and speed-up over the default; a miss; or
  * why the cache was not used), the backend, and for cpu the target, thread count and the
- * schedule chosen for each stage. *text is owned by the kernel and valid until it is destroyed. */
+ * schedule chosen for each stage; for cuda each launch's grid and block and, for a cubin (no GPU
+ * needed with cuda.arch=sm_NN), the resources ptxas reports for its kernel and the theoretical
+ * occupancy at its block, one line each: "    135 registers, 0 bytes spilled, 0 bytes stack,
+ * 16768 bytes shared, occupancy 22% (14 of 64 warps a SM, 7 blocks; limit: registers)" (`tc run
+ * --explain` prints it). *text is owned by the kernel and valid until it is destroyed. */
 TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
 /* The code the kernel runs, as text: for backend=cpu the Halide loop nest after lowering (the
  * statement Halide compiles to machine code: loops, vectorisation, parallel loops, buffers);

@@ -53,7 +53,7 @@ Emulated emulate(const std::string& src, Inputs& in, const std::vector<std::vect
   isl_schedule* mapped = tile_and_mark(compute_schedule(model, fusion), {tile});
   Emulated r;
   try {
-    r.source = print_cuda(bound, model, mapped, /*checked=*/false);
+    r.source = print_cuda(bound, model, mapped, tc::backends::cuda::PrintOptions{});
   } catch (...) {
     isl_schedule_free(mapped);
     throw;
@@ -229,7 +229,7 @@ TEST(CudaEmulation, TheTextCompilesToCubinsWithNvrtc) {
                          sm_in, {bytes_of(X)}, Fusion::Min, {4, 4}, {1, 1, 1}, {1, 1, 1}));
   for (const Emulated& r : runs)
     for (const char* arch : {"sm_80", "sm_90"}) {
-      std::string cubin = nvrtc->compile_cubin(r.source.text, "kernels.cu", arch);
+      std::string cubin = nvrtc->compile_cubin(r.source.text, "kernels.cu", arch).bytes;
       ASSERT_GE(cubin.size(), 4u) << arch;
       EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF") << arch;
     }
@@ -533,17 +533,17 @@ TEST(CudaEmulation, NvrtcKeepsACubinAndCompilesAgainWhenItIsDamaged) {
   int offset = 0;
   CudaSource s = unique_kernel(offset);
   const std::string dir = tmp.dir + "/tc-nvrtc-kept-" + std::to_string(getuid());
-  std::string cubin = nvrtc->compile_cubin(s.text, "kept.cu", "sm_80");
+  std::string cubin = nvrtc->compile_cubin(s.text, "kept.cu", "sm_80").bytes;
   ASSERT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
   std::vector<std::string> kept = files_in(dir);
-  ASSERT_EQ(kept.size(), 1u) << "the cubin is kept as one file in " << dir;
+  ASSERT_EQ(kept.size(), 2u) << "the cubin and ptxas's report are kept as two files in " << dir;
   const ino_t inode = inode_of(kept[0]);
-  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80"), cubin);
+  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80").bytes, cubin);
   EXPECT_EQ(inode_of(kept[0]), inode) << "the second compile took the kept cubin";
-  EXPECT_EQ(files_in(dir).size(), 1u);
-  EXPECT_NE(nvrtc->compile_cubin(s.text, "kept.cu", "sm_90"), cubin) << "another architecture: another cubin";
   EXPECT_EQ(files_in(dir).size(), 2u);
+  EXPECT_NE(nvrtc->compile_cubin(s.text, "kept.cu", "sm_90").bytes, cubin) << "another architecture: another cubin";
+  EXPECT_EQ(files_in(dir).size(), 4u);
   damage(kept[0]);
-  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80"), cubin);
+  EXPECT_EQ(nvrtc->compile_cubin(s.text, "kept.cu", "sm_80").bytes, cubin);
   EXPECT_GT(std::filesystem::file_size(kept[0]), 10u) << "the damaged file was replaced by a new compile";
 }

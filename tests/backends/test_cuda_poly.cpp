@@ -253,7 +253,9 @@ TEST(PolyModel, ScatterWritesAreMayWritesAndItsInstancesCommute) {
 // Golden mappings of the paper's kernels (bench/kernels/*.tc at small sizes) under three knob
 // settings: max fusion with the default tiles, min fusion with 8x4 tiles, and max fusion with
 // 16x16x4 tiles, shared memory (a "shared" mark above each point band) and unrolling up to 4
-// (the reduction's point loop of 4 unrolled: no loop of it left). Each golden file
+// (the reduction's point loop of 4 unrolled: no loop of it left), and the backend's defaults
+// (shared memory, register tiles chosen by cuda.regtile=auto: their tiles of 64 or 32 along
+// the two thread axes, 1 along the other parallel loops). Each golden file
 // (tests/backends/golden/cuda/<kernel>.<setting>.txt) is the marked loop nest isl generates;
 // TC_UPDATE_GOLDEN=1 rewrites them (then read the diff: marks only on parallel loops, a
 // reduction's loop unmarked, one kernel mark per launch).
@@ -295,7 +297,8 @@ TEST(Mapping, PaperKernelsGolden) {
          std::vector<std::tuple<std::string, Fusion, tc::backends::cuda::MappingOptions>>{
              {"max_default", Fusion::Max, {}},
              {"min_8x4", Fusion::Min, {{8, 4}}},
-             {"max_16x16x4_shared_unroll4", Fusion::Max, {{16, 16, 4}, true, 4}}}) {
+             {"max_16x16x4_shared_unroll4", Fusion::Max, {{16, 16, 4}, true, 4}},
+             {"max_backend_default", Fusion::Max, {{}, true, 0, false, {}, true}}}) {
       std::string got = mapped_loops(*m, fusion, options);
       std::string path = root + "/tests/backends/golden/cuda/" + k.name + "." + setting + ".txt";
       if (update) {

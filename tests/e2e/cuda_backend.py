@@ -7,7 +7,9 @@ checks that hide them need their own):
                      cuda.arch=auto (the driver) and with cuda.arch=sm_90 (NVRTC); the emulation
                      and the cpu backend still compile and run
   explicit_arch      cuda.arch=sm_80 and sm_90 compile with no GPU (skipped without NVRTC):
-                     the kernel's code is the CUDA C, describe names the cubin; host tensors
+                     the kernel's code is the CUDA C (an 8x8 register tile), describe names the
+                     cubin and gives ptxas's registers, spills, shared memory and the
+                     occupancy; host tensors
                      given to that kernel are TC_ERROR_SHAPE naming the tensor
   kernel_code        tc_kernel_code of an emulated kernel: the CUDA C text with one
                      __global__ function per launch; describe lists the launches
@@ -16,6 +18,12 @@ checks that hide them need their own):
   strided_tensors    an emulated kernel on transposed (strided) inputs and output
   registers          cuda.private=1 keeps matmul's accumulator in a register (the text says
                      so), cuda.private=0 does not; both compute A @ B
+  register_tiles     cuda.regtile: auto gives matmul 8x8 values a thread (64 registers, a block
+                     of 8x8), 4x4, 2x8 and 1 (one accumulator, the 32x8 block) at odd sizes and
+                     blocks, each right; at full tiles the registers live across the loop over
+                     k tiles; B's tiles copied with 128-bit loads, and element by element when B is
+                     not 16-byte aligned (the same bits); indices in 32 bits (int); cuda.fma=1 fuses the updates (fmaf),
+                     cuda.fma=0 gives the reference backend's bits
   shared_memory      cuda.shared=1: matmul's A and B tiles are copied to shared memory between
                      __syncthreads (two __shared__ arrays) and computed right at odd sizes,
                      grids and blocks; an elementwise def (no element read twice) and a gather
@@ -37,6 +45,7 @@ checks that hide them need their own):
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/cuda_backend.py [NAME...]
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,8 +111,13 @@ def explicit_arch():
                 raise Skip(e.message.splitlines()[0])
             raise
         assert 'extern "C" __global__ void mm_k0(' in k.code(), k.code()[:300]
-        assert "float tc_acc = p_C[" in k.code(), "C's element not in a register"  # cuda.private=1
-        assert "backend: cuda (%s cubin, " % arch in k.describe(), k.describe()
+        assert "tc_acc_7_7 = p_C[" in k.code(), "C's elements not in an 8x8 register tile"  # cuda.regtile=auto
+        described = k.describe()
+        assert "backend: cuda (%s cubin, " % arch in described, described
+        # ptxas's report: registers, no spills, the two shared tiles, occupancy at the 8x8 block
+        assert "mm_k0 grid 1x1x1 block 8x8x1\n    " in described, described
+        assert re.search(r"\n    \d+ registers, 0 bytes spilled, 0 bytes stack, \d+ bytes shared, occupancy \d+% "
+                         r"\(\d+ of 64 warps a SM, \d+ blocks; limit: \w+", described), described
         expect_error(lambda: run(k, [A, B]), tclib.TC_ERROR_SHAPE, "input 'A' is in kDLCPU memory",
                      "kDLCUDA")
 
@@ -135,6 +149,48 @@ def registers():
         assert ("tc_acc" in k.code()) == expect, (flag, k.code()[-1500:])
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+def register_tiles():
+    p = tclib.Program(MM)
+    r = np.random.default_rng(8)
+    A, B = r.standard_normal((37, 45)).astype(np.float32), r.standard_normal((45, 29)).astype(np.float32)
+    for knobs, last, block in (({}, "tc_acc_7_7", "block 8x8x1"), ({"cuda.regtile": "4x4"}, "tc_acc_3_3", "block 8x8x1"),
+                               ({"cuda.regtile": "2x8", "cuda.block": "5x3"}, "tc_acc_7_1", "block 5x3x1"),
+                               ({"cuda.regtile": "1"}, None, "block 32x8x1")):
+        k = p.compile("mm", [A, B], dict(EMULATE, **knobs))
+        code, described = k.code().split('extern "C"', 1)[1], k.describe()
+        assert "for (int c" in code and not re.search(r"long long [ci]\d", code), code[-3000:]  # 32-bit indices
+        if last:
+            assert last + " = fmaf(" in code and "values per thread, in registers" in code, (knobs, code[-3000:])
+        else:
+            assert "tc_acc_" not in code and "tc_acc = fmaf(" in code, (knobs, code[-3000:])
+        assert block in described, (knobs, described)
+        (C,) = run(k, [A, B])
+        np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+    # Full 64x64 tiles (two of them along N), k tiles of 32 and 6: the registers live across the
+    # loop over k tiles (loaded once, stored once); cuda.fma=0 gives the reference's bits there
+    # and at the odd sizes (the loop over k tiles then loads and stores them in each tile).
+    A2, B2 = r.standard_normal((64, 38)).astype(np.float32), r.standard_normal((38, 128)).astype(np.float32)
+    k = p.compile("mm", [A2, B2], EMULATE)
+    assert "C's elements in registers across the loop" in k.code(), k.code()[-3000:]
+    assert "const float4 tc_v = *(const float4*)&p_B[" in k.code(), k.code()[-3000:]  # B's rows: 128-bit loads
+    (C,) = run(k, [A2, B2])
+    np.testing.assert_allclose(C, A2 @ B2, rtol=1e-4, atol=1e-4)
+    # B 4 bytes past a 16-byte boundary: the copy element by element, the same result
+    buf = np.zeros(B2.size + 4, np.float32)
+    shift = (16 - buf.ctypes.data % 16) % 16 // 4 + 1
+    B3 = buf[shift:shift + B2.size].reshape(B2.shape)
+    B3[...] = B2
+    assert B3.ctypes.data % 16 == 4, B3.ctypes.data
+    (C3,) = run(k, [A2, B3])
+    assert C3.tobytes() == C.tobytes()
+    for a, b in ((A, B), (A2, B2)):
+        (expected,) = run(p.compile("mm", [a, b], {"backend": "reference"}), [a, b])
+        k = p.compile("mm", [a, b], dict(EMULATE, **{"cuda.fma": "0"}))
+        assert "fmaf(" not in k.code().split('extern "C"', 1)[1], k.code()[-2000:]
+        (C,) = run(k, [a, b])
+        assert C.tobytes() == expected.tobytes(), np.max(np.abs(C - expected))  # the reference's order and roundings
 
 
 def bad_options():
@@ -169,7 +225,8 @@ def shared_memory():
         k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "1"}, **knobs))
         code = k.code()
         assert code.count("__shared__ float tc_shared") == 2, (knobs, code[-3000:])
-        assert code.count("__syncthreads();") == 2, code[-3000:]
+        # two barriers a copy of the tiles; the default register tiles print the loop twice (hoisted())
+        assert code.count("__syncthreads();") in (2, 4), code[-3000:]
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
     assert "__shared__" not in p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "0"})).code()
@@ -192,7 +249,7 @@ def unroll():
     for factor, unrolled in (("4", True), ("2", False)):
         k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.tile": "8x8x4", "cuda.unroll": factor}))
         code = k.code()
-        assert ("for (long long c5" not in code) == unrolled, (factor, code[-3000:])
+        assert ("for (int c5" not in code) == unrolled, (factor, code[-3000:])
         assert "tc_acc" in code, code[-3000:]
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
@@ -256,7 +313,7 @@ def no_host_compiler():
 
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
-          "registers": registers, "shared_memory": shared_memory, "unroll": unroll,
+          "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
           "lane_reductions": lane_reductions}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 

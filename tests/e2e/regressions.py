@@ -11,6 +11,9 @@ process so that a crash fails the test instead of killing it:
   cli_bad_sizes            tc run with negative or huge sizes, tc check on a NUL byte (17)
   cli_options              tc options lists the keys; tc run --option sets any of them, and a
                            bad one fails with libtc's message
+  cli_explain              tc run --explain compiles and describes without running: the cpu
+                           schedule; for cuda.arch=sm_90 (no GPU) the launch with its registers,
+                           spills, shared memory and occupancy
   cli_float16              tc run's checksums of float16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
   cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
@@ -245,6 +248,21 @@ def cli_options():
                                  % (" ".join(extra), p.returncode, rc, p.stdout, p.stderr))
 
 
+def cli_explain():
+    mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
+    p = expect_cli(run_cli("run", mm, "--size", "M=64,K=32,N=48", "--explain"), "tc run --explain",
+                   out=["backend: cpu", "options: "])
+    if "checksum" in p.stdout:
+        raise AssertionError("tc run --explain ran the kernel: %r" % p.stdout)
+    p = run_cli("run", mm, "--size", "M=128,K=64,N=128", "--backend", "cuda", "--option", "cuda.arch=sm_90", "--explain")
+    if p.returncode != 0 and "NVRTC" in p.stderr:
+        raise Skip("no NVRTC: " + p.stderr.splitlines()[0])
+    expect_cli(p, "tc run --explain, cuda sm_90", out=["mm_k0 grid 2x2x1 block 8x8x1\n    ", " registers, 0 bytes spilled,",
+                                                      "occupancy "])
+    if "checksum" in p.stdout:
+        raise AssertionError("tc run --explain ran the kernel: %r" % p.stdout)
+
+
 # Checksums the CLI printed when it encoded float16 itself (support/half.h), to the last digit.
 FLOAT16_PROGRAMS = [
     ("def mix(float16(N) A, float(N) B, int32(N) I) -> (O, P, Q) {\n"
@@ -455,7 +473,7 @@ def cli_grad():
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes, cli_options, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
+          quiet_stderr, cli_bad_sizes, cli_options, cli_explain, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
           cli_ellipsis, cli_grad]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.

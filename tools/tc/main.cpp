@@ -1,9 +1,12 @@
 // main.cpp — the `tc` command-line tool, a thin user of the public C API (tc.h only):
 //   tc check FILE.tc                   diagnostics, then per def the inferred shapes and ranges
 //   tc run FILE.tc [--entry E] --size M=64,K=32 [--backend B] [--option KEY=VALUE]...
-//          [--repeat N] [--int-range LO:HI]
+//          [--repeat N] [--int-range LO:HI] [--explain]
 //                                      deterministic random inputs, run, print output shapes,
-//                                      a checksum and the time
+//                                      a checksum and the time; --explain: compile, print the
+//                                      kernel's description (tc_kernel_describe: for a cuda
+//                                      cubin its registers, spills, shared memory and occupancy)
+//                                      and run nothing (no GPU needed with cuda.arch=sm_NN)
 //   tc tune FILE.tc [--entry E] --size M=64,K=32 [--budget S] [--cache DIR] [--backend B]
 //          [--option KEY=VALUE]... [--int-range LO:HI]
 //                                      the same inputs as run; tc_tune with progress on stderr
@@ -49,6 +52,7 @@ int usage() {
                "       tc grad FILE.tc [--entry NAME]\n"
                "       tc run FILE.tc [--entry NAME] [--size M=64,K=32,...=2x3] [--backend NAME]\n"
                "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
+               "                      [--explain]\n"
                "       tc tune FILE.tc [--entry NAME] [--size M=64,K=32] [--budget SECONDS]\n"
                "                       [--cache DIR] [--backend NAME] [--option KEY=VALUE]...\n"
                "                       [--int-range LO:HI]\n"
@@ -184,6 +188,7 @@ struct RunArgs {
   std::map<std::string, int64_t> sizes;
   std::vector<std::pair<std::string, std::string>> options;  // --backend and --option, in order
   int repeat = 1;
+  bool explain = false;  // run: compile and describe, run nothing
   int64_t int_lo = 0, int_hi = 2;
   // --size ...=2x3: the extents '...' stands for in a rank-polymorphic def ("...=" for none).
   std::optional<std::vector<int64_t>> ellipsis;
@@ -496,6 +501,12 @@ int cmd_run(const char* path, const RunArgs& a) {
     return report(1);
   auto t1 = std::chrono::steady_clock::now();
   Kernel k(raw_kernel);
+  if (a.explain) {
+    const char* text = nullptr;
+    if (tc_kernel_describe(k.get(), &text) != TC_OK) return report(1);
+    std::printf("%s", text ? text : "");
+    return 0;
+  }
   std::vector<std::vector<char>> out_bufs(no);
   std::vector<tc_tensor_info> infos(no);
   std::vector<DLTensor> outputs(no);
@@ -790,6 +801,10 @@ int main(int argc, char** argv) {
   RunArgs a;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
+    if (!tune && arg == "--explain") {
+      a.explain = true;
+      continue;
+    }
     const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!val) return usage();
     if (arg == "--entry") a.entry = val;

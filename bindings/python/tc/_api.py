@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import math
 import os
+import re
 import sys
 import types
 
@@ -279,6 +280,32 @@ class Kernel(_Handle):
         text = ctypes.c_char_p()
         check(lib.tc_kernel_describe(self._handle, ctypes.byref(text)))
         return _dec(text.value)
+
+    _LAUNCH = re.compile(r"^  (\w+) grid (\d+)x(\d+)x(\d+) block (\d+)x(\d+)x(\d+)$")
+    _RESOURCES = re.compile(r"^    (\d+) registers, (\d+) bytes spilled, (\d+) bytes stack, (\d+) bytes shared, "
+                            r"occupancy (\d+)% \((\d+) of (\d+) warps a SM, (\d+) blocks; limit: ([\w ]+)\)$")
+
+    def resources(self):
+        """A backend=cuda kernel's launches as dicts, from describe(): "kernel", "grid" and
+        "block" (3-tuples), and for a cubin (cuda.arch=sm_NN compiles one with no GPU) what ptxas
+        reports and the theoretical occupancy: "registers", "spilled_bytes", "stack_bytes",
+        "shared_bytes", "occupancy" (0 to 1), "warps_per_sm", "max_warps_per_sm",
+        "blocks_per_sm", "limit" ("registers", "shared memory", "threads" or "blocks"). An
+        emulated kernel's launches have no resource keys; other backends have no launches: []."""
+        launches = []
+        for line in self.describe().splitlines():
+            m = self._LAUNCH.match(line)
+            if m:
+                g = [int(x) for x in m.groups()[1:]]
+                launches.append({"kernel": m.group(1), "grid": tuple(g[:3]), "block": tuple(g[3:])})
+                continue
+            m = self._RESOURCES.match(line)
+            if m and launches:
+                n = [int(x) for x in m.groups()[:8]]
+                launches[-1].update(registers=n[0], spilled_bytes=n[1], stack_bytes=n[2], shared_bytes=n[3],
+                                    occupancy=n[4] / 100.0, warps_per_sm=n[5], max_warps_per_sm=n[6],
+                                    blocks_per_sm=n[7], limit=m.group(9))
+        return launches
 
     def code(self):
         """The code the kernel runs, as text (tc_kernel_code): for backend=cpu the Halide loop

@@ -235,6 +235,32 @@ class Threads(unittest.TestCase):
             np.testing.assert_array_equal(results[t], A[t] @ B)
 
 
+class CudaResources(unittest.TestCase):
+    """Kernel.resources(): a cuda cubin's launches with ptxas's report and the occupancy,
+    compiled for an explicit architecture (no GPU needed; skipped without NVRTC)."""
+
+    def test_cubin_resources(self):
+        A, B = small_ints((64, 48)), small_ints((48, 80), seed=1)
+        try:
+            k = tc.define(MM).compile("mm", A, B, backend="cuda", **{"cuda.arch": "sm_90"})
+        except tc.TcUnsupportedError as e:
+            self.skipTest(str(e).splitlines()[0])
+        (launch,) = k.resources()
+        self.assertEqual(launch["kernel"], "mm_k0")
+        self.assertEqual(launch["block"], (8, 8, 1))  # the 8x8 register tile's block
+        self.assertEqual(launch["spilled_bytes"], 0)
+        self.assertGreater(launch["registers"], 64)  # 64 accumulators
+        self.assertGreater(launch["shared_bytes"], 0)
+        self.assertTrue(0 < launch["occupancy"] <= 1)
+        self.assertEqual(launch["max_warps_per_sm"], 64)
+
+    def test_emulated_and_cpu_kernels(self):
+        A, B = small_ints((6, 4)), small_ints((4, 5), seed=1)
+        (launch,) = tc.define(MM).compile("mm", A, B, backend="cuda", **{"cuda.emulate": "1"}).resources()
+        self.assertNotIn("registers", launch)
+        self.assertEqual(tc.define(MM).compile("mm", A, B, backend="cpu").resources(), [])
+
+
 if __name__ == "__main__":
     unittest.main()
 

@@ -17,6 +17,7 @@
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
+#include "backends/cuda/resources.h"
 #include "backends/cuda/schedule.h"
 #include "runtime/validate.h"
 #include "support/error.h"
@@ -49,7 +50,9 @@ std::vector<Knob> declare() {
   tile.max_items = 8;
   tile.domain = fixed_values({"auto", "8", "16", "64", "16x16", "8x32", "32x8", "64x16", "4x8x32"});
   Knob block{"cuda.block", KnobKind::Sizes, "auto",
-             "threads per block along x, y, z (x: the innermost mapped loop), at most 1024 in all; auto: 32x8", true};
+             "threads per block along x, y, z (x: the innermost mapped loop), at most 1024 in all; auto: what the "
+             "register tiles want (a tile's size over its copies along each axis: 8x8 at the default tiles), else 32x8",
+             true};
   block.min = 1;
   block.max = 1024;
   block.domain = fixed_values({"auto", "32", "64", "128", "256", "32x4", "16x16", "32x16", "64x4", "128x2"});
@@ -64,7 +67,21 @@ std::vector<Knob> declare() {
                  "keep a reduction's element in a register over an innermost loop that updates only it (one load "
                  "and one store instead of one each per iteration)"};
   registers.domain = fixed_values({"1", "0"});
-  Knob shared{"cuda.shared", KnobKind::Boolean, "0",
+  Knob regtile{"cuda.regtile", KnobKind::Sizes, "auto",
+                "register tiles of kernels with a reduction: the values of the thread loops along x, y, z each thread "
+                "computes at once, in registers (1: none); auto: 8x8 where a kernel has two thread axes or more. "
+                "The tiles of a register-tiled band's members cuda.tile leaves out: 8 per copy along x and y, 1 for "
+                "its other parallel members",
+                true};
+  regtile.min = 1;
+  regtile.max = 16;
+  regtile.max_items = 3;
+  regtile.domain = fixed_values({"auto", "1", "4x4", "8x4", "4x8", "8x8", "2x8", "8"});
+  Knob fma{"cuda.fma", KnobKind::Boolean, "1",
+           "a float32/float64 += reduction whose right-hand side is one product accumulates with fused multiply-adds "
+           "(one rounding a step, as cpu.fma and BLAS do; 0: the reference's bits)"};
+  fma.domain = fixed_values({"1", "0"});
+  Knob shared{"cuda.shared", KnobKind::Boolean, "1",
               "copy each tile's reused reads of a read-only tensor into shared memory (by all of a block's threads, "
               "between __syncthreads), up to 48 KiB per block"};
   shared.domain = fixed_values({"0", "1"});
@@ -86,7 +103,7 @@ std::vector<Knob> declare() {
                      "past the last, the statements run in their original order on one thread (correct, slow)"};
   schedule_time.min = 1;
   schedule_time.max = 3600000;
-  return {emulate, arch, fusion, tile, block, grid, registers, shared, unroll, reduction, schedule_time};
+  return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -121,7 +138,7 @@ struct Generated {
 };
 
 Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
-  std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{32, 8} : o.get("cuda.block").sizes;
+  std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{} : o.get("cuda.block").sizes;
   int64_t threads = 1;
   for (int64_t n : block) threads *= n;
   if (threads > kMaxThreadsPerBlock)
@@ -133,7 +150,9 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   mapping.shared = o.flag("cuda.shared");
   mapping.unroll = o.get("cuda.unroll").x;
   mapping.lanes = o.text("cuda.reduction") != "none";
-  if (mapping.lanes) check_reduction_block(o, block);
+  if (mapping.lanes) check_reduction_block(o, block.empty() ? std::vector<int64_t>(kDefaultBlock.begin(), kDefaultBlock.end()) : block);
+  mapping.regtile_auto = o.is_auto("cuda.regtile") && o.flag("cuda.private");
+  if (!o.is_auto("cuda.regtile") && o.flag("cuda.private")) mapping.regtile = o.get("cuda.regtile").sizes;
   std::string fusion_name = o.text("cuda.fusion");
   Fusion fusion = fusion_name == "min" ? Fusion::Min : fusion_name == "preserve3" ? Fusion::Preserve3 : Fusion::Max;
   PolyModel model(bound);
@@ -141,8 +160,15 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
       tile_and_mark(compute_schedule(model, fusion, std::chrono::milliseconds(o.integer("cuda.schedule_time"))), mapping);
   Generated g;
   try {
-    g.source = print_cuda(bound, model, mapped, o.flag("checked"), o.flag("cuda.private"),
-                          o.text("cuda.reduction") == "atomic");
+    PrintOptions print;
+    print.checked = o.flag("checked");
+    print.registers = o.flag("cuda.private");
+    print.atomic_lanes = o.text("cuda.reduction") == "atomic";
+    print.fma = o.flag("cuda.fma");
+    int64_t max_tile = kLargestAutoTile;
+    for (int64_t t : mapping.tile) max_tile = std::max(max_tile, t);
+    print.index32 = index32_fits(bound, grid, max_tile);
+    g.source = print_cuda(bound, model, mapped, print);
   } catch (...) {
     isl_schedule_free(mapped);
     throw;
@@ -158,11 +184,12 @@ std::string dims_text(const std::array<unsigned, 3>& d) {
 
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
 // format's first line, then the architecture, the fault record's size, each launch (kernel,
-// axes, grid, block) and each run-time check, then the CUDA C text and the cubin, each after a
-// line giving its length in bytes.
+// axes, grid, block) and each run-time check, then the CUDA C text, the cubin and ptxas's
+// resource report, each after a line giving its length in bytes (the report is absent from
+// artefacts written before it: the kernel then describes no resources).
 constexpr const char* kArtefactMagic = "libtc-cuda-kernel 1";
 
-std::string artefact_of(const std::string& arch, const Generated& g, const std::string& cubin) {
+std::string artefact_of(const std::string& arch, const Generated& g, const Cubin& cubin) {
   std::string out = std::string(kArtefactMagic) + "\narch " + arch + "\nfault_words " +
                     std::to_string(g.source.fault_words) + "\n";
   for (size_t k = 0; k < g.source.launches.size(); ++k) {
@@ -177,7 +204,8 @@ std::string artefact_of(const std::string& arch, const Generated& g, const std::
     out += "check " + std::to_string(c.stmt) + " " + std::to_string(c.read) + " " + std::to_string(c.dim) + " " +
            std::to_string(c.write ? 1 : 0) + "\n";
   out += "source " + std::to_string(g.source.text.size()) + "\n" + g.source.text;
-  out += "cubin " + std::to_string(cubin.size()) + "\n" + cubin;
+  out += "cubin " + std::to_string(cubin.bytes.size()) + "\n" + cubin.bytes;
+  out += "ptxas " + std::to_string(cubin.ptxas_log.size()) + "\n" + cubin.ptxas_log;
   return out;
 }
 
@@ -214,7 +242,7 @@ struct ArtefactReader {
   }
 };
 
-void read_artefact(const std::string& artefact, std::string& arch, Generated& g, std::string& cubin) {
+void read_artefact(const std::string& artefact, std::string& arch, Generated& g, Cubin& cubin) {
   ArtefactReader r{artefact};
   if (r.line() != kArtefactMagic) ArtefactReader::bad("another format");
   std::string l = r.line();
@@ -248,7 +276,8 @@ void read_artefact(const std::string& artefact, std::string& arch, Generated& g,
     }
   }
   g.source.text = r.bytes("source");
-  cubin = r.bytes("cubin");
+  cubin.bytes = r.bytes("cubin");
+  if (r.at < artefact.size()) cubin.ptxas_log = r.bytes("ptxas");
 }
 
 class CudaKernel : public Kernel {
@@ -290,13 +319,21 @@ class CudaKernel : public Kernel {
     run_on_device(inputs, outputs, context);
   }
 
+  // The launches, and for a cubin each kernel's resources (resources.h): registers, spills,
+  // shared memory and theoretical occupancy at its block.
   std::string describe() const override {
     std::string out = std::string("backend: cuda (") +
-                      (emulate_ ? "emulated on the host" : arch_ + " cubin, " + std::to_string(cubin_.size()) + " bytes") +
+                      (emulate_ ? "emulated on the host" : arch_ + " cubin, " + std::to_string(cubin_.bytes.size()) + " bytes") +
                       ")\nfusion: " + fusion_ + "\ntile: " + tile_ + "\nlaunches:\n";
-    for (size_t k = 0; k < generated_.source.launches.size(); ++k)
-      out += "  " + generated_.source.launches[k].kernel + " grid " + dims_text(generated_.dims[k].grid) + " block " +
-             dims_text(generated_.dims[k].block) + "\n";
+    std::map<std::string, KernelResources> resources = parse_ptxas_log(cubin_.ptxas_log);
+    for (size_t k = 0; k < generated_.source.launches.size(); ++k) {
+      const std::string& name = generated_.source.launches[k].kernel;
+      const auto& block = generated_.dims[k].block;
+      out += "  " + name + " grid " + dims_text(generated_.dims[k].grid) + " block " + dims_text(block) + "\n";
+      auto it = resources.find(name);
+      if (it != resources.end())
+        out += "    " + resources_text(arch_, it->second, static_cast<long long>(block[0]) * block[1] * block[2]) + "\n";
+    }
     return out;
   }
 
@@ -423,7 +460,7 @@ class CudaKernel : public Kernel {
     if (it != modules_.end()) return it->second.functions;
     const Driver& driver = Driver::get();
     Loaded loaded;
-    loaded.module = driver.load_module(device, cubin_);
+    loaded.module = driver.load_module(device, cubin_.bytes);
     for (const Launch& l : generated_.source.launches) loaded.functions.push_back(driver.function(device, loaded.module, l.kernel));
     return modules_.emplace(device, std::move(loaded)).first->second.functions;
   }
@@ -453,7 +490,7 @@ class CudaKernel : public Kernel {
   Generated generated_;
   std::unique_ptr<EmulatedKernels> emulated_;
   std::string arch_;
-  std::string cubin_;
+  Cubin cubin_;
   mutable std::mutex mutex_;
   mutable std::map<int, Loaded> modules_;  // per device ordinal
 };

@@ -41,6 +41,7 @@ inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static thread_local
+struct alignas(16) float4 { float x, y, z, w; };  // CUDA's vector type (128-bit loads into shared memory)
 // Threads run one at a time (no switch inside an atomic): an atomic is a plain read-modify-write.
 template <typename T> inline T atomicCAS(T* a, T expected, T value) {
   T old = *a;

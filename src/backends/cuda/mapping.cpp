@@ -2,6 +2,7 @@
 #include "backends/cuda/mapping.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include <isl/ast.h>
@@ -10,7 +11,9 @@
 #include <isl/id.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
+#include <isl/set.h>
 #include <isl/space.h>
+#include <isl/union_set.h>
 #include <isl/val.h>
 
 #include "backends/cuda/isl_util.h"
@@ -52,8 +55,10 @@ void free_member_mark(void* user) {
 // touch consecutive elements), the next y, then z; <stride> is the spacing of the member's
 // values (a tile loop's: its tile size), which the printer's ownership rule divides by.
 // Returns the node at `band`'s position (the first mark).
+// Thread marks also carry their register tile: `copies` and `tiles` per axis (x first).
 isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind, const std::vector<int64_t>& strides,
-                                int first_axis = 0) {
+                                int first_axis = 0, const std::array<int64_t, 3>& copies = {1, 1, 1},
+                                const std::array<int64_t, 3>& tiles = {0, 0, 0}) {
   static const char kAxes[] = "xyz";
   isl_ctx* ctx = isl_schedule_node_get_ctx(band);
   isl_schedule_node* node = band;
@@ -62,7 +67,9 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
     int64_t stride = static_cast<size_t>(i) < strides.size() ? strides[static_cast<size_t>(i)] : 1;
     std::string name = std::string(kind) + "." + kAxes[first_axis + n - 1 - i] + ":" + std::to_string(stride);
     isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(node);
-    auto* mark = new MemberMark{isl_multi_union_pw_aff_get_union_pw_aff(partial, 0), isl_schedule_node_get_schedule_depth(node)};
+    size_t axis = static_cast<size_t>(first_axis + n - 1 - i);
+    auto* mark = new MemberMark{isl_multi_union_pw_aff_get_union_pw_aff(partial, 0), isl_schedule_node_get_schedule_depth(node),
+                                copies[axis], tiles[axis]};
     isl_multi_union_pw_aff_free(partial);
     isl_id* id = isl_id_set_free_user(isl_id_alloc(ctx, name.c_str(), mark), free_member_mark);
     node = isl_schedule_node_insert_mark(node, id);
@@ -77,13 +84,68 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
 // (coalescing: conv's w rather than its h); coincident members before them stay loops that
 // every thread runs. With `lanes`, x is left to the reductions: y and z only. Returns the node
 // at `band`'s position.
-isl_schedule_node* mark_threads(isl_schedule_node* band, bool lanes) {
+isl_schedule_node* mark_threads(isl_schedule_node* band, bool lanes, const std::array<int64_t, 3>& copies,
+                                const std::array<int64_t, 3>& tiles) {
   int first_axis = lanes ? 1 : 0;
   int parallel = coincident_prefix(band), n = std::min(parallel, kMaxAxes - first_axis), skip = parallel - n;
-  if (skip == 0) return mark_members(band, n, "thread", {}, first_axis);
+  if (skip == 0) return mark_members(band, n, "thread", {}, first_axis, copies, tiles);
   isl_schedule_node* node = isl_schedule_node_band_split(band, skip);
-  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {}, first_axis);
+  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {}, first_axis, copies, tiles);
   return isl_schedule_node_parent(node);
+}
+
+// The band member a thread axis (0: x) goes to, given its leading parallel members, or -1.
+int member_of_axis(int parallel, int axis) {
+  int n = std::min(parallel, kMaxAxes);
+  return axis < n ? parallel - 1 - axis : -1;
+}
+
+// The most loops a statement under `band` has beyond its `parallel` leading members: its
+// reduction's (isl may give a convolution's window loops a band of their own, below).
+int reduction_loops(isl_schedule_node* band, int parallel) {
+  isl_union_set* domain = isl_schedule_node_get_domain(band);
+  int most = 0;
+  isl_union_set_foreach_set(
+      domain,
+      [](isl_set* set, void* user) {
+        int& m = *static_cast<int*>(user);
+        m = std::max(m, static_cast<int>(isl_set_dim(set, isl_dim_set)));
+        isl_set_free(set);
+        return isl_stat_ok;
+      },
+      &most);
+  isl_union_set_free(domain);
+  return most - parallel;
+}
+
+// A band's register tile (copies per thread axis, x first): where it has a reduction member
+// (a member after its parallel ones) and threads, cuda.regtile's, or auto's where it has two
+// thread axes or more; 1 elsewhere, and under `lanes` (threadIdx.x is the reduction's).
+std::array<int64_t, 3> register_tile(isl_schedule_node* band, const MappingOptions& options) {
+  std::array<int64_t, 3> copies{1, 1, 1};
+  int parallel = coincident_prefix(band);
+  if (options.lanes || parallel == 0 || parallel == isl_schedule_node_band_n_member(band)) return copies;
+  if (options.regtile_auto) {
+    bool several = reduction_loops(band, parallel) > 1;
+    if (parallel >= 2) copies[0] = copies[1] = several ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
+    return copies;
+  }
+  for (size_t a = 0; a < copies.size() && a < options.regtile.size(); ++a)
+    if (static_cast<int>(a) < std::min(parallel, kMaxAxes)) copies[a] = std::max<int64_t>(1, options.regtile[a]);
+  return copies;
+}
+
+// The tile size of member i where cuda.tile does not give one: a register-tiled
+// band's thread axes kRegisterTileThreads per copy, its other parallel members 1, its reduction
+// kDefaultTile, or where it has several, kReductionTileSeveralReductions each.
+int64_t default_tile(int i, int parallel, bool several_reductions, const std::array<int64_t, 3>& copies) {
+  bool tiled = copies[0] > 1 || copies[1] > 1 || copies[2] > 1;
+  if (!tiled) return kDefaultTile;
+  if (i >= parallel) return several_reductions ? kReductionTileSeveralReductions : kDefaultTile;
+  for (int a = 0; a < kMaxAxes; ++a)
+    if (member_of_axis(parallel, a) == i && copies[static_cast<size_t>(a)] > 1)
+      return kRegisterTileThreads * copies[static_cast<size_t>(a)];
+  return 1;
 }
 
 // Point loops after the leading coincident ones (a reduction's: no thread is mapped to them)
@@ -109,9 +171,15 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
   bool tileable = members > 0 && (members == 1 || isl_schedule_node_band_get_permutable(node) == isl_bool_true);
   std::vector<int64_t> block_strides;  // untiled: consecutive values
   if (tileable) {
+    std::array<int64_t, 3> copies = register_tile(node, options), thread_tiles{0, 0, 0};
+    int parallel = coincident_prefix(node);
+    bool several = reduction_loops(node, parallel) > 1;
     isl_multi_val* sizes = isl_multi_val_zero(isl_schedule_node_band_get_space(node));
     for (int i = 0; i < members; ++i) {
-      int64_t size = std::max<int64_t>(1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : kDefaultTile);
+      int64_t size = std::max<int64_t>(
+          1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : default_tile(i, parallel, several, copies));
+      for (int a = 0; a < kMaxAxes; ++a)
+        if (member_of_axis(parallel, a) == i) thread_tiles[static_cast<size_t>(a)] = size;
       sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, size));
       block_strides.push_back(size);  // tile loops step by the tile size (isl scales them)
     }
@@ -119,7 +187,7 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     node = isl_schedule_node_child(node, 0);
     node = mark_unrolled(node, block_strides, options.unroll);
     bool lanes = options.lanes && coincident_prefix(node) < isl_schedule_node_band_n_member(node);
-    node = mark_threads(node, lanes);
+    node = mark_threads(node, lanes, copies, thread_tiles);
     if (lanes) node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "lanes", nullptr));
     if (options.shared) node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "shared", nullptr));
     node = isl_schedule_node_parent(node);

@@ -9,7 +9,9 @@
 // itself. With `shared`, a mark "shared" sits above each point band: where the printer
 // promotes the tile's reused reads to shared memory (print_cuda.h). With `unroll` = U, the
 // point loops no thread is mapped to whose tile size is at most U are unrolled by isl's AST
-// generator (their ast loop type). With `lanes` (cuda.reduction=tree), a point band that has a
+// generator (their ast loop type). With register tiles (`regtile`), a band with a reduction
+// member gives its thread marks a number of copies: each thread runs that many of the loop's
+// values at once. With `lanes` (cuda.reduction=tree), a point band that has a
 // reduction member (not coincident) leaves threadIdx.x to its reductions: its parallel members
 // go to y and z (at most 2), under a mark "lanes" above the band, where the printer splits a
 // reduction's loop across the threads along x. Also the loop nest isl's AST generator makes of a
@@ -34,17 +36,42 @@ namespace tc::backends::cuda {
 // loop isl prints for it (c<depth>). The depth is taken from the schedule tree: isl's AST build
 // leaves a member of one value (a tile loop over a dimension smaller than its tile) out of the
 // schedule space it reports, so the loops counted there fall behind the names.
+// A thread mark also carries its register tile: `copies` of the loop's iterations each thread
+// runs at once, in lockstep (print_cuda.h), and `tile`, the point loop's size, from which the
+// block's threads along the axis follow (ceil(tile / copies)).
 struct MemberMark {
   isl_union_pw_aff* values;
   int depth;
+  int64_t copies = 1;
+  int64_t tile = 0;
 };
 
 constexpr int64_t kDefaultTile = 32;
+// Register tiles chosen by cuda.regtile=auto: in a band with a reduction member and at least two
+// thread axes, 8 elements per thread along x and y, 8 threads along each (tiles of 64), one
+// value of each other parallel member per block (tile 1: more blocks, and their tiles of the
+// operands fit shared memory), the reduction member tiled by kDefaultTile. A band with several
+// reduction members (a convolution's channels and window) takes 4 per thread (tiles of 32) and
+// reduction tiles of 4: its 64 copies' addresses spilled registers (group_conv at 8x8: 255
+// registers, 24 bytes spilled), and its input's tile (channels x (32 + window)^2) fits shared
+// memory only with few channels.
+constexpr int64_t kAutoRegisterTile = 8;
+constexpr int64_t kAutoRegisterTileSeveralReductions = 4;
+constexpr int64_t kReductionTileSeveralReductions = 4;
+constexpr int64_t kRegisterTileThreads = 8;
+constexpr int64_t kLargestAutoTile = kAutoRegisterTile * kRegisterTileThreads;
 struct MappingOptions {
   std::vector<int64_t> tile;  // per member of an outermost band, outermost first; past the list: kDefaultTile
   bool shared = false;        // a "shared" mark above each point band (cuda.shared)
   int64_t unroll = 0;         // unroll the unmapped point loops of at most this many iterations (cuda.unroll)
   bool lanes = false;         // cuda.reduction=tree: see below
+  // Register tiles (cuda.regtile) of bands with a reduction member: elements per thread along
+  // the block's x, y, z (1 past the list); where `regtile_auto`, kAutoRegisterTile along x and
+  // y of bands with two thread axes or more. A register-tiled band's members not in `tile` get
+  // kRegisterTileThreads times their copies (x, y), 1 (the other parallel members) or
+  // kDefaultTile (the reduction's).
+  std::vector<int64_t> regtile;
+  bool regtile_auto = false;
 };
 
 // Takes `schedule`, returns the mapped one (the caller frees it).

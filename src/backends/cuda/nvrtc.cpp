@@ -21,7 +21,8 @@ namespace {
 // cubins' key).
 constexpr const char* kFmad = "-fmad=false";
 constexpr const char* kStd = "--std=c++17";
-const std::string kOptions = std::string(kFmad) + " " + kStd;
+constexpr const char* kVerbose = "--ptxas-options=-v";  // the resource report, in the program's log
+const std::string kOptions = std::string(kFmad) + " " + kStd + " " + kVerbose;
 
 // The file of the library that holds `symbol`, its size and modification time: a NVRTC
 // updated in place (the same version number, other code) is another compiler for the kept
@@ -47,6 +48,8 @@ struct Nvrtc::Api {
   Result (*log)(Program, char*);
   Result (*cubin_size)(Program, size_t*);
   Result (*cubin)(Program, char*);
+  Result (*ptx_size)(Program, size_t*);
+  Result (*ptx)(Program, char*);
   const char* (*error)(Result);
 };
 
@@ -64,6 +67,8 @@ Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
         bind_function(h, "nvrtcGetProgramLog", api->log, missing);
         bind_function(h, "nvrtcGetCUBINSize", api->cubin_size, missing);
         bind_function(h, "nvrtcGetCUBIN", api->cubin, missing);
+        bind_function(h, "nvrtcGetPTXSize", api->ptx_size, missing);
+        bind_function(h, "nvrtcGetPTX", api->ptx, missing);
         bind_function(h, "nvrtcGetErrorString", api->error, missing);
       },
       tried);
@@ -97,39 +102,50 @@ std::string Nvrtc::version() const {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::string Nvrtc::compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const {
+Cubin Nvrtc::compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const {
   static const KeptCode kept("tc-nvrtc-kept-" + std::to_string(getuid()));
   const std::string key = identity_ + "arch " + arch + "\noptions " + kOptions + "\n" + source;
-  if (std::optional<std::string> cubin = kept.find(key)) return *cubin;
-  std::string cubin = compile(source, name, arch);
-  kept.keep(key, cubin);
+  const std::string log_key = "ptxas log of\n" + key;
+  std::optional<std::string> bytes = kept.find(key), log = kept.find(log_key);
+  if (bytes && log) return {*bytes, *log};
+  Cubin cubin = compile(source, name, arch, false);
+  kept.keep(key, cubin.bytes);
+  kept.keep(log_key, cubin.ptxas_log);
   return cubin;
 }
 
-std::string Nvrtc::compile(const std::string& source, const std::string& name, const std::string& arch) const {
+std::string Nvrtc::compile_ptx(const std::string& source, const std::string& name, const std::string& arch) const {
+  return compile(source, name, arch, true).bytes;
+}
+
+Cubin Nvrtc::compile(const std::string& source, const std::string& name, const std::string& arch, bool ptx) const {
   Program prog = nullptr;
   if (Result r = api_->create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr); r != 0)
     fail(TC_ERROR_COMPILE, std::string("nvrtcCreateProgram: ") + api_->error(r));
-  std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), kFmad, kStd};
-  Result r = api_->compile(prog, 3, options);
-  std::string out;
+  // PTX is made for the virtual architecture (sm_90: compute_90), where ptxas does not run.
+  std::string arch_option = "--gpu-architecture=" + (ptx && arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch);
+  const char* options[] = {arch_option.c_str(), kFmad, kStd, kVerbose};
+  Result r = api_->compile(prog, ptx ? 3 : 4, options);
+  size_t log_size = 0;
+  api_->log_size(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 0) api_->log(prog, &log[0]);
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  Cubin out;
+  out.ptxas_log = log;
   if (r == 0) {
     size_t size = 0;
-    api_->cubin_size(prog, &size);
-    out.resize(size);
-    if (size > 0) api_->cubin(prog, &out[0]);
+    (ptx ? api_->ptx_size : api_->cubin_size)(prog, &size);
+    out.bytes.resize(size);
+    if (size > 0) (ptx ? api_->ptx : api_->cubin)(prog, &out.bytes[0]);
+    while (ptx && !out.bytes.empty() && out.bytes.back() == '\0') out.bytes.pop_back();
   } else {
-    size_t size = 0;
-    api_->log_size(prog, &size);
-    std::string log(size, '\0');
-    if (size > 0) api_->log(prog, &log[0]);
     api_->destroy(&prog);
     fail(TC_ERROR_COMPILE, "NVRTC could not compile the generated CUDA C for " + arch + " (" + api_->error(r) +
                                "):\n" + log.substr(0, 4000));
   }
   api_->destroy(&prog);
-  if (out.empty()) fail(TC_ERROR_COMPILE, "NVRTC produced no cubin for " + arch + " (a virtual architecture? use sm_XX)");
+  if (out.bytes.empty()) fail(TC_ERROR_COMPILE, "NVRTC produced no cubin for " + arch + " (a virtual architecture? use sm_XX)");
   return out;
 }
 

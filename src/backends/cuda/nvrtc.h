@@ -10,6 +10,11 @@
 
 namespace tc::backends::cuda {
 
+struct Cubin {
+  std::string bytes;
+  std::string ptxas_log;  // ptxas -v's report (registers, spills, shared memory per function)
+};
+
 class Nvrtc {
  public:
   // The first of `candidates` (paths or sonames) that dlopen loads with every function used
@@ -28,14 +33,20 @@ class Nvrtc {
   std::string path() const { return path_; }
   std::string version() const;  // "13.0"
 
-  // A cubin of `source` for `arch` ("sm_80", "sm_90"), with IEEE arithmetic (-fmad=false):
-  // TC_ERROR_COMPILE with NVRTC's log if it does not compile. The cubin kept (kept_code.h) for
-  // the same source, architecture, options and NVRTC when there is one; else compiled, and kept.
-  std::string compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const;
+  // A cubin of `source` for `arch` ("sm_80", "sm_90"), with IEEE arithmetic (-fmad=false: the
+  // text's fmaf calls are its only fused multiply-adds) and ptxas's resource report:
+  // TC_ERROR_COMPILE with NVRTC's log if it does not compile. The cubin and report kept
+  // (kept_code.h) for the same source, architecture, options and NVRTC when there are; else
+  // compiled, and kept.
+  Cubin compile_cubin(const std::string& source, const std::string& name, const std::string& arch) const;
+
+  // The PTX of `source` for `arch`'s virtual architecture (sm_90: compute_90), with the same
+  // options, never kept: what tests and tools read the instruction mix from.
+  std::string compile_ptx(const std::string& source, const std::string& name, const std::string& arch) const;
 
  private:
   struct Api;
-  std::string compile(const std::string& source, const std::string& name, const std::string& arch) const;
+  Cubin compile(const std::string& source, const std::string& name, const std::string& arch, bool ptx) const;
   std::string identity_;  // the version and the library's file, for the kept cubins' key
   std::string path_;
   const Api* api_ = nullptr;  // owned; the library itself stays loaded for the process

@@ -398,10 +398,32 @@ std::string isl_c(isl_ast_expr* e) {
   return renamed_calls(s);
 }
 
+// Sets a variable for a scope and gives it its former value back at the scope's end, an
+// exception included.
+template <typename T>
+class Scoped {
+ public:
+  Scoped(T& variable, T value) : variable_(variable), old_(variable) { variable_ = value; }
+  ~Scoped() { variable_ = old_; }
+  Scoped(const Scoped&) = delete;
+  Scoped& operator=(const Scoped&) = delete;
+
+ private:
+  T& variable_;
+  T old_;
+};
+
 class Printer {
  public:
-  Printer(const ir::BoundDef& b, const PolyModel& m, bool checked, bool registers, bool atomic_lanes)
-      : b_(b), m_(m), checked_(checked), private_(registers), atomic_lanes_(atomic_lanes) {}
+  Printer(const ir::BoundDef& b, const PolyModel& m, const PrintOptions& o)
+      : b_(b),
+        m_(m),
+        checked_(o.checked),
+        private_(o.registers),
+        atomic_lanes_(o.atomic_lanes),
+        fma_(o.fma),
+        idx_(o.index32 ? "int" : "long long"),
+        index_suffix_(o.index32 ? "" : "ll") {}
 
   CudaSource run(const isl_schedule* mapped) {
     isl_ast_build* build = isl_ast_build_alloc(m_.ctx());
@@ -489,6 +511,7 @@ class Printer {
       p->open_marks_.push_back({name, member->values});
       p->member_loops_.push_back("c" + std::to_string(member->depth));  // its loop, where isl prints one
     }
+    if (name == "kernel") p->shared_budget_ = kSharedBytes;  // static shared memory is per kernel: its marks share it
     if (name == "shared") {
       try {  // no exception may cross isl's C frames
         p->open_shared_.push_back(p->promotions_.size());
@@ -539,6 +562,21 @@ class Printer {
     int64_t elements() const {
       int64_t n = 1;
       for (int64_t x : size) n *= x;
+      return n;
+    }
+    // Rows (the innermost dimension) of an even size are stored one element longer: threads of
+    // a warp that read one column of several rows then hit distinct banks (rows 32 floats apart
+    // all fall in one bank).
+    int64_t row() const {
+      if (size.empty()) return 1;
+      return size.size() >= 2 && size.back() % 2 == 0 ? size.back() + 1 : size.back();
+    }
+    int64_t stored_elements() const { return size.empty() ? 1 : elements() / size.back() * row(); }
+    // The distance between consecutive indices of dimension k in the stored array.
+    int64_t stride(size_t k) const {
+      if (k + 1 == size.size()) return 1;
+      int64_t n = row();
+      for (size_t j = k + 1; j + 1 < size.size(); ++j) n *= size[j];
       return n;
     }
   };
@@ -606,7 +644,7 @@ class Printer {
         &collect);
     isl_union_map_free(footprints);
     std::vector<SharedArray> arrays;
-    int64_t budget = kSharedBytes;
+    int64_t& budget = shared_budget_;
     try {
       for (auto& [t, footprint] : by_tensor) {
         if (t >= b_.def().tensors.size() || written.count(isl_map_get_tuple_name(footprint, isl_dim_out))) continue;
@@ -618,7 +656,7 @@ class Printer {
         if (injective != isl_bool_false) continue;  // no element read twice: nothing to gain
         std::optional<SharedArray> a = box_of(build, footprint, t);
         if (!a) continue;
-        int64_t bytes_needed = a->elements() * static_cast<int64_t>(bytes(b_.def().tensors[t].type));
+        int64_t bytes_needed = a->stored_elements() * static_cast<int64_t>(bytes(b_.def().tensors[t].type));
         if (bytes_needed > budget) continue;
         budget -= bytes_needed;
         a->name = "tc_shared" + std::to_string(shared_arrays_++);
@@ -666,44 +704,101 @@ class Printer {
 
   // A "shared" mark: its arrays copied in, then what it marks, reading them.
   void shared_scope(isl_ast_node* inner, const std::vector<SharedArray>& arrays, std::string& out, int depth) {
-    if (arrays.empty()) return walk(inner, out, depth);
+    shared_scope(arrays, out, depth, [&](std::string& o, int d) { walk(inner, o, d); });
+  }
+
+  void shared_scope(const std::vector<SharedArray>& arrays, std::string& out, int depth,
+                    const std::function<void(std::string&, int)>& inner) {
+    if (arrays.empty()) return inner(out, depth);
     axes_->synchronises = true;
     int d = depth + 1;
     out += pad(depth) + "{  // reused tiles in shared memory\n";
-    out += pad(d) + "const long long tc_tid = threadIdx.x + (long long)blockDim.x * (threadIdx.y + (long long)blockDim.y * threadIdx.z);\n";
-    out += pad(d) + "const long long tc_threads = (long long)blockDim.x * blockDim.y * blockDim.z;\n";
+    out += pad(d) + "const " + idx_ + " tc_tid = threadIdx.x + (" + idx_ + ")blockDim.x * (threadIdx.y + (" + idx_ +
+           ")blockDim.y * threadIdx.z);\n";
+    out += pad(d) + "const " + idx_ + " tc_threads = (" + idx_ + ")blockDim.x * blockDim.y * blockDim.z;\n";
     out += pad(d) + "__syncthreads();  // every thread is done with the previous tile's copies\n";
     for (const SharedArray& a : arrays) {
       const ir::Tensor& t = b_.def().tensors[a.tensor];
       const auto& shape = b_.tensors[a.tensor].shape;
-      out += pad(d) + "__shared__ " + storage_type(t.type) + " " + a.name + "[" + std::to_string(a.elements()) + "];  // " +
-             t.name + "\n";
-      std::vector<std::string> global;
-      std::string inside;
-      int64_t stride = a.elements();
-      out += pad(d) + "for (long long tc_e = tc_tid; tc_e < " + std::to_string(a.elements()) + "ll; tc_e += tc_threads) {\n";
-      for (size_t k = 0; k < a.size.size(); ++k) {
-        stride /= a.size[k];
-        std::string g = "tc_g" + std::to_string(k);
-        out += pad(d + 1) + "const long long " + g + " = " + offset_name(a, k) + " + (tc_e / " + std::to_string(stride) +
-               "ll) % " + std::to_string(a.size[k]) + "ll;\n";
-        inside += (inside.empty() ? "" : " && ") + g + " >= 0 && " + g + " < " + std::to_string(shape[k]) + "ll";
-        global.push_back(g);
-      }
-      std::string copy = a.name + "[tc_e] = " + param(t) + "[" + offset(a.tensor, global) + "];";
-      out += pad(d + 1) + (inside.empty() ? copy : "if (" + inside + ") " + copy) + "\n";
-      out += pad(d) + "}\n";
+      // Declared once at the kernel's top: a mark printed twice (hoisted()) uses one array.
+      shared_declarations_.emplace(a.name, "__shared__ " + storage_type(t.type) + " " + a.name + "[" +
+                                               std::to_string(a.stored_elements()) + "];  // " + t.name +
+                                               (a.size.size() >= 2 && a.row() != a.size.back() ? " (rows padded)" : ""));
+      copy_into_shared(a, out, d);
     }
     out += pad(d) + "__syncthreads();\n";
     active_shared_.push_back(&arrays);
     try {
-      walk(inner, out, d);
+      inner(out, d);
     } catch (...) {
       active_shared_.pop_back();
       throw;
     }
     active_shared_.pop_back();
     out += pad(depth) + "}\n";
+  }
+
+  // The copy of one array's box by all of a block's threads, each element inside the tensor.
+  // Where the elements are floats and the box's rows and the tensor's are multiples of 4 long,
+  // and at run time the tensor's address is a multiple of 16 bytes and the box's first column of
+  // 4, each thread copies 4 consecutive elements of a row with one 128-bit load (a float4: LDG.128
+  // on the GPU; the four stores go to a padded row, which is not 16-byte aligned); a row's end
+  // outside the tensor element by element. Else element by element.
+  void copy_into_shared(const SharedArray& a, std::string& out, int d) {
+    const ir::Tensor& t = b_.def().tensors[a.tensor];
+    const auto& shape = b_.tensors[a.tensor].shape;
+    const int64_t row = a.size.empty() ? 1 : a.size.back();
+    const bool vectors = t.type == ScalarType::Float32 && !a.size.empty() && row % 4 == 0 && shape.back() % 4 == 0;
+    // The element's coordinates in the tensor (tc_g0, ...), from its index in the box (tc_e);
+    // `inside`: every coordinate's bounds but the last one's when `vectors`.
+    auto coordinates = [&](int at, bool all, std::vector<std::string>& global, std::string& inside) {
+      int64_t stride = a.elements();
+      for (size_t k = 0; k < a.size.size(); ++k) {
+        stride /= a.size[k];
+        std::string g = "tc_g" + std::to_string(k);
+        out += pad(at) + "const " + idx_ + " " + g + " = " + offset_name(a, k) + " + (tc_e / " + index_literal(stride) +
+               ") % " + index_literal(a.size[k]) + ";\n";
+        if (all || k + 1 < a.size.size())
+          inside += (inside.empty() ? "" : " && ") + g + " >= 0 && " + g + " < " + index_literal(shape[k]);
+        global.push_back(g);
+      }
+    };
+    std::string at = a.row() == row ? "tc_e" : "tc_e / " + index_literal(row) + " * " + index_literal(a.row()) + " + tc_e % " + index_literal(row);
+    auto scalar_loop = [&](int at_depth) {
+      out += pad(at_depth) + "for (" + idx_ + " tc_e = tc_tid; tc_e < " + index_literal(a.elements()) + "; tc_e += tc_threads) {\n";
+      std::vector<std::string> global;
+      std::string inside;
+      coordinates(at_depth + 1, true, global, inside);
+      std::string copy = a.name + "[" + at + "] = " + param(t) + "[" + offset(a.tensor, global) + "];";
+      out += pad(at_depth + 1) + (inside.empty() ? copy : "if (" + inside + ") " + copy) + "\n";
+      out += pad(at_depth) + "}\n";
+    };
+    if (!vectors) return scalar_loop(d);
+    out += pad(d) + "if ((unsigned long long)" + param(t) + " % 16ull == 0 && " + offset_name(a, a.size.size() - 1) +
+           " % 4 == 0) {  // rows of float4\n";
+    out += pad(d + 1) + "for (" + idx_ + " tc_q = tc_tid; tc_q < " + index_literal(a.elements() / 4) +
+           "; tc_q += tc_threads) {\n";
+    int q = d + 2;
+    out += pad(q) + "const " + idx_ + " tc_e = 4 * tc_q;\n";
+    std::vector<std::string> global;
+    std::string inside;
+    coordinates(q, false, global, inside);
+    std::string last = global.back(), first = offset(a.tensor, global);
+    std::string whole = (inside.empty() ? "" : inside + " && ") + last + " >= 0 && " + last + " + 3 < " + index_literal(shape.back());
+    out += pad(q) + "if (" + whole + ") {\n";
+    out += pad(q + 1) + "const float4 tc_v = *(const float4*)&" + param(t) + "[" + first + "];\n";
+    const char* lanes[] = {"x", "y", "z", "w"};
+    for (int j = 0; j < 4; ++j)
+      out += pad(q + 1) + a.name + "[" + at + (j ? " + " + std::to_string(j) : "") + "] = tc_v." + lanes[j] + ";\n";
+    out += pad(q) + "} else {\n";
+    out += pad(q + 1) + "for (int tc_j = 0; tc_j < 4; ++tc_j)\n";
+    out += pad(q + 2) + "if (" + (inside.empty() ? "" : inside + " && ") + last + " + tc_j >= 0 && " + last + " + tc_j < " +
+           index_literal(shape.back()) + ") " + a.name + "[" + at + " + tc_j] = " + param(t) + "[" + first + " + tc_j];\n";
+    out += pad(q) + "}\n";
+    out += pad(d + 1) + "}\n";
+    out += pad(d) + "} else {\n";
+    scalar_loop(d + 1);
+    out += pad(d) + "}\n";
   }
 
   // Dimension k of the box's first index.
@@ -783,7 +878,11 @@ class Printer {
     launch.kernel = b_.def().name + "_k" + std::to_string(out_.launches.size());
     axes_ = &launch;
     std::string body;
+    shared_declarations_.clear();
     walk(node, body, 1);
+    std::string declarations;
+    for (const auto& [name, line] : shared_declarations_) declarations += pad(1) + line + "\n";
+    body = declarations + body;
     std::string params;
     for (const auto& t : b_.def().tensors)
       params += (params.empty() ? "" : ", ") + storage_type(t.type) + "* __restrict__ " + param(t);
@@ -791,6 +890,8 @@ class Printer {
     kernels_ += "extern \"C\" __global__ void " + launch.kernel + "(" + params + ") {\n" + body + "}\n\n";
     out_.launches.push_back(launch);
   }
+
+  std::string index_literal(int64_t v) const { return std::to_string(v) + index_suffix_; }
 
   static std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
 
@@ -808,60 +909,24 @@ class Printer {
         out += pad(depth) + "}\n";
         return;
       }
-      case isl_ast_node_block: {  // a run of two or more children updating one element: in a register
-        isl_ast_node_list* children = isl_ast_node_block_get_children(node);
-        int n = isl_ast_node_list_n_ast_node(children);
-        auto print = [&](int from, int to, std::string& o, int d) {
-          for (int i = from; i < to; ++i) child(isl_ast_node_list_get_ast_node(children, i), o, d);
-        };
-        try {
-          for (int i = 0; i < n;) {
-            std::optional<Element> e;
-            int end = i;
-            for (; end < n; ++end) {
-              isl_ast_node* c = isl_ast_node_list_get_ast_node(children, end);
-              std::optional<Element> next = e;
-              bool same = promotable(c, next);
-              isl_ast_node_free(c);
-              if (!same) break;
-              e = next;
-            }
-            if (end - i >= 2) {
-              in_register(*e, out, depth, [&](std::string& o, int d) { print(i, end, o, d); });
-              i = end;
-            } else {
-              print(i, i + 1, out, depth);
-              ++i;
-            }
-          }
-        } catch (...) {
-          isl_ast_node_list_free(children);
-          throw;
-        }
-        isl_ast_node_list_free(children);
-        return;
-      }
+      case isl_ast_node_block:  // a run of two or more children updating one element: in a register
+        return in_runs(node, [&](isl_ast_node_list* children, int from, int to, const Element* e) {
+          auto print = [&](std::string& o, int d) {
+            for (int i = from; i < to; ++i) child(isl_ast_node_list_get_ast_node(children, i), o, d);
+          };
+          if (e) in_register(*e, out, depth, print);
+          else print(out, depth);
+        });
       case isl_ast_node_mark: {
-        isl_id* id = isl_ast_node_mark_get_id(node);
-        std::string name = isl_id_get_name(id);
-        isl_id_free(id);
+        std::string name = mark_name(node);
         isl_ast_node* inner = isl_ast_node_mark_get_node(node);
         try {
           if (is_mapping(name)) {
-            isl_id* loop_id = isl_ast_node_get_annotation(node);
-            std::string member_loop = loop_id ? isl_id_get_name(loop_id) : "";
-            isl_id_free(loop_id);
-            mapped(inner, name, member_loop, out, depth);
+            mapped(inner, name, member_of(node), out, depth);
           } else if (name == "lanes") {  // threadIdx.x is the reductions' (cuda.reduction=tree)
             axes_->block_axes = std::max(axes_->block_axes, 1);
-            ++lanes_;
-            try {
-              walk(inner, out, depth);
-            } catch (...) {
-              --lanes_;
-              throw;
-            }
-            --lanes_;
+            Scoped<int> in_lanes(lanes_, lanes_ + 1);
+            walk(inner, out, depth);
           } else if (name == "shared") {
             isl_id* k = isl_ast_node_get_annotation(node);
             size_t index = k ? std::stoul(isl_id_get_name(k) + 6) : promotions_.size();
@@ -883,6 +948,33 @@ class Printer {
     }
   }
 
+  static std::string mark_name(isl_ast_node* mark) {
+    isl_id* id = isl_ast_node_mark_get_id(mark);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    return name;
+  }
+
+  // What a mapping mark node says: the loop of its member ("c<depth>", from its annotation) and,
+  // for a thread mark, its register tile (MemberMark).
+  struct MarkedMember {
+    std::string loop;
+    int64_t copies = 1, tile = 0;
+  };
+  static MarkedMember member_of(isl_ast_node* mark_node) {
+    MarkedMember m;
+    isl_id* loop_id = isl_ast_node_get_annotation(mark_node);
+    m.loop = loop_id ? isl_id_get_name(loop_id) : "";
+    isl_id_free(loop_id);
+    isl_id* id = isl_ast_node_mark_get_id(mark_node);
+    if (const auto* member = static_cast<const MemberMark*>(isl_id_get_user(id))) {
+      m.copies = member->copies;
+      m.tile = member->tile;
+    }
+    isl_id_free(id);
+    return m;
+  }
+
   // Walks and frees `node`.
   void child(isl_ast_node* node, std::string& out, int depth) {
     try {
@@ -899,17 +991,18 @@ class Printer {
   // `member_loop`: the iterator of the marked member's loop (c<depth>). Where isl printed no
   // loop of that member (one value), the node under the mark may be a deeper member's loop,
   // which is not the mapped one: walked as it is, its statements guarded by their owner.
-  void mapped(isl_ast_node* inner, const std::string& mark, const std::string& member_loop, std::string& out,
-              int depth) {
+  void mapped(isl_ast_node* inner, const std::string& mark, const MarkedMember& member, std::string& out, int depth) {
     bool block = mark[0] == 'b';
     Mapping m = mapping_of(mark);
     size_t axis = static_cast<size_t>(m.index.back() - 'x');
     int& axes = block ? axes_->grid_axes : axes_->block_axes;
     axes = std::max(axes, static_cast<int>(axis) + 1);
-    if (isl_ast_node_get_type(inner) != isl_ast_node_for || !iterates(inner, member_loop)) return walk(inner, out, depth);
+    if (isl_ast_node_get_type(inner) != isl_ast_node_for || !iterates(inner, member.loop)) return walk(inner, out, depth);
     if (block) axes_->tiles[axis] = std::max(axes_->tiles[axis], trip_count(inner));
+    if (tiles_copies(inner, mark, member)) return register_tile(inner, mark, member, {Copy{}}, out, depth);
     loop(inner, out, depth, mark);
   }
+
 
   static bool iterates(isl_ast_node* loop, const std::string& iterator) {
     return isl_c(isl_ast_node_for_get_iterator(loop)) == iterator;
@@ -948,6 +1041,14 @@ class Printer {
   // over the others'; with another step (not made by libtc's tiling) it visits every value and
   // skips those it does not own.
   void loop(isl_ast_node* node, std::string& out, int depth, const std::string& mark) {
+    if (mark.empty() && not_hoisting_ == 0) {
+      Hoist plan;
+      if (plan_hoist(node, plan)) return hoisted(node, plan, out, depth);
+    }
+    loop_as_is(node, out, depth, mark);
+  }
+
+  void loop_as_is(isl_ast_node* node, std::string& out, int depth, const std::string& mark = "") {
     std::string it = isl_c(isl_ast_node_for_get_iterator(node));
     std::string init = isl_c(isl_ast_node_for_get_init(node));
     std::string cond = isl_c(isl_ast_node_for_get_cond(node));
@@ -958,13 +1059,13 @@ class Printer {
       if (inc == std::to_string(m.stride)) {
         init = "(" + init + ") + (" + inc + ") * tc_first(tc_floord(" + init + ", " + inc + "), " + m.index + ", " +
                m.count + ")";
-        inc = "(" + inc + ") * (long long)" + m.count;
+        inc = "(" + inc + ") * (" + idx_ + ")" + m.count;
       } else {
         skip = "tc_owner(" + it + ", " + std::to_string(m.stride) + ", " + m.count + ") != (long long)" + m.index;
       }
       owned_.push_back(mark);
     }
-    std::string header = "for (long long " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ")";
+    std::string header = "for (" + idx_ + " " + it + " = " + init + "; " + cond + "; " + it + " += " + inc + ")";
     auto print = [&](std::string& o, int d) {
       o += pad(d) + header + " {\n";
       if (!skip.empty()) o += pad(d + 1) + "if (" + skip + ") continue;\n";
@@ -974,8 +1075,8 @@ class Printer {
     std::optional<Element> e;
     if (mark.empty() && promotable(node, e)) {
       if (lanes_ > 0) {  // the loop's values split round robin across the threads along x
-        header = "for (long long " + it + " = (" + init + ") + (" + inc + ") * (long long)threadIdx.x; " + cond + "; " + it +
-                 " += (" + inc + ") * (long long)blockDim.x)";
+        header = "for (" + idx_ + " " + it + " = (" + init + ") + (" + inc + ") * (" + idx_ + ")threadIdx.x; " + cond + "; " +
+                 it + " += (" + inc + ") * (" + idx_ + ")blockDim.x)";
         across_lanes(*e, out, depth, print);
       } else {
         in_register(*e, out, depth, print);
@@ -1015,8 +1116,8 @@ class Printer {
     return c;
   }
 
-  static std::string variable(size_t k, const std::string& value) {
-    return "const long long i" + std::to_string(k) + " = " + value + ";\n";
+  std::string variable(size_t k, const std::string& value) const {
+    return "const " + idx_ + " i" + std::to_string(k) + " = " + value + ";\n";
   }
 
   // A statement instance: its variables, then (where no marked loop iterates a mapped value)
@@ -1026,10 +1127,10 @@ class Printer {
     out += pad(depth) + "{\n";
     if (accumulating_ && c.name[0] == 'S' && c.index == accumulating_->stmt) {  // in_register: into tc_acc
       const ir::Stmt& st = b_.def().stmts[c.index];
-      for (size_t k = st.num_lhs; k < c.args.size(); ++k) out += pad(depth + 1) + variable(k, c.args[k]);
-      std::string rhs = begin_statement(st, c.index, false, out, depth + 1);
-      ScalarType t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type;
-      out += pad(depth + 1) + "tc_acc = " + rounded(combined(st.reduce, "tc_acc", rhs), t) + ";\n";
+      // A copy's statement (per_copy) defines its written variables too: its register's are not in scope.
+      for (size_t k = acc_name_ == "tc_acc" ? st.num_lhs : 0; k < c.args.size(); ++k)
+        out += pad(depth + 1) + variable(k, c.args[k]);
+      out += pad(depth + 1) + acc_name_ + " = " + updated(st, c.index, acc_name_, false, out, depth + 1) + ";\n";
       out += pad(depth) + "}\n";
       return;
     }
@@ -1126,6 +1227,35 @@ class Printer {
     return true;
   }
 
+  // The children of block `node` in order, in runs: two or more consecutive children updating
+  // one element (promotable: an unrolled loop's statements) as one run, with that element; any
+  // other child alone, with none.
+  void in_runs(isl_ast_node* node, const std::function<void(isl_ast_node_list*, int, int, const Element*)>& each) {
+    isl_ast_node_list* children = isl_ast_node_block_get_children(node);
+    int n = isl_ast_node_list_n_ast_node(children);
+    try {
+      for (int i = 0; i < n;) {
+        std::optional<Element> e;
+        int end = i;
+        for (; end < n; ++end) {
+          isl_ast_node* c = isl_ast_node_list_get_ast_node(children, end);
+          std::optional<Element> next = e;
+          bool same = promotable(c, next);
+          isl_ast_node_free(c);
+          if (!same) break;
+          e = next;
+        }
+        if (end - i < 2) end = i + 1;
+        each(children, i, end, end - i >= 2 ? &*e : nullptr);
+        i = end;
+      }
+    } catch (...) {
+      isl_ast_node_list_free(children);
+      throw;
+    }
+    isl_ast_node_list_free(children);
+  }
+
   // Prints `body` (what updates e's element) with the element in tc_acc.
   void in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
     const ir::Tensor& t = written_tensor(e);
@@ -1166,14 +1296,462 @@ class Printer {
 
   // Prints `body` with e's statements accumulating into tc_acc.
   void accumulate(const Element& e, const std::function<void(std::string&, int)>& body, std::string& out, int d) {
-    accumulating_ = &e;
+    Scoped<const Element*> accumulating(accumulating_, &e);
+    body(out, d);
+  }
+
+  // ---- register tiles (cuda.regtile) ----
+  // A thread mark with copies R > 1 (mapping.h) over a loop with the mark's step: each thread
+  // runs R of the values it owns at once, `c = c_t + r * step * blockDim` for r < R, each with
+  // a flag saying whether the loop's condition holds for it. What the loop contains is printed
+  // once for all of them where it can be (loops and conditions that do not depend on the copies'
+  // values, a nested register-tiled thread loop: its copies multiply), else once per copy,
+  // with its values bound (`const int c3 = c3_2;`) and under its flag. The values a thread owns
+  // are independent of one another (the mark's member is parallel: every dependence inside the
+  // kernel has distance 0 along it), so running them interleaved computes what running them in
+  // turn does. A reduction loop that cuda.private keeps in a register (in_register) keeps one
+  // register per copy (tc_acc_<r>...), loaded before the loop and stored after it: a loop of
+  // R·R' fused multiply-adds per iteration whose operands (a row of A, a column of B) each
+  // serve R or R' of them. Where every copy is inside (the flags all hold, as in every full
+  // tile) the loop runs without the flags.
+  struct Copy {
+    std::vector<std::pair<std::string, std::string>> values;  // iterator, the copy's value
+    std::vector<std::string> flags;                           // each tiled loop's: inside its bounds
+    std::string suffix;                                       // "_3_1": the copy's index per tiled loop
+    std::string inside() const {
+      std::string all;
+      for (const std::string& f : flags) all += (all.empty() ? "" : " && ") + f;
+      return all;
+    }
+  };
+
+  // Whether every copy is inside its loops: each loop's flags, once.
+  static std::string all_inside(const std::vector<Copy>& copies) {
+    std::string all;
+    for (const Copy& c : copies)
+      for (const std::string& f : c.flags)
+        if (!mentions(all, f)) all += (all.empty() ? "" : " && ") + f;
+    return all.empty() ? "true" : all;
+  }
+
+  bool tiles_copies(isl_ast_node* loop_node, const std::string& mark, const MarkedMember& member) {
+    if (member.copies <= 1 || mark[0] != 't' || lanes_ > 0 || accumulating_) return false;
+    return isl_c(isl_ast_node_for_get_inc(loop_node)) == std::to_string(mapping_of(mark).stride);
+  }
+
+  // Whether C text mentions one of the copies' bound iterators.
+  static bool depends_on_copies(const std::string& text, const std::vector<Copy>& copies) {
+    for (const auto& [it, value] : copies.front().values)
+      if (mentions(text, it)) return true;
+    return false;
+  }
+
+  // Every occurrence of identifier `name` in C text replaced by `by`.
+  static std::string replaced(const std::string& text, const std::string& name, const std::string& by) {
+    auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    std::string out;
+    size_t from = 0;
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      if ((at > 0 && ident(text[at - 1])) || (at + name.size() < text.size() && ident(text[at + name.size()]))) continue;
+      out += text.substr(from, at - from) + by;
+      from = at + name.size();
+    }
+    return out + text.substr(from);
+  }
+
+  // The register-tiled thread loop `node` (of mark `mark`) inside `outer` copies.
+  void register_tile(isl_ast_node* node, const std::string& mark, const MarkedMember& member,
+                     const std::vector<Copy>& outer, std::string& out, int depth) {
+    std::string it = isl_c(isl_ast_node_for_get_iterator(node)), cond = isl_c(isl_ast_node_for_get_cond(node));
+    std::string base = it + "_t";
+    out += pad(depth) + "for (" + idx_ + " " + base + " = " + first_value(node, mark) + "; " + replaced(cond, it, base) + "; " +
+           base + " += " + std::to_string(member.copies) + " * " + thread_step(node, mark) + ") {  // " +
+           std::to_string(member.copies) + " values per thread, in registers\n";
+    std::vector<Copy> copies = open_copies(node, mark, member, outer, out, depth + 1);
+    {
+      std::vector<std::string> marks = owned_;
+      marks.push_back(mark);
+      Scoped<std::vector<std::string>> owned(owned_, marks);
+      lockstep_child(isl_ast_node_for_get_body(node), copies, out, depth + 1);
+    }
+    out += pad(depth) + "}\n";
+  }
+
+  // The first value of thread loop `node` (of mark `mark`) that this thread owns, and the step
+  // between the values it owns.
+  std::string first_value(isl_ast_node* node, const std::string& mark) const {
+    Mapping m = mapping_of(mark);
+    std::string init = isl_c(isl_ast_node_for_get_init(node)), inc = isl_c(isl_ast_node_for_get_inc(node));
+    return "(" + init + ") + (" + inc + ") * tc_first(tc_floord(" + init + ", " + inc + "), " + m.index + ", " + m.count + ")";
+  }
+  std::string thread_step(isl_ast_node* node, const std::string& mark) const {
+    return "(" + isl_c(isl_ast_node_for_get_inc(node)) + ") * (" + idx_ + ")" + mapping_of(mark).count;
+  }
+
+  // The copies of a register-tiled thread loop inside `outer` ones, from its value <it>_t: each
+  // copy's value and its flag (the loop's condition there) defined; the launch's threads along
+  // the axis recorded.
+  std::vector<Copy> open_copies(isl_ast_node* node, const std::string& mark, const MarkedMember& member,
+                                const std::vector<Copy>& outer, std::string& out, int depth) {
+    size_t axis = static_cast<size_t>(mapping_of(mark).index.back() - 'x');
+    axes_->threads[axis] = std::max(axes_->threads[axis], (std::max<int64_t>(member.tile, 1) + member.copies - 1) / member.copies);
+    axes_->block_axes = std::max(axes_->block_axes, static_cast<int>(axis) + 1);
+    std::string it = isl_c(isl_ast_node_for_get_iterator(node)), cond = isl_c(isl_ast_node_for_get_cond(node));
+    std::string base = it + "_t", step = thread_step(node, mark);
+    std::vector<Copy> copies;
+    for (int64_t r = 0; r < member.copies; ++r) {
+      std::string value = it + "_" + std::to_string(r), flag = "tc_in_" + value;
+      out += pad(depth) + "const " + idx_ + " " + value + " = " + base + " + " + std::to_string(r) + " * " + step + ";\n";
+      out += pad(depth) + "const bool " + flag + " = " + replaced(cond, it, value) + ";\n";
+      for (const Copy& o : outer) {
+        Copy c = o;
+        c.values.emplace_back(it, value);
+        c.flags.push_back(flag);
+        c.suffix += "_" + std::to_string(r);
+        copies.push_back(std::move(c));
+      }
+    }
+    return copies;
+  }
+
+  // ---- registers across a loop of tiles (the reduction's tiles: matmul's k tiles) ----
+  // A loop L that no thread is mapped to (matmul's loop over k tiles, c2) whose body is, below
+  // an optional shared mark, register-tiled thread loops around (an initialisation of the
+  // element under a condition on L, then) a loop updating one element per copy, where neither
+  // the thread loops' bounds nor the element depend on L: each thread updates the same
+  // elements in every iteration of L. Where each thread loop runs once per thread (its copies
+  // times the block's threads along its axis cover its tile: the auto block), the registers live
+  // across L: loaded before it, stored after it (global memory sees each element once, besides
+  // the first read), the initialisation setting the registers. Else (a smaller block) L is
+  // printed as it is, loading and storing the registers in each iteration.
+  struct HoistLevel {
+    isl_ast_node* loop;  // the thread loop (borrowed from Hoist::nodes)
+    std::string mark;
+    MarkedMember member;
+  };
+  struct Hoist {
+    std::vector<isl_ast_node*> nodes;  // every node taken from isl, freed with the plan
+    size_t shared = SIZE_MAX;          // the shared mark's promotions, if there is one
+    std::vector<HoistLevel> levels;    // the thread loops, outermost first
+    isl_ast_node* init = nullptr;      // the if node of the initialisation, if there is one
+    isl_ast_node* region = nullptr;    // the loop updating the elements
+    Element e;
+    Hoist() = default;
+    Hoist(const Hoist&) = delete;
+    Hoist& operator=(const Hoist&) = delete;
+    ~Hoist() {
+      for (isl_ast_node* n : nodes) isl_ast_node_free(n);
+    }
+    isl_ast_node* keep(isl_ast_node* n) {
+      nodes.push_back(n);
+      return n;
+    }
+  };
+
+  // Whether loop L has the shape above; `plan` filled where it does.
+  bool plan_hoist(isl_ast_node* loop, Hoist& plan) {
+    if (!private_ || accumulating_ || lanes_ > 0) return false;
+    std::string it = isl_c(isl_ast_node_for_get_iterator(loop));
+    std::vector<std::string> outer_its = {it};
+    auto mentions_any = [&](const std::string& text) {
+      for (const std::string& o : outer_its)
+        if (mentions(text, o)) return true;
+      return false;
+    };
+    isl_ast_node* node = plan.keep(isl_ast_node_for_get_body(loop));
+    if (isl_ast_node_get_type(node) == isl_ast_node_mark) {
+      std::string name = mark_name(node);
+      if (name == "shared") {
+        isl_id* k = isl_ast_node_get_annotation(node);
+        if (!k) return false;
+        plan.shared = std::stoul(isl_id_get_name(k) + 6);
+        isl_id_free(k);
+        if (plan.shared >= promotions_.size()) return false;
+        node = plan.keep(isl_ast_node_mark_get_node(node));
+      }
+    }
+    while (isl_ast_node_get_type(node) == isl_ast_node_mark) {
+      std::string name = mark_name(node);
+      if (!is_mapping(name) || name[0] != 't') return false;
+      MarkedMember member = member_of(node);
+      isl_ast_node* inner = plan.keep(isl_ast_node_mark_get_node(node));
+      if (isl_ast_node_get_type(inner) != isl_ast_node_for || !iterates(inner, member.loop) ||
+          !tiles_copies(inner, name, member))
+        return false;
+      if (mentions_any(isl_c(isl_ast_node_for_get_init(inner)) + " " + isl_c(isl_ast_node_for_get_cond(inner)))) return false;
+      plan.levels.push_back({inner, name, member});
+      outer_its.push_back(isl_c(isl_ast_node_for_get_iterator(inner)));
+      node = plan.keep(isl_ast_node_for_get_body(inner));
+    }
+    if (plan.levels.empty()) return false;
+    // The statements' guards as they are printed inside the thread loops (their marks owned).
+    Scoped<std::vector<std::string>> owned(owned_, owned_with(plan.levels));
+    return plan_hoisted_body(node, plan, outer_its);
+  }
+
+  // The marks of the enclosing mapped loops and those of `levels`.
+  std::vector<std::string> owned_with(const std::vector<HoistLevel>& levels) const {
+    std::vector<std::string> marks = owned_;
+    for (const HoistLevel& l : levels) marks.push_back(l.mark);
+    return marks;
+  }
+
+  bool plan_hoisted_body(isl_ast_node* node, Hoist& plan, std::vector<std::string> outer_its) {
+    const std::string it = outer_its.front();
+    auto mentions_any = [&](const std::string& text) {
+      for (const std::string& o : outer_its)
+        if (mentions(text, o)) return true;
+      return false;
+    };
+    if (isl_ast_node_get_type(node) == isl_ast_node_block) {
+      isl_ast_node_list* children = isl_ast_node_block_get_children(node);
+      int n = isl_ast_node_list_n_ast_node(children);
+      if (n == 2) {
+        plan.init = plan.keep(isl_ast_node_list_get_ast_node(children, 0));
+        plan.region = plan.keep(isl_ast_node_list_get_ast_node(children, 1));
+      }
+      isl_ast_node_list_free(children);
+      if (n != 2) return false;
+    } else {
+      plan.region = node;
+    }
+    if (isl_ast_node_get_type(plan.region) != isl_ast_node_for) return false;
+    std::optional<Element> e;
+    if (!promotable(plan.region, e)) return false;
+    plan.e = *e;
+    if (mentions(plan.e.guard, it)) return false;
+    for (const std::string& sub : plan.e.lhs)
+      if (mentions(sub, it)) return false;
+    outer_its.erase(outer_its.begin());  // the thread loops' iterators: the region's loop is printed once for all copies
+    if (mentions_any(isl_c(isl_ast_node_for_get_init(plan.region)) + " " + isl_c(isl_ast_node_for_get_cond(plan.region)) +
+                     " " + isl_c(isl_ast_node_for_get_inc(plan.region))))
+      return false;
+    if (plan.init) {  // if (<a condition on L only>) I<s>(the element)
+      if (isl_ast_node_get_type(plan.init) != isl_ast_node_if || isl_ast_node_if_has_else_node(plan.init) != isl_bool_false)
+        return false;
+      if (mentions_any(isl_c(isl_ast_node_if_get_cond(plan.init)))) return false;
+      isl_ast_node* then = plan.keep(isl_ast_node_if_get_then_node(plan.init));
+      if (isl_ast_node_get_type(then) != isl_ast_node_user) return false;
+      Call c = call_of(then);
+      if (c.name[0] != 'I' || c.index != plan.e.stmt || c.args != plan.e.lhs || c.guard != plan.e.guard) return false;
+    }
+    return true;
+  }
+
+  // Loop L (plan_hoist's) printed with the registers across it where each thread loop runs
+  // once and every copy is inside its loops (a full tile: no flag is tested inside L, which
+  // keeps the registers the flags would take), and as it is elsewhere.
+  void hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, int depth) {
+    std::string once;
+    for (const HoistLevel& l : plan.levels) {
+      Mapping m = mapping_of(l.mark);
+      once += (once.empty() ? "" : " && ") + std::to_string(l.member.copies) + " * (" + idx_ + ")" + m.count +
+              " >= " + index_literal(std::max<int64_t>(l.member.tile, 1));
+    }
+    const ir::Stmt& st = b_.def().stmts[plan.e.stmt];
+    ScalarType type = written_tensor(plan.e).type;
+    int d = depth + 1, dd = depth + 2;
+    out += pad(depth) + "{  // " + written_tensor(plan.e).name + "'s elements in registers across the loop where each "
+           "thread loop runs once and every copy is inside\n";
+    // Whether to: in a scope of its own, so that neither branch keeps its values alive (a
+    // compiler that reused them in the other branch ran out of registers: 64 bytes spilled).
+    auto open_all = [&](std::string& o, int at) {
+      std::vector<Copy> copies{Copy{}};
+      for (const HoistLevel& l : plan.levels) {
+        std::string it = isl_c(isl_ast_node_for_get_iterator(l.loop));
+        o += pad(at) + "const " + idx_ + " " + it + "_t = " + first_value(l.loop, l.mark) + ";\n";
+        copies = open_copies(l.loop, l.mark, l.member, copies, o, at);
+      }
+      return copies;
+    };
+    out += pad(d) + "bool tc_hoist = " + once + ";\n";
+    out += pad(d) + "if (tc_hoist) {\n";
+    out += pad(d + 1) + "tc_hoist = " + all_inside(open_all(out, d + 1)) + ";\n";
+    out += pad(d) + "}\n";
+    out += pad(d) + "if (tc_hoist) {\n";
+    std::vector<Copy> copies = open_all(out, dd);
+    {
+      Scoped<std::vector<std::string>> owned(owned_, owned_with(plan.levels));
+      Scoped<bool> unguarded(unguarded_copies_, true);
+      load_registers(plan.e, copies, out, dd);
+      std::string it = isl_c(isl_ast_node_for_get_iterator(loop));
+      out += pad(dd) + "for (" + idx_ + " " + it + " = " + isl_c(isl_ast_node_for_get_init(loop)) + "; " +
+             isl_c(isl_ast_node_for_get_cond(loop)) + "; " + it + " += " + isl_c(isl_ast_node_for_get_inc(loop)) + ") {\n";
+      static const std::vector<SharedArray> kNone;
+      shared_scope(plan.shared == SIZE_MAX ? kNone : promotions_[plan.shared], out, dd + 1, [&](std::string& o, int d3) {
+        if (plan.init) {
+          o += pad(d3) + "if (" + isl_c(isl_ast_node_if_get_cond(plan.init)) + ") {  // the elements' initialisation\n";
+          for (const Copy& c : copies) o += pad(d3 + 1) + "tc_acc" + c.suffix + " = " + identity(st.reduce, type) + ";\n";
+          o += pad(d3) + "}\n";
+        }
+        accumulate(plan.e, [&](std::string& o2, int d2) { plain_loop(plan.region, copies, o2, d2); }, o, d3);
+      });
+      out += pad(dd) + "}\n";
+      store_registers(plan.e, copies, out, dd);
+    }
+    out += pad(d) + "} else {\n";
+    {
+      Scoped<int> as_is(not_hoisting_, not_hoisting_ + 1);
+      loop_as_is(loop, out, dd);
+    }
+    out += pad(d) + "}\n";
+    out += pad(depth) + "}\n";
+  }
+
+  // Walks and frees `node` for every copy (lockstep).
+  void lockstep_child(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
     try {
-      body(out, d);
+      lockstep(node, copies, out, depth);
     } catch (...) {
-      accumulating_ = nullptr;
+      isl_ast_node_free(node);
       throw;
     }
-    accumulating_ = nullptr;
+    isl_ast_node_free(node);
+  }
+
+  void lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
+    switch (isl_ast_node_get_type(node)) {
+      case isl_ast_node_for: {
+        std::string header = isl_c(isl_ast_node_for_get_init(node)) + isl_c(isl_ast_node_for_get_cond(node)) +
+                             isl_c(isl_ast_node_for_get_inc(node));
+        if (depends_on_copies(header, copies)) return per_copy(node, copies, out, depth);
+        std::optional<Element> e;
+        if (promotable(node, e)) {
+          return registers_per_copy(*e, copies, out, depth,
+                                    [&](std::string& o, int d) { plain_loop(node, copies, o, d); });
+        }
+        return plain_loop(node, copies, out, depth);
+      }
+      case isl_ast_node_if: {
+        std::string cond = isl_c(isl_ast_node_if_get_cond(node));
+        if (depends_on_copies(cond, copies)) return per_copy(node, copies, out, depth);
+        out += pad(depth) + "if (" + cond + ") {\n";
+        lockstep_child(isl_ast_node_if_get_then_node(node), copies, out, depth + 1);
+        if (isl_ast_node_if_has_else_node(node) == isl_bool_true) {
+          out += pad(depth) + "} else {\n";
+          lockstep_child(isl_ast_node_if_get_else_node(node), copies, out, depth + 1);
+        }
+        out += pad(depth) + "}\n";
+        return;
+      }
+      case isl_ast_node_block:  // a run updating one element (an unrolled loop's): a register per copy
+        return in_runs(node, [&](isl_ast_node_list* children, int from, int to, const Element* e) {
+          auto print = [&](std::string& o, int d) {
+            for (int k = from; k < to; ++k) lockstep_child(isl_ast_node_list_get_ast_node(children, k), copies, o, d);
+          };
+          if (e) registers_per_copy(*e, copies, out, depth, print);
+          else print(out, depth);
+        });
+      case isl_ast_node_mark: {
+        std::string name = mark_name(node);
+        isl_ast_node* inner = isl_ast_node_mark_get_node(node);
+        bool nested = false;
+        if (is_mapping(name) && isl_ast_node_get_type(inner) == isl_ast_node_for) {
+          MarkedMember member = member_of(node);
+          std::string header = isl_c(isl_ast_node_for_get_init(inner)) + isl_c(isl_ast_node_for_get_cond(inner));
+          if (iterates(inner, member.loop) && tiles_copies(inner, name, member) && !depends_on_copies(header, copies)) {
+            nested = true;
+            Mapping m = mapping_of(name);
+            size_t axis = static_cast<size_t>(m.index.back() - 'x');
+            axes_->block_axes = std::max(axes_->block_axes, static_cast<int>(axis) + 1);
+            try {
+              register_tile(inner, name, member, copies, out, depth);
+            } catch (...) {
+              isl_ast_node_free(inner);
+              throw;
+            }
+          }
+        }
+        isl_ast_node_free(inner);
+        if (!nested) per_copy(node, copies, out, depth);
+        return;
+      }
+      default: return per_copy(node, copies, out, depth);
+    }
+  }
+
+  // A loop whose bounds are the same for every copy: once, its body in lockstep.
+  void plain_loop(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
+    std::string it = isl_c(isl_ast_node_for_get_iterator(node));
+    out += pad(depth) + "for (" + idx_ + " " + it + " = " + isl_c(isl_ast_node_for_get_init(node)) + "; " +
+           isl_c(isl_ast_node_for_get_cond(node)) + "; " + it + " += " + isl_c(isl_ast_node_for_get_inc(node)) + ") {\n";
+    lockstep_child(isl_ast_node_for_get_body(node), copies, out, depth + 1);
+    out += pad(depth) + "}\n";
+  }
+
+  // `node` once per copy: the copy's values bound, under its flags (unless unguarded_copies_),
+  // updating the copy's register where a reduction is kept in one.
+  void per_copy(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
+    for (const Copy& c : copies) {
+      out += pad(depth) + "{\n";
+      for (const auto& [it, value] : c.values) out += pad(depth + 1) + "const " + idx_ + " " + it + " = " + value + ";\n";
+      std::string inside = unguarded_copies_ ? "" : c.inside();
+      int d = depth + 1;
+      if (!inside.empty()) out += pad(d++) + "if (" + inside + ") {\n";
+      acc_name_ = accumulating_ ? "tc_acc" + c.suffix : "tc_acc";
+      walk(node, out, d);
+      acc_name_ = "tc_acc";
+      if (!inside.empty()) out += pad(--d) + "}\n";
+      out += pad(depth) + "}\n";
+    }
+  }
+
+  // e's element of every copy in a register (tc_acc<suffix>) while `body` updates it: loaded
+  // before (where the copy is inside and owns it), stored after; the body printed twice, for
+  // when every copy is inside (no flags) and for when some is not.
+  void registers_per_copy(const Element& e, const std::vector<Copy>& copies, std::string& out, int depth,
+                          const std::function<void(std::string&, int)>& body) {
+    out += pad(depth) + "{  // " + written_tensor(e).name + "'s elements in registers over the loop, one per copy\n";
+    load_registers(e, copies, out, depth + 1);
+    accumulate_copies(e, copies, out, depth + 1, body);
+    store_registers(e, copies, out, depth + 1);
+    out += pad(depth) + "}\n";
+  }
+
+  // For each copy whose element is inside its loops and owned here (e's guard): `action`, with
+  // the copy's values and e's written variables defined.
+  void each_element(const Element& e, const std::vector<Copy>& copies, std::string& out, int d,
+                    const std::function<std::string(const Copy&)>& action) {
+    for (const Copy& c : copies) {
+      out += pad(d) + "{\n";
+      for (const auto& [it, value] : c.values) out += pad(d + 1) + "const " + idx_ + " " + it + " = " + value + ";\n";
+      std::string inside = unguarded_copies_ ? "" : c.inside();
+      if (!e.guard.empty()) inside += (inside.empty() ? "" : " && ") + std::string("(") + e.guard + ")";
+      for (size_t k = 0; k < e.lhs.size(); ++k) out += pad(d + 1) + variable(k, e.lhs[k]);
+      out += pad(d + 1) + (inside.empty() ? "" : "if (" + inside + ") ") + action(c) + "\n";
+      out += pad(d) + "}\n";
+    }
+  }
+
+  // Declares each copy's register (tc_acc<suffix>) and loads its element.
+  void load_registers(const Element& e, const std::vector<Copy>& copies, std::string& out, int d) {
+    const ir::Tensor& t = written_tensor(e);
+    std::string element = element_of(e);
+    for (const Copy& c : copies) out += pad(d) + c_type(t.type) + " tc_acc" + c.suffix + " = " + zero_of(t.type) + ";\n";
+    each_element(e, copies, out, d, [&](const Copy& c) { return "tc_acc" + c.suffix + " = " + load_as(element, t.type) + ";"; });
+  }
+
+  void store_registers(const Element& e, const std::vector<Copy>& copies, std::string& out, int d) {
+    const ir::Tensor& t = written_tensor(e);
+    std::string element = element_of(e);
+    each_element(e, copies, out, d, [&](const Copy& c) { return element + " = " + stored("tc_acc" + c.suffix, t.type) + ";"; });
+  }
+
+  // `body` with e's statements updating the copies' registers: printed twice, for when every copy
+  // is inside (no flags) and for when some is not; once, with the flags, in hoisted()'s other
+  // branch (edge tiles: its full tiles took the first branch), which keeps the kernel's
+  // registers within what ptxas allocates without spilling.
+  void accumulate_copies(const Element& e, const std::vector<Copy>& copies, std::string& out, int d,
+                         const std::function<void(std::string&, int)>& body) {
+    if (not_hoisting_ > 0) return accumulate(e, body, out, d);  // hoisted()'s other branch: full tiles took the first
+    out += pad(d) + "if (" + all_inside(copies) + ") {  // every copy inside\n";
+    {
+      Scoped<bool> unguarded(unguarded_copies_, true);
+      accumulate(e, body, out, d + 1);
+    }
+    out += pad(d) + "} else {\n";
+    accumulate(e, body, out, d + 1);
+    out += pad(d) + "}\n";
   }
 
   // ---- reductions across the threads along x (cuda.reduction=tree|atomic) ----
@@ -1286,16 +1864,43 @@ class Printer {
     ScalarType tt = t.type;
     if (name[0] == 'I') {
       value = identity(st.reduce, tt);
+    } else if (st.reduce == ir::ReduceOp::None) {
+      value = begin_statement(st, s, false, out, depth);
     } else {
-      value = combined(st.reduce, load_as(element, tt), begin_statement(st, s, false, out, depth));
+      value = updated(st, s, load_as(element, tt), false, out, depth);
     }
     out += pad(depth) + element + " = " + stored(value, tt) + ";\n";
+  }
+
+  // Whether statement st's update is acc = fma(a, b, acc): a float32/float64 += reduction whose
+  // right-hand side is one product of its type (cuda.fma).
+  bool fused(const ir::Stmt& st) const {
+    ScalarType t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type;
+    const ir::Node& e = *st.rhs;
+    return fma_ && st.reduce == ir::ReduceOp::Sum && (t == ScalarType::Float32 || t == ScalarType::Float64) &&
+           e.op == ir::ExprOp::Binary && e.binop == ir::BinOp::Mul && e.type == t && e.operand_type == t;
+  }
+
+  // Reduction statement s's new value of `acc` (its element, or a register holding it), after
+  // what begin_statement prints.
+  std::string updated(const ir::Stmt& st, size_t s, const std::string& acc, bool checks_write, std::string& out, int depth) {
+    ScalarType t = b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type;
+    if (!fused(st)) return rounded(combined(st.reduce, acc, begin_statement(st, s, checks_write, out, depth)), t);
+    begin_statement_variables(st, s, checks_write, out, depth);
+    const ir::Node& e = *st.rhs;
+    std::string a = convert(expr(*e.args[0]), e.args[0]->type, t), b = convert(expr(*e.args[1]), e.args[1]->type, t);
+    return std::string(t == ScalarType::Float32 ? "fmaf(" : "fma(") + a + ", " + b + ", " + acc + ")";
   }
 
   // Statement s's right-hand side as a value of its tensor's type, after (where something is
   // checked: its reads, or `checks_write`) the statement's variables as an array for the fault
   // record, printed `depth` levels in.
   std::string begin_statement(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth) {
+    begin_statement_variables(st, s, checks_write, out, depth);
+    return convert(expr(*st.rhs), st.rhs->type, b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type);
+  }
+
+  void begin_statement_variables(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth) {
     stmt_ = &st;
     stmt_index_ = s;
     if (checked_ && (checks_write || has_unproven_read(st))) {
@@ -1303,7 +1908,6 @@ class Printer {
       for (size_t k = 0; k < st.vars.size(); ++k) at += (k ? ", " : "") + std::string("i") + std::to_string(k);
       out += pad(depth) + "const long long tc_at[] = {" + (at.empty() ? "0" : at) + "};\n";
     }
-    return convert(expr(*st.rhs), st.rhs->type, b_.def().tensors[static_cast<size_t>(st.lhs_tensor)].type);
   }
 
   // A scatter's update: the written subscripts, each not proven in bounds checked (checked=1:
@@ -1373,14 +1977,14 @@ class Printer {
     return int_literal(0, t);
   }
 
-  // The element offset of tensor t at these subscripts (long long expressions), row-major.
+  // The element offset of tensor t at these subscripts (index expressions), row-major.
   std::string offset(size_t t, const std::vector<std::string>& subs) const {
     const auto& shape = b_.tensors[t].shape;
     if (subs.empty()) return "0";
     std::string out;
     int64_t stride = 1;
     for (size_t d = subs.size(); d-- > 0;) {
-      std::string term = stride == 1 ? "(" + subs[d] + ")" : "(" + subs[d] + ") * " + std::to_string(stride) + "ll";
+      std::string term = stride == 1 ? "(" + subs[d] + ")" : "(" + subs[d] + ") * " + index_literal(stride);
       out = out.empty() ? term : term + " + " + out;
       stride *= shape[d];
     }
@@ -1458,15 +2062,17 @@ class Printer {
     for (int64_t extent : shape) empty = empty || extent == 0;
     std::vector<std::string> subs;
     for (size_t d = 0; d < e.args.size(); ++d) {
-      std::string s = "(long long)" + expr(*e.args[d]);
+      // Unproven subscripts are checked or clamped in 64 bits (an int64 gather's index may not fit
+      // 32), their results (inside the tensor) and proven ones are index-typed.
+      std::string s = (b_.proven(r.subscripts[d]) ? "(" + idx_ + ")" : std::string("(long long)")) + expr(*e.args[d]);
       std::string extent = std::to_string(shape[d]) + "ll";
       if (!b_.proven(r.subscripts[d])) {  // checked and clamped, or clamped
         if (checked_) {
-          s = "tc_checked(" + s + ", " + extent + ", tc_fault, " + std::to_string(out_.checks.size()) + "ull, tc_at, " +
-              std::to_string(stmt_->vars.size()) + ")";
+          s = "(" + idx_ + ")tc_checked(" + s + ", " + extent + ", tc_fault, " + std::to_string(out_.checks.size()) +
+              "ull, tc_at, " + std::to_string(stmt_->vars.size()) + ")";
           out_.checks.push_back({stmt_index_, static_cast<size_t>(e.index), d, false});
         } else {
-          s = "tc_clamp(" + s + ", " + extent + ")";
+          s = "(" + idx_ + ")tc_clamp(" + s + ", " + extent + ")";
         }
       }
       subs.push_back(s);
@@ -1479,11 +2085,10 @@ class Printer {
     }
     if (const SharedArray* a = shared_copy(static_cast<size_t>(r.tensor))) {  // its proven subscripts, in the box
       std::string at;
-      int64_t stride = a->elements();
       for (size_t k = 0; k < subs.size(); ++k) {
-        stride /= a->size[k];
+        int64_t stride = a->stride(k);
         std::string term = "(" + subs[k] + " - " + offset_name(*a, k) + ")";
-        at += (at.empty() ? "" : " + ") + (stride == 1 ? term : term + " * " + std::to_string(stride) + "ll");
+        at += (at.empty() ? "" : " + ") + (stride == 1 ? term : term + " * " + index_literal(stride));
       }
       return load_as(a->name + "[" + (at.empty() ? "0" : at) + "]", t.type);
     }
@@ -1495,6 +2100,13 @@ class Printer {
   bool checked_;
   bool private_;  // register promotion of accumulators (cuda.private)
   bool atomic_lanes_;  // reductions across lanes combined with atomics (cuda.reduction=atomic), else shuffles
+  bool fma_;                  // cuda.fma
+  std::string acc_name_ = "tc_acc";  // the accumulator statements update (a register tile's copy: tc_acc_<r>...)
+  bool unguarded_copies_ = false;
+  int not_hoisting_ = 0;             // printing a loop as it is, in hoisted()'s other branch    // copies printed without their in-bounds flags (all are inside)
+  int tiles_printed_ = 0;            // register tiles so far: unique names for their flags
+  std::string idx_;           // the C type of iterators, variables and offsets: "int" or "long long"
+  std::string index_suffix_;  // of their integer literals: "" or "ll"
   std::vector<OpenMark> open_marks_;  // while isl builds the AST
   std::vector<std::string> member_loops_;  // while isl builds the AST: the open mapping marks' loop iterators
   std::vector<std::vector<std::pair<std::string, std::string>>> statement_values_;  // per annotation: (mark, value)
@@ -1503,6 +2115,8 @@ class Printer {
   std::vector<size_t> open_shared_;                   // while isl builds the AST
   std::vector<const std::vector<SharedArray>*> active_shared_;  // while printing
   size_t shared_arrays_ = 0;
+  std::map<std::string, std::string> shared_declarations_;  // while printing a kernel: its shared arrays
+  int64_t shared_budget_ = 0;  // while isl builds the AST: the bytes the current kernel's shared marks have left
   std::exception_ptr callback_error_;  // thrown in a callback from isl, rethrown after it returns
   const Element* accumulating_ = nullptr;  // while printing in_register's or across_lanes' body
   int lanes_ = 0;                          // inside a "lanes" mark
@@ -1528,14 +2142,34 @@ LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, c
     int64_t n = a < grid.size() ? grid[a] : grid.empty() ? launch.tiles[a] : 1;
     d.grid[a] = static_cast<unsigned>(std::clamp<int64_t>(n, 1, limit));
   }
-  for (size_t a = 0; a < static_cast<size_t>(launch.block_axes); ++a)
-    d.block[a] = static_cast<unsigned>(a < block.size() ? std::max<int64_t>(block[a], 1) : 1);
+  bool tiled = launch.threads[0] > 0 || launch.threads[1] > 0 || launch.threads[2] > 0;
+  for (size_t a = 0; a < static_cast<size_t>(launch.block_axes); ++a) {
+    int64_t n = !block.empty() ? (a < block.size() ? block[a] : 1) : tiled ? launch.threads[a] : kDefaultBlock[a];
+    d.block[a] = static_cast<unsigned>(std::max<int64_t>(n, 1));
+  }
   return d;
 }
 
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
-                      bool registers, bool atomic_lanes) {
-  return Printer(bound, model, checked, registers, atomic_lanes).run(mapped);
+bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, int64_t max_tile) {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  int64_t largest = 0;
+  for (const auto& t : bound.tensors) {
+    int64_t n = 1;
+    for (int64_t extent : t.shape) n = extent > 0 && n > kLimit / extent ? kLimit + 1 : n * extent;
+    largest = std::max(largest, n);
+  }
+  for (const auto& stmt : bound.ranges)
+    for (const auto& [lo, hi] : stmt) largest = std::max({largest, lo < 0 ? -lo : lo, hi < 0 ? -hi : hi});
+  // A mapped loop steps by its tile times the grid: with one block per tile it ends within a
+  // tile past twice its extent; with an explicit grid, within that many tiles past its extent.
+  int64_t past = 2 * std::max<int64_t>(max_tile, 1);
+  for (int64_t n : grid) past = std::max(past, n > kLimit / std::max<int64_t>(max_tile, 1) ? kLimit : n * max_tile);
+  return largest <= kLimit / 2 && past < kLimit;
+}
+
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped,
+                      const PrintOptions& options) {
+  return Printer(bound, model, options).run(mapped);
 }
 
 }  // namespace tc::backends::cuda

@@ -17,7 +17,11 @@
 // at a "shared" mark (mapping.h) the reused tiles of read-only tensors are copied to shared
 // memory between __syncthreads (Launch::synchronises); under a "lanes" mark a reduction loop is
 // split across the block's threads along x and combined by a block-level tree (shuffles, then
-// the warps' totals through shared memory) or by atomics.
+// the warps' totals through shared memory) or by atomics. A thread mark with a register tile
+// (mapping.h) runs several of its thread's values at once, in lockstep, each accumulator in a
+// register of its own, kept across the loop over the reduction's tiles where each thread loop
+// runs once (print_cuda.cpp, "register tiles"); indices are 32-bit where they fit
+// (index32_fits); `+=` reductions of one product use fmaf (cuda.fma).
 #pragma once
 
 #include <array>
@@ -43,10 +47,17 @@ struct Launch {
   // (one block per tile: what cuda.grid=auto launches), else 0.
   std::array<int64_t, 3> tiles{};
   bool synchronises = false;  // calls __syncthreads (shared memory, block reductions)
+  // Per block axis, the threads its register-tiled loops want (ceil(tile / copies)), else 0:
+  // cuda.block=auto launches these where any is set.
+  std::array<int64_t, 3> threads{};
 };
 
+// cuda.block=auto for a launch without register tiles.
+constexpr std::array<int64_t, 3> kDefaultBlock{32, 8, 1};
+
 // The grid and block one launch runs with: along the axes it uses, `grid` (or, where empty,
-// its tiles, at most 2^31 - 1 along x and 65535 along y and z) and `block`; 1 along the others.
+// its tiles, at most 2^31 - 1 along x and 65535 along y and z) and `block` (or, where empty,
+// the threads its register tiles want, else kDefaultBlock); 1 along the others.
 struct LaunchDims {
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
 };
@@ -73,15 +84,34 @@ struct CudaSource {
   size_t fault_words = 2;
 };
 
-// `checked`: reads not proven in bounds are checked (a bad index recorded in the fault record,
-// the read clamped); else only clamped. `registers`: a reduction's element is kept in a
-// register over a loop that updates only it (cuda.private). `atomic_lanes`: under a "lanes"
-// mark (mapping.h) the threads' partial reductions are combined with atomics, else a tree.
 // What every text starts with: TC's scalar semantics as device functions (the emulation
 // precompiles it with its header).
 const std::string& cuda_prelude();
 
-CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped, bool checked,
-                      bool registers = true, bool atomic_lanes = false);
+struct PrintOptions {
+  // Reads not proven in bounds are checked (a bad index recorded in the fault record, the read
+  // clamped); else only clamped.
+  bool checked = false;
+  // A reduction's element is kept in a register over a loop that updates only it (cuda.private).
+  bool registers = true;
+  // Under a "lanes" mark (mapping.h) the threads' partial reductions are combined with atomics,
+  // else a tree.
+  bool atomic_lanes = false;
+  // Loop iterators, statement variables and element offsets are `int` (else `long long`):
+  // only where every value they take fits (index32_fits).
+  bool index32 = false;
+  // A float32/float64 `+=` reduction whose right-hand side is one product accumulates with
+  // fused multiply-adds (fma: one rounding a step, as cpu.fma; cuda.fma).
+  bool fma = true;
+};
+
+// Whether every index the printed kernels compute fits in 32 bits: each tensor's elements and
+// each statement variable's range within 2^30, and the mapped loops' values (at most a tile
+// past the last tile's start times the grid, `grid`: cuda.grid, empty for one block per tile)
+// too. Unproven subscripts (gathers) are clamped in 64 bits whatever this says.
+bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, int64_t max_tile);
+
+CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped,
+                      const PrintOptions& options);
 
 }  // namespace tc::backends::cuda

@@ -3,7 +3,8 @@
 What it does: from a seeded random.Random, builds one "case": a TC program (one entry def,
 sometimes callee defs called as 'h = f(x)' / 'a, b = g(x, y)'), concrete inputs (values,
 memory layouts, byte offsets, bool bytes other than 0/1), how the outputs are pre-filled and
-laid out, and the options (checked=1, sometimes checked=0, sometimes cpu.* schedule knobs).
+laid out, and the options (checked=1, sometimes checked=0, sometimes cpu.* and cuda.* schedule
+knobs).
 Programs use every dtype, binary operator, unary operator, builtin, cast, ternaries, integer
 and float literals at the edges of their types, index variables / sizes / T.d as values,
 temporaries, every reduction operator with and without '!', gathers LUT(I(b), d) whose index
@@ -34,7 +35,7 @@ FEATURES = {
     "calls": "calls between defs",
     "layouts": "strided / Fortran / offset / broadcast inputs and outputs",
     "checked0": "checked=0 runs",
-    "knobs": "cpu.* schedule options",
+    "knobs": "cpu.* and cuda.* schedule options",
     "float-mod": "% on floats",
     "minmax-nan": "NaN reaching min/max (inputs of programs with min/max get no NaN)",
     "int-overflow": "integer edge values in inputs and literals (wrap-around)",
@@ -392,6 +393,22 @@ def random_knobs(rng):
         knobs["cpu.flatten"] = rng.choice(["0", "1"])
     if rng.random() < 0.2:
         knobs["cpu.transpose"] = rng.choice(["0", "1"])
+    # The cuda backend's (ignored by the others): register tiles, tiles, blocks, shared memory,
+    # fused multiply-adds, unrolling and fusion.
+    if rng.random() < 0.4:
+        knobs["cuda.regtile"] = rng.choice(["1", "2", "4x4", "8x8", "2x8", "3x2", "8"])
+    if rng.random() < 0.3:
+        knobs["cuda.tile"] = rng.choice(["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"])
+    if rng.random() < 0.3:
+        knobs["cuda.block"] = rng.choice(["32", "8x8", "5x3", "16x4x2"])
+    if rng.random() < 0.2:
+        knobs["cuda.shared"] = "0"
+    if rng.random() < 0.2:
+        knobs["cuda.fma"] = "0"
+    if rng.random() < 0.2:
+        knobs["cuda.unroll"] = rng.choice(["4", "8"])
+    if rng.random() < 0.2:
+        knobs["cuda.fusion"] = rng.choice(["min", "preserve3"])
     return knobs
 
 

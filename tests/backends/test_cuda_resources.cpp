@@ -1,0 +1,196 @@
+// The cuda backend's code as fast GPU code is built, checked without a GPU (issue 26): the paper's
+// kernels at the benchmark's sizes (bench/kernels.py), default knobs, compiled by NVRTC for sm_90
+// and sm_80: no spilled registers (ptxas), shared memory in every one (each reuses an operand),
+// in sgemm's inner loop at least 4 fused multiply-adds per shared-memory load instruction (PTX),
+// and no 64-bit integer multiply in any innermost loop (every index fits 32 bits there). Also
+// ptxas's report parsed and the occupancy computed from it (resources.h). Skipped where NVRTC
+// is not installed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/print_cuda.h"
+#include "backends/cuda/resources.h"
+#include "backends/registry.h"
+#include "infer_test_util.h"
+
+namespace {
+
+using tc::backends::cuda::KernelResources;
+using tc::backends::cuda::Nvrtc;
+using tc_test::Inputs;
+
+TEST(CudaResources, PtxasLogParsed) {
+  const std::string log =
+      "ptxas info    : 2 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'mm_k0' for 'sm_90'\n"
+      "ptxas info    : Function properties for mm_k0\n"
+      "ptxas         .     16 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 135 registers, used 1 barriers, 16768 bytes smem\n"
+      "ptxas info    : Function properties for mm_k1\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 32 registers\n";
+  auto r = tc::backends::cuda::parse_ptxas_log(log);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r["mm_k0"].registers, 135);
+  EXPECT_EQ(r["mm_k0"].stack_bytes, 16);
+  EXPECT_EQ(r["mm_k0"].spill_store_bytes, 12);
+  EXPECT_EQ(r["mm_k0"].spill_load_bytes, 8);
+  EXPECT_EQ(r["mm_k0"].shared_bytes, 16768);
+  EXPECT_EQ(r["mm_k1"].registers, 32);
+  EXPECT_EQ(r["mm_k1"].shared_bytes, 0);
+}
+
+// CUDA's occupancy calculator's answers for sm_90 (64 Ki registers, 64 warps, 32 blocks, 228 KiB
+// of shared memory a SM, 1 KiB of it reserved per block).
+TEST(CudaResources, Occupancy) {
+  KernelResources mm;
+  mm.registers = 135;  // 4352 registers a warp: 15 warps fit, 7 blocks of 2
+  mm.shared_bytes = 16768;
+  auto o = tc::backends::cuda::occupancy("sm_90", mm, 64);
+  EXPECT_EQ(o.blocks_per_sm, 7);
+  EXPECT_EQ(o.warps_per_sm, 14);
+  EXPECT_EQ(o.limit, "registers");
+  KernelResources conv;
+  conv.registers = 80;
+  conv.shared_bytes = 19184;  // 233472 / (19184 + 1024) = 11 blocks; registers allow 12
+  o = tc::backends::cuda::occupancy("sm_90", conv, 64);
+  EXPECT_EQ(o.blocks_per_sm, 11);
+  EXPECT_EQ(o.limit, "shared memory");
+  o = tc::backends::cuda::occupancy("sm_80", conv, 64);  // 167936 / 20208 = 8
+  EXPECT_EQ(o.blocks_per_sm, 8);
+  KernelResources light;
+  light.registers = 24;  // 85 warps' registers: the threads (2048) limit first
+  o = tc::backends::cuda::occupancy("sm_90", light, 256);
+  EXPECT_EQ(o.warps_per_sm, 64);
+  EXPECT_DOUBLE_EQ(o.fraction(), 1.0);
+  EXPECT_EQ(o.limit, "threads");
+  EXPECT_EQ(tc::backends::cuda::resources_text("sm_90", mm, 64),
+            "135 registers, 0 bytes spilled, 0 bytes stack, 16768 bytes shared, occupancy 22% (14 of 64 warps a SM, "
+            "7 blocks; limit: registers)");
+}
+
+// A PTX loop: the lines from a label to the branch back to it.
+struct PtxLoop {
+  int fmas = 0, shared_loads = 0, wide_multiplies = 0;
+};
+
+// The innermost loops of a PTX text (no other loop inside), with their instruction counts.
+std::vector<PtxLoop> innermost_loops(const std::string& ptx) {
+  std::vector<std::string> lines;
+  std::istringstream in(ptx);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::map<std::string, size_t> labels;
+  static const std::regex label(R"(^\s*(\$L__BB\d+_\d+):)"), branch(R"(\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);)");
+  std::smatch m;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (std::regex_search(lines[i], m, label)) labels[m[1]] = i;
+  std::vector<std::pair<size_t, size_t>> loops;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (std::regex_search(lines[i], m, branch) && labels.count(m[1]) && labels[m[1]] < i) loops.emplace_back(labels[m[1]], i);
+  static const std::regex wide(R"(\b(mul|mad)\.(lo|hi|wide)\.[su]64\b)");
+  std::vector<PtxLoop> out;
+  for (auto [a, b] : loops) {
+    bool inner = true;
+    for (auto [c, d] : loops) inner = inner && !(a <= c && d <= b && (c != a || d != b));
+    if (!inner) continue;
+    PtxLoop l;
+    for (size_t i = a; i <= b; ++i) {
+      l.fmas += lines[i].find("fma.rn.f") != std::string::npos;
+      l.shared_loads += lines[i].find("ld.shared") != std::string::npos;
+      l.wide_multiplies += std::regex_search(lines[i], wide);
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+struct PaperKernel {
+  const char* name;
+  std::vector<tc_test::Shape> inputs;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const std::vector<PaperKernel> kernels = {
+      {"sgemm", {{1024, 1024}, {1024, 1024}}},
+      {"tmm", {{128, 1024}, {1000, 1024}}},
+      {"tbmm", {{500, 26, 72}, {500, 26, 72}}},
+      {"conv2d", {{8, 64, 56, 56}, {64, 64, 3, 3}}},
+      {"group_conv", {{32, 32, 4, 56, 56}, {32, 4, 4, 3, 3}}},
+      {"mlp3", {{128, 128}, {64, 128}, {64}, {32, 64}, {32}, {2, 32}, {2}}},
+  };
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    for (const PaperKernel& k : kernels) {
+      SCOPED_TRACE(std::string(k.name) + " " + arch);
+      Inputs in;
+      for (const auto& shape : k.inputs) in.f32(shape);
+      auto p = tc_test::build(read_text(std::string(TC_SOURCE_DIR) + "/bench/kernels/" + k.name + ".tc"));
+      auto bound = tc_test::bind_def(p, in);
+      tc::backends::OptionSet o;
+      o.set("backend", "cuda");
+      o.set("cuda.arch", arch);
+      auto kernel = cuda.compile(bound, cuda.default_target(), o.values_for(cuda));
+      std::string described = kernel->describe(), code = kernel->code();
+      EXPECT_NE(described.find(" registers, 0 bytes spilled,"), std::string::npos) << described;
+      EXPECT_EQ(described.find("bytes spilled", described.find(" registers, 0 bytes spilled,") + 30), std::string::npos)
+          << "one launch each: " << described;
+      EXPECT_NE(code.find("__shared__ float tc_shared"), std::string::npos) << "no operand in shared memory";
+      std::vector<PtxLoop> loops = innermost_loops(Nvrtc::get().compile_ptx(code, std::string(k.name) + ".cu", arch));
+      ASSERT_FALSE(loops.empty());
+      PtxLoop busiest;
+      for (const PtxLoop& l : loops) {
+        EXPECT_EQ(l.wide_multiplies, 0) << "a 64-bit multiply in an innermost loop";
+        // the loop with the most FMAs; of those, the one for full tiles (no flags: the fewest loads)
+        if (l.fmas > busiest.fmas || (l.fmas == busiest.fmas && l.shared_loads < busiest.shared_loads)) busiest = l;
+      }
+      if (std::string(k.name) == "sgemm") {
+        EXPECT_GE(busiest.fmas, 64) << "an 8x8 register tile";
+        EXPECT_GE(busiest.fmas, 4 * busiest.shared_loads) << busiest.fmas << " FMAs, " << busiest.shared_loads
+                                                          << " shared-memory loads";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// 32-bit indices where every index fits: tensors and ranges within 2^29, and the mapped loops'
+// values within a tile past twice their extent (one block per tile) or the tiles of the grid.
+TEST(CudaResources, IndexWidthFromTheBoundSizes) {
+  using tc::backends::cuda::index32_fits;
+  auto p = tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  Inputs small;
+  small.f32({1024, 1024}).f32({1024, 1024});
+  EXPECT_TRUE(index32_fits(tc_test::bind_def(p, small), {}, 64));
+  EXPECT_TRUE(index32_fits(tc_test::bind_def(p, small), {65535, 65535}, 64));
+  EXPECT_FALSE(index32_fits(tc_test::bind_def(p, small), {2147483647}, 64)) << "2^31 blocks of 64 along x";
+  Inputs large;  // A: 2^30 elements
+  large.f32({32768, 32768}).f32({32768, 4});
+  EXPECT_FALSE(index32_fits(tc_test::bind_def(p, large), {}, 64));
+  Inputs wide;  // k ranges over 2^30 values
+  wide.f32({1, 1 << 30}).f32({1 << 30, 1});
+  EXPECT_FALSE(index32_fits(tc_test::bind_def(p, wide), {}, 64));
+}
+
+}  // namespace
