@@ -106,9 +106,10 @@ struct PrintOptions {
 };
 
 // Whether every index the printed kernels compute fits in 32 bits: each tensor's elements and
-// each statement variable's range within 2^30, and the mapped loops' values (at most a tile
-// past the last tile's start times the grid, `grid`: cuda.grid, empty for one block per tile)
-// too. Unproven subscripts (gathers) are clamped in 64 bits whatever this says.
+// each statement variable's bounds within 2^29, and a mapped loop's step (its tile, at most
+// `max_tile`, times the grid: `grid` is cuda.grid, empty for one block per tile) within 2^30,
+// so that a loop's last value plus its step stays below 2^31. Unproven subscripts (gathers)
+// are clamped in 64 bits whatever this says.
 bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, int64_t max_tile);
 
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped,
