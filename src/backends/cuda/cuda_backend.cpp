@@ -69,7 +69,8 @@ std::vector<Knob> declare() {
   registers.domain = fixed_values({"1", "0"});
   Knob regtile{"cuda.regtile", KnobKind::Sizes, "auto",
                 "register tiles of kernels with a reduction: the values of the thread loops along x, y, z each thread "
-                "computes at once, in registers (1: none); auto: 8x8 where a kernel has two thread axes or more. "
+                "computes at once, in registers (1: none); auto: 8x8 where a kernel has two thread axes or more and "
+                "reuses an operand across one of them, with no gather (4x4 with several reduction loops). "
                 "The tiles of a register-tiled band's members cuda.tile leaves out: 8 per copy along x and y, 1 for "
                 "its other parallel members",
                 true};
@@ -156,6 +157,11 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   std::string fusion_name = o.text("cuda.fusion");
   Fusion fusion = fusion_name == "min" ? Fusion::Min : fusion_name == "preserve3" ? Fusion::Preserve3 : Fusion::Max;
   PolyModel model(bound);
+  mapping.reads = model.reads();
+  for (size_t st = 0; st < bound.def().stmts.size(); ++st)
+    for (const ir::Read& r : bound.def().stmts[st].reads)
+      for (const ir::Subscript& sub : r.subscripts)
+        if (!bound.proven(sub)) mapping.unproven_statements.insert("S" + std::to_string(st));
   isl_schedule* mapped =
       tile_and_mark(compute_schedule(model, fusion, std::chrono::milliseconds(o.integer("cuda.schedule_time"))), mapping);
   Generated g;

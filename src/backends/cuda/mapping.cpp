@@ -13,6 +13,8 @@
 #include <isl/schedule_node.h>
 #include <isl/set.h>
 #include <isl/space.h>
+#include <isl/map.h>
+#include <isl/union_map.h>
 #include <isl/union_set.h>
 #include <isl/val.h>
 
@@ -118,6 +120,81 @@ int reduction_loops(isl_schedule_node* band, int parallel) {
   return most - parallel;
 }
 
+// The statement variables (input dimensions) member `m` of `band`'s partial schedule uses for
+// `stmt` (a set of its instances), as a bit mask; all of them where it is not one affine piece.
+uint64_t member_variables(isl_schedule_node* band, int m, isl_set* stmt) {
+  isl_size dims = isl_set_dim(stmt, isl_dim_set);
+  uint64_t all = dims >= 64 ? ~uint64_t{0} : (uint64_t{1} << dims) - 1, used = 0;
+  isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(band);
+  isl_union_pw_aff* member = isl_multi_union_pw_aff_get_union_pw_aff(partial, m);
+  isl_multi_union_pw_aff_free(partial);
+  isl_space* space = isl_space_add_dims(isl_space_from_domain(isl_set_get_space(stmt)), isl_dim_out, 1);
+  isl_pw_aff* value = isl_union_pw_aff_extract_pw_aff(member, space);
+  isl_union_pw_aff_free(member);
+  if (!value || isl_pw_aff_n_piece(value) != 1) {
+    isl_pw_aff_free(value);
+    return all;
+  }
+  for (int d = 0; d < dims && d < 64; ++d)
+    if (isl_pw_aff_involves_dims(value, isl_dim_in, static_cast<unsigned>(d), 1) != isl_bool_false) used |= uint64_t{1} << d;
+  isl_pw_aff_free(value);
+  return used;
+}
+
+// Whether a statement of `band` reads an element that does not depend on the variables of the
+// x or the y thread axis (so copies along that axis share it), and no statement of it has an
+// unproven read (see MappingOptions::reads).
+bool reuses_an_operand(isl_schedule_node* band, int parallel, const MappingOptions& options) {
+  if (!options.reads) return false;
+  struct Search {
+    isl_schedule_node* band;
+    int parallel;
+    const MappingOptions* options;
+    bool reuse = false, unproven = false;
+  } search{band, parallel, &options};
+  isl_union_set* domain = isl_schedule_node_get_domain(band);
+  isl_union_set_foreach_set(
+      domain,
+      [](isl_set* stmt, void* user) {
+        auto& s = *static_cast<Search*>(user);
+        std::string name = isl_set_get_tuple_name(stmt);
+        if (s.options->unproven_statements.count(name)) s.unproven = true;
+        uint64_t axes[2] = {member_variables(s.band, s.parallel - 1, stmt), member_variables(s.band, s.parallel - 2, stmt)};
+        isl_union_map* reads = isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(s.options->reads)),
+                                                              isl_union_set_from_set(isl_set_copy(stmt)));
+        struct Reads {
+          uint64_t* axes;
+          bool reuse = false;
+        } r{axes};
+        isl_union_map_foreach_map(
+            reads,
+            [](isl_map* read, void* user) {
+              auto& r = *static_cast<Reads*>(user);
+              // Without the statement's own bounds, which involve every variable: what is left
+              // ties the element to the variables it depends on.
+              isl_set* instances = isl_map_domain(isl_map_copy(read));
+              read = isl_map_gist_domain(read, instances);
+              for (int a = 0; a < 2; ++a) {
+                bool involved = false;
+                for (int d = 0; d < 64 && !involved; ++d)
+                  if ((r.axes[a] >> d & 1) && d < isl_map_dim(read, isl_dim_in))
+                    involved = isl_map_involves_dims(read, isl_dim_in, static_cast<unsigned>(d), 1) != isl_bool_false;
+                if (!involved && r.axes[a] != 0) r.reuse = true;
+              }
+              isl_map_free(read);
+              return isl_stat_ok;
+            },
+            &r);
+        isl_union_map_free(reads);
+        s.reuse = s.reuse || r.reuse;
+        isl_set_free(stmt);
+        return isl_stat_ok;
+      },
+      &search);
+  isl_union_set_free(domain);
+  return search.reuse && !search.unproven;
+}
+
 // A band's register tile (copies per thread axis, x first): where it has a reduction member
 // (a member after its parallel ones) and threads, cuda.regtile's, or auto's where it has two
 // thread axes or more; 1 elsewhere, and under `lanes` (threadIdx.x is the reduction's).
@@ -126,6 +203,7 @@ std::array<int64_t, 3> register_tile(isl_schedule_node* band, const MappingOptio
   int parallel = coincident_prefix(band);
   if (options.lanes || parallel == 0 || parallel == isl_schedule_node_band_n_member(band)) return copies;
   if (options.regtile_auto) {
+    if (parallel < 2 || !reuses_an_operand(band, parallel, options)) return copies;
     bool several = reduction_loops(band, parallel) > 1;
     if (parallel >= 2) copies[0] = copies[1] = several ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
     return copies;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ struct MappingOptions {
   // kDefaultTile (the reduction's).
   std::vector<int64_t> regtile;
   bool regtile_auto = false;
+  // For regtile_auto: the model's reads (statement instance -> element; borrowed), and the
+  // statements ("S<n>") with a read not proven in bounds (a gather's). auto register-tiles only
+  // a band that reuses an operand across a thread axis (some read of a statement in it does
+  // not depend on that axis's variables: matmul's A along j, B along i) and has no such
+  // statement: a row-wise band (softmax) has nothing to share between copies, and a gather's
+  // checks printed 64 times made NVRTC take 13 s on 2LUT.
+  const isl_union_map* reads = nullptr;
+  std::set<std::string> unproven_statements;
 };
 
 // Takes `schedule`, returns the mapped one (the caller frees it).
