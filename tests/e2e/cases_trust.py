@@ -381,6 +381,29 @@ def main(half(M,M) B, half(M,K) O2) -> (O3) {
        note="a float16 sum is not split into lanes, and Halide's associativity prover is no longer asked: on "
             "this update it took 22 s (seed 102982754, program 462: 15 s)")
 
+accept("fuzz_register_tile_around_a_loop_bounded_by_its_thread_value", """
+def f3(uint64(S1,S2) X0, uint64 X1) -> (O1, O2) {
+  O1(i, j, k) min=! X0(j, i) + X0(0, l) where k in 0:X0.0
+  O2(i, j, k) +=! min(X0(i, l), O1(k, j, j))
+}
+def f2(uint64(S1,S2) X0) -> (O2) {
+  O2(i) = 1.0 where i in 0:0
+}
+def f1(uint64(S1,S2) X0) -> (t1) {
+  t1 = f2(X0)
+}
+def main(uint64(K,K) A) -> (O1) {
+  O1 *=! A(0, 0)
+  t2(i, j) += A(i, j)
+  t3(i, j) = 0 ? t2(i, 0) : A(j, 0)
+  O5 = f1(A)
+  t6, O7 = f3(A, O1)
+}""", [np.arange(3, 12, dtype=np.uint64).reshape(3, 3)],
+       lambda A: [np.array(3, np.uint64)], entry="main",
+       note="cuda: a loop whose bound is a register-tiled thread loop's value (c6 < c5) was printed once for "
+            "all copies (its header's text ran 'c5' into the next term): the emulation's compile failed "
+            "(seed 83828730, program 108)")
+
 accept("fuzz_product_of_bools_cast_to_uint32", """
 def main(float32 A, bool(N,N) C) -> (O2) {
   O2(i, j) min=! uint32(A() || 0) * C(0, j) where exists C(k, i)

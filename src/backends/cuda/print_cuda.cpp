@@ -1339,6 +1339,12 @@ class Printer {
     return isl_c(isl_ast_node_for_get_inc(loop_node)) == std::to_string(mapping_of(mark).stride);
   }
 
+  // A loop's bounds and step as one text (separated: "c5" must not run into the next term).
+  static std::string loop_header_text(isl_ast_node* loop) {
+    return isl_c(isl_ast_node_for_get_init(loop)) + " ; " + isl_c(isl_ast_node_for_get_cond(loop)) + " ; " +
+           isl_c(isl_ast_node_for_get_inc(loop));
+  }
+
   // Whether C text mentions one of the copies' bound iterators.
   static bool depends_on_copies(const std::string& text, const std::vector<Copy>& copies) {
     for (const auto& [it, value] : copies.front().values)
@@ -1478,7 +1484,7 @@ class Printer {
       if (isl_ast_node_get_type(inner) != isl_ast_node_for || !iterates(inner, member.loop) ||
           !tiles_copies(inner, name, member))
         return false;
-      if (mentions_any(isl_c(isl_ast_node_for_get_init(inner)) + " " + isl_c(isl_ast_node_for_get_cond(inner)))) return false;
+      if (mentions_any(loop_header_text(inner))) return false;
       plan.levels.push_back({inner, name, member});
       outer_its.push_back(isl_c(isl_ast_node_for_get_iterator(inner)));
       node = plan.keep(isl_ast_node_for_get_body(inner));
@@ -1523,9 +1529,7 @@ class Printer {
     for (const std::string& sub : plan.e.lhs)
       if (mentions(sub, it)) return false;
     outer_its.erase(outer_its.begin());  // the thread loops' iterators: the region's loop is printed once for all copies
-    if (mentions_any(isl_c(isl_ast_node_for_get_init(plan.region)) + " " + isl_c(isl_ast_node_for_get_cond(plan.region)) +
-                     " " + isl_c(isl_ast_node_for_get_inc(plan.region))))
-      return false;
+    if (mentions_any(loop_header_text(plan.region))) return false;
     if (plan.init) {  // if (<a condition on L only>) I<s>(the element)
       if (isl_ast_node_get_type(plan.init) != isl_ast_node_if || isl_ast_node_if_has_else_node(plan.init) != isl_bool_false)
         return false;
@@ -1612,8 +1616,7 @@ class Printer {
   void lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
     switch (isl_ast_node_get_type(node)) {
       case isl_ast_node_for: {
-        std::string header = isl_c(isl_ast_node_for_get_init(node)) + isl_c(isl_ast_node_for_get_cond(node)) +
-                             isl_c(isl_ast_node_for_get_inc(node));
+        std::string header = loop_header_text(node);
         if (depends_on_copies(header, copies)) return per_copy(node, copies, out, depth);
         std::optional<Element> e;
         if (promotable(node, e)) {
@@ -1648,7 +1651,7 @@ class Printer {
         bool nested = false;
         if (is_mapping(name) && isl_ast_node_get_type(inner) == isl_ast_node_for) {
           MarkedMember member = member_of(node);
-          std::string header = isl_c(isl_ast_node_for_get_init(inner)) + isl_c(isl_ast_node_for_get_cond(inner));
+          std::string header = loop_header_text(inner);
           if (iterates(inner, member.loop) && tiles_copies(inner, name, member) && !depends_on_copies(header, copies)) {
             nested = true;
             Mapping m = mapping_of(name);
