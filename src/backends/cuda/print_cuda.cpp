@@ -977,8 +977,13 @@ class Printer {
 
   // Walks and frees `node`.
   void child(isl_ast_node* node, std::string& out, int depth) {
+    consumed(node, [&] { walk(node, out, depth); });
+  }
+
+  // Runs `use` on `node`, then frees it, an exception included.
+  static void consumed(isl_ast_node* node, const std::function<void()>& use) {
     try {
-      walk(node, out, depth);
+      use();
     } catch (...) {
       isl_ast_node_free(node);
       throw;
@@ -1604,13 +1609,7 @@ class Printer {
 
   // Walks and frees `node` for every copy (lockstep).
   void lockstep_child(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
-    try {
-      lockstep(node, copies, out, depth);
-    } catch (...) {
-      isl_ast_node_free(node);
-      throw;
-    }
-    isl_ast_node_free(node);
+    consumed(node, [&] { lockstep(node, copies, out, depth); });
   }
 
   void lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
@@ -1653,10 +1652,7 @@ class Printer {
           MarkedMember member = member_of(node);
           std::string header = loop_header_text(inner);
           if (iterates(inner, member.loop) && tiles_copies(inner, name, member) && !depends_on_copies(header, copies)) {
-            nested = true;
-            Mapping m = mapping_of(name);
-            size_t axis = static_cast<size_t>(m.index.back() - 'x');
-            axes_->block_axes = std::max(axes_->block_axes, static_cast<int>(axis) + 1);
+            nested = true;  // open_copies records the launch's axis
             try {
               register_tile(inner, name, member, copies, out, depth);
             } catch (...) {

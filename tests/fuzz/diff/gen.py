@@ -393,23 +393,23 @@ def random_knobs(rng):
         knobs["cpu.flatten"] = rng.choice(["0", "1"])
     if rng.random() < 0.2:
         knobs["cpu.transpose"] = rng.choice(["0", "1"])
-    # The cuda backend's (ignored by the others): register tiles, tiles, blocks, shared memory,
-    # fused multiply-adds, unrolling and fusion.
-    if rng.random() < 0.4:
-        knobs["cuda.regtile"] = rng.choice(["1", "2", "4x4", "8x8", "2x8", "3x2", "8"])
-    if rng.random() < 0.3:
-        knobs["cuda.tile"] = rng.choice(["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"])
-    if rng.random() < 0.3:
-        knobs["cuda.block"] = rng.choice(["32", "8x8", "5x3", "16x4x2"])
-    if rng.random() < 0.2:
-        knobs["cuda.shared"] = "0"
-    if rng.random() < 0.2:
-        knobs["cuda.fma"] = "0"
-    if rng.random() < 0.2:
-        knobs["cuda.unroll"] = rng.choice(["4", "8"])
-    if rng.random() < 0.2:
-        knobs["cuda.fusion"] = rng.choice(["min", "preserve3"])
+    for key, chance, values in CUDA_KNOBS:
+        if rng.random() < chance:
+            knobs[key] = values[0] if len(values) == 1 else rng.choice(values)  # one value: no draw
     return knobs
+
+
+# The cuda backend's knobs (ignored by the others), each drawn with its chance, in this order:
+# register tiles, tiles, blocks, shared memory, fused multiply-adds, unrolling and fusion.
+CUDA_KNOBS = [
+    ("cuda.regtile", 0.4, ["1", "2", "4x4", "8x8", "2x8", "3x2", "8"]),
+    ("cuda.tile", 0.3, ["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"]),
+    ("cuda.block", 0.3, ["32", "8x8", "5x3", "16x4x2"]),
+    ("cuda.shared", 0.2, ["0"]),
+    ("cuda.fma", 0.2, ["0"]),
+    ("cuda.unroll", 0.2, ["4", "8"]),
+    ("cuda.fusion", 0.2, ["min", "preserve3"]),
+]
 
 
 # ---- input data -------------------------------------------------------------------------------
