@@ -2,7 +2,8 @@
 // kernels at the benchmark's sizes (bench/kernels.py), default knobs, compiled by NVRTC for sm_90
 // and sm_80: no spilled registers (ptxas), shared memory in every one (each reuses an operand),
 // in sgemm's inner loop at least 4 fused multiply-adds per shared-memory load instruction (PTX),
-// and no 64-bit integer multiply in any innermost loop (every index fits 32 bits there). Also
+// and no 64-bit integer multiply in any innermost loop (every index fits 32 bits there); sgemm's
+// and tmm's outputs read and written with 128-bit accesses (ld/st.global.v4.f32). Also
 // ptxas's report parsed and the occupancy computed from it (resources.h). Skipped where NVRTC
 // is not installed.
 #include <gtest/gtest.h>
@@ -123,6 +124,12 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
   try {
     Nvrtc::get();
@@ -154,7 +161,8 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
       EXPECT_EQ(described.find("bytes spilled", described.find(" registers, 0 bytes spilled,") + 30), std::string::npos)
           << "one launch each: " << described;
       EXPECT_NE(code.find("__shared__ float tc_shared"), std::string::npos) << "no operand in shared memory";
-      std::vector<PtxLoop> loops = innermost_loops(Nvrtc::get().compile_ptx(code, std::string(k.name) + ".cu", arch));
+      std::string ptx = Nvrtc::get().compile_ptx(code, std::string(k.name) + ".cu", arch);
+      std::vector<PtxLoop> loops = innermost_loops(ptx);
       ASSERT_FALSE(loops.empty());
       PtxLoop busiest;
       for (const PtxLoop& l : loops) {
@@ -166,6 +174,11 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
         EXPECT_GE(busiest.fmas, 64) << "an 8x8 register tile";
         EXPECT_GE(busiest.fmas, 4 * busiest.shared_loads) << busiest.fmas << " FMAs, " << busiest.shared_loads
                                                           << " shared-memory loads";
+      }
+      if (std::string(k.name) == "sgemm" || std::string(k.name) == "tmm") {
+        // C's 64 registers of a full tile loaded and stored once, 4 adjacent columns at a time
+        EXPECT_EQ(occurrences(ptx, "ld.global.v4.f32"), 16) << "C's 16 runs (the tiles' copies: ld.global.nc.v4)";
+        EXPECT_EQ(occurrences(ptx, "st.global.v4.f32"), 16);
       }
     }
   }

@@ -22,7 +22,10 @@ checks that hide them need their own):
                      of 8x8), 4x4, 2x8 and 1 (one accumulator, the 32x8 block) at odd sizes and
                      blocks, each right; at full tiles the registers live across the loop over
                      k tiles; B's tiles copied with 128-bit loads, and element by element when B is
-                     not 16-byte aligned (the same bits); indices in 32 bits (int); cuda.fma=1 fuses the updates (fmaf),
+                     not 16-byte aligned (the same bits); each thread's runs of 4 adjacent columns
+                     (blocks of 8x8, 3x5 and 2x2) and C's registers loaded and stored as float4,
+                     element by element where C is not 16-byte aligned or a row's run is not (rows
+                     of 130); indices in 32 bits (int); cuda.fma=1 fuses the updates (fmaf),
                      cuda.fma=0 gives the reference backend's bits
   shared_memory      cuda.shared=1: matmul's A and B tiles are copied to shared memory between
                      __syncthreads (two __shared__ arrays) and computed right at odd sizes,
@@ -157,6 +160,8 @@ def register_tiles():
     A, B = r.standard_normal((37, 45)).astype(np.float32), r.standard_normal((45, 29)).astype(np.float32)
     for knobs, last, block in (({}, "tc_acc_7_7", "block 8x8x1"), ({"cuda.regtile": "4x4"}, "tc_acc_3_3", "block 8x8x1"),
                                ({"cuda.regtile": "2x8", "cuda.block": "5x3"}, "tc_acc_7_1", "block 5x3x1"),
+                               ({"cuda.block": "3x5"}, "tc_acc_7_7", "block 3x5x1"),  # runs of 4 along x, 3 threads
+                               ({"cuda.regtile": "12x3", "cuda.block": "2x2"}, "tc_acc_2_11", "block 2x2x1"),
                                ({"cuda.regtile": "1"}, None, "block 32x8x1")):
         k = p.compile("mm", [A, B], dict(EMULATE, **knobs))
         code, described = k.code().split('extern "C"', 1)[1], k.describe()
@@ -175,8 +180,24 @@ def register_tiles():
     k = p.compile("mm", [A2, B2], EMULATE)
     assert "C's elements in registers across the loop" in k.code(), k.code()[-3000:]
     assert "const float4 tc_v = *(const float4*)&p_B[" in k.code(), k.code()[-3000:]  # B's rows: 128-bit loads
+    # each thread owns runs of 4 adjacent columns: C's registers loaded and stored 4 at a time
+    assert "4 * (tc_floord(0, 4) + tc_first(tc_floord(0, 4), threadIdx.x, blockDim.x))" in k.code(), k.code()[-3000:]
+    assert "const float4 tc_v = *(const float4*)tc_ptr0;" in k.code(), k.code()[-3000:]
+    assert "*(float4*)tc_ptr0 = tc_v;" in k.code(), k.code()[-3000:]
     (C,) = run(k, [A2, B2])
     np.testing.assert_allclose(C, A2 @ B2, rtol=1e-4, atol=1e-4)
+    # C 4 bytes past a 16-byte boundary: its runs element by element, the same bits
+    out = np.zeros(C.size + 4, np.float32)
+    shift = (16 - out.ctypes.data % 16) % 16 // 4 + 1
+    C4 = out[shift:shift + C.size].reshape(C.shape)
+    assert C4.ctypes.data % 16 == 4, C4.ctypes.data
+    k.run([A2, B2], [C4])
+    assert C4.tobytes() == C.tobytes()
+    # rows of 130: runs in even rows aligned (128-bit), in odd rows not (element by element),
+    # the last 2 columns an edge tile
+    B5 = r.standard_normal((38, 130)).astype(np.float32)
+    (C5,) = run(p.compile("mm", [A2, B5], EMULATE), [A2, B5])
+    np.testing.assert_allclose(C5, A2 @ B5, rtol=1e-4, atol=1e-4)
     # B 4 bytes past a 16-byte boundary: the copy element by element, the same result
     buf = np.zeros(B2.size + 4, np.float32)
     shift = (16 - buf.ctypes.data % 16) % 16 // 4 + 1

@@ -85,14 +85,18 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
 // block's threads, the innermost on x, so that consecutive threads touch consecutive elements
 // (coalescing: conv's w rather than its h); coincident members before them stay loops that
 // every thread runs. With `lanes`, x is left to the reductions: y and z only. Returns the node
-// at `band`'s position.
+// at `band`'s position
+// A register tile along x of a multiple of kVectorValues copies gives each thread runs of
+// kVectorValues consecutive values (the mark's stride: the ownership rule hands out runs).
 isl_schedule_node* mark_threads(isl_schedule_node* band, bool lanes, const std::array<int64_t, 3>& copies,
                                 const std::array<int64_t, 3>& tiles) {
   int first_axis = lanes ? 1 : 0;
   int parallel = coincident_prefix(band), n = std::min(parallel, kMaxAxes - first_axis), skip = parallel - n;
-  if (skip == 0) return mark_members(band, n, "thread", {}, first_axis, copies, tiles);
+  std::vector<int64_t> strides(static_cast<size_t>(n), 1);  // outermost first: x is the last
+  if (n > 0 && first_axis == 0 && copies[0] % kVectorValues == 0) strides.back() = kVectorValues;
+  if (skip == 0) return mark_members(band, n, "thread", strides, first_axis, copies, tiles);
   isl_schedule_node* node = isl_schedule_node_band_split(band, skip);
-  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", {}, first_axis, copies, tiles);
+  node = mark_members(isl_schedule_node_child(node, 0), n, "thread", strides, first_axis, copies, tiles);
   return isl_schedule_node_parent(node);
 }
 

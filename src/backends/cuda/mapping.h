@@ -60,6 +60,12 @@ constexpr int64_t kAutoRegisterTile = 8;
 constexpr int64_t kAutoRegisterTileSeveralReductions = 4;
 constexpr int64_t kReductionTileSeveralReductions = 4;
 constexpr int64_t kRegisterTileThreads = 8;
+// A thread whose register tile along x is a multiple of kVectorValues owns runs of that many
+// consecutive values (thread t: values v with floor(v / 4) mod blockDim.x = t) rather than every
+// blockDim.x-th one: its elements of a row are adjacent, read and written with one 128-bit
+// access of float32 (a float4) where the address allows (print_cuda.h), and a warp's 8 threads
+// along x still read 8 different banks of a shared tile's row (4 apart).
+constexpr int64_t kVectorValues = 4;
 constexpr int64_t kLargestAutoTile = kAutoRegisterTile * kRegisterTileThreads;
 struct MappingOptions {
   std::vector<int64_t> tile;  // per member of an outermost band, outermost first; past the list: kDefaultTile

@@ -719,7 +719,6 @@ class Printer {
     out += pad(d) + "__syncthreads();  // every thread is done with the previous tile's copies\n";
     for (const SharedArray& a : arrays) {
       const ir::Tensor& t = b_.def().tensors[a.tensor];
-      const auto& shape = b_.tensors[a.tensor].shape;
       // Declared once at the kernel's top: a mark printed twice (hoisted()) uses one array.
       shared_declarations_.emplace(a.name, "__shared__ " + storage_type(t.type) + " " + a.name + "[" +
                                                std::to_string(a.stored_elements()) + "];  // " + t.name +
@@ -1323,6 +1322,10 @@ class Printer {
     std::vector<std::pair<std::string, std::string>> values;  // iterator, the copy's value
     std::vector<std::string> flags;                           // each tiled loop's: inside its bounds
     std::string suffix;                                       // "_3_1": the copy's index per tiled loop
+    // Where a tiled loop hands out runs (run_of): the copy's place in its run, and a key equal
+    // for the copies of one run ("_3_r0": suffix with the run's index in place of the copy's).
+    int64_t lane = -1;
+    std::string run_key;
     std::string inside() const {
       std::string all;
       for (const std::string& f : flags) all += (all.empty() ? "" : " && ") + f;
@@ -1341,13 +1344,28 @@ class Printer {
 
   bool tiles_copies(isl_ast_node* loop_node, const std::string& mark, const MarkedMember& member) {
     if (member.copies <= 1 || mark[0] != 't' || lanes_ > 0 || accumulating_) return false;
-    return isl_c(isl_ast_node_for_get_inc(loop_node)) == std::to_string(mapping_of(mark).stride);
+    int64_t run = run_of(loop_node, mark);
+    return member.copies % run == 0 &&
+           (run > 1 || isl_c(isl_ast_node_for_get_inc(loop_node)) == std::to_string(mapping_of(mark).stride));
+  }
+
+  // The values of thread loop `node` (of mark `mark`) a thread owns in a row: the mark's stride
+  // over a loop of step 1 (mapping.h, kVectorValues), else 1 (values blockDim apart).
+  static int64_t run_of(isl_ast_node* node, const std::string& mark) {
+    int64_t stride = mapping_of(mark).stride;
+    return stride > 1 && isl_c(isl_ast_node_for_get_inc(node)) == "1" ? stride : 1;
   }
 
   // A loop's bounds and step as one text (separated: "c5" must not run into the next term).
   static std::string loop_header_text(isl_ast_node* loop) {
     return isl_c(isl_ast_node_for_get_init(loop)) + " ; " + isl_c(isl_ast_node_for_get_cond(loop)) + " ; " +
            isl_c(isl_ast_node_for_get_inc(loop));
+  }
+
+  // Whether C text is an integer literal that is a multiple of `n`.
+  static bool is_multiple_literal(const std::string& text, int64_t n) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) return false;
+    return std::stoll(text) % n == 0;
   }
 
   // Whether C text mentions one of the copies' bound iterators.
@@ -1376,7 +1394,7 @@ class Printer {
     std::string it = isl_c(isl_ast_node_for_get_iterator(node)), cond = isl_c(isl_ast_node_for_get_cond(node));
     std::string base = it + "_t";
     out += pad(depth) + "for (" + idx_ + " " + base + " = " + first_value(node, mark) + "; " + replaced(cond, it, base) + "; " +
-           base + " += " + std::to_string(member.copies) + " * " + thread_step(node, mark) + ") {  // " +
+           base + " += " + std::to_string(member.copies / run_of(node, mark)) + " * " + thread_step(node, mark) + ") {  // " +
            std::to_string(member.copies) + " values per thread, in registers\n";
     std::vector<Copy> copies = open_copies(node, mark, member, outer, out, depth + 1);
     {
@@ -1390,13 +1408,23 @@ class Printer {
 
   // The first value of thread loop `node` (of mark `mark`) that this thread owns, and the step
   // between the values it owns.
+  // With runs (run_of > 1): the first value of the first run it owns, which may lie below the
+  // loop's first value (open_copies' flags test both bounds).
   std::string first_value(isl_ast_node* node, const std::string& mark) const {
     Mapping m = mapping_of(mark);
     std::string init = isl_c(isl_ast_node_for_get_init(node)), inc = isl_c(isl_ast_node_for_get_inc(node));
+    int64_t run = run_of(node, mark);
+    if (run > 1) {
+      std::string q = "tc_floord(" + init + ", " + std::to_string(run) + ")";
+      return std::to_string(run) + " * (" + q + " + tc_first(" + q + ", " + m.index + ", " + m.count + "))";
+    }
     return "(" + init + ") + (" + inc + ") * tc_first(tc_floord(" + init + ", " + inc + "), " + m.index + ", " + m.count + ")";
   }
+  // The step between a thread's values (with runs: between its runs).
   std::string thread_step(isl_ast_node* node, const std::string& mark) const {
-    return "(" + isl_c(isl_ast_node_for_get_inc(node)) + ") * (" + idx_ + ")" + mapping_of(mark).count;
+    int64_t run = run_of(node, mark);
+    return "(" + (run > 1 ? std::to_string(run) : isl_c(isl_ast_node_for_get_inc(node))) + ") * (" + idx_ + ")" +
+           mapping_of(mark).count;
   }
 
   // The copies of a register-tiled thread loop inside `outer` ones, from its value <it>_t: each
@@ -1408,17 +1436,26 @@ class Printer {
     axes_->threads[axis] = std::max(axes_->threads[axis], (std::max<int64_t>(member.tile, 1) + member.copies - 1) / member.copies);
     axes_->block_axes = std::max(axes_->block_axes, static_cast<int>(axis) + 1);
     std::string it = isl_c(isl_ast_node_for_get_iterator(node)), cond = isl_c(isl_ast_node_for_get_cond(node));
+    std::string init = isl_c(isl_ast_node_for_get_init(node));
     std::string base = it + "_t", step = thread_step(node, mark);
+    int64_t run = run_of(node, mark);
+    // A run's first value may lie below the loop's first one, unless that starts a run.
+    bool below = run > 1 && !is_multiple_literal(init, run);
     std::vector<Copy> copies;
     for (int64_t r = 0; r < member.copies; ++r) {
       std::string value = it + "_" + std::to_string(r), flag = "tc_in_" + value;
-      out += pad(depth) + "const " + idx_ + " " + value + " = " + base + " + " + std::to_string(r) + " * " + step + ";\n";
-      out += pad(depth) + "const bool " + flag + " = " + replaced(cond, it, value) + ";\n";
+      std::string offset = run > 1 ? std::to_string(r / run) + " * " + step + " + " + std::to_string(r % run)
+                                   : std::to_string(r) + " * " + step;
+      out += pad(depth) + "const " + idx_ + " " + value + " = " + base + " + " + offset + ";\n";
+      out += pad(depth) + "const bool " + flag + " = " + replaced(cond, it, value) +
+             (below ? " && " + value + " >= (" + init + ")" : "") + ";\n";
       for (const Copy& o : outer) {
         Copy c = o;
         c.values.emplace_back(it, value);
         c.flags.push_back(flag);
         c.suffix += "_" + std::to_string(r);
+        c.run_key += "_" + (run > 1 ? "r" + std::to_string(r / run) : std::to_string(r));
+        if (run > 1) c.lane = r % run;
         copies.push_back(std::move(c));
       }
     }
@@ -1727,13 +1764,87 @@ class Printer {
     const ir::Tensor& t = written_tensor(e);
     std::string element = element_of(e);
     for (const Copy& c : copies) out += pad(d) + c_type(t.type) + " tc_acc" + c.suffix + " = " + zero_of(t.type) + ";\n";
-    each_element(e, copies, out, d, [&](const Copy& c) { return "tc_acc" + c.suffix + " = " + load_as(element, t.type) + ";"; });
+    std::vector<Copy> single = vector_runs(e, copies, out, d, [](const std::vector<const Copy*>& run) {
+      std::string o = "const float4 tc_v = *(const float4*)tc_ptr0;";
+      for (size_t k = 0; k < run.size(); ++k) o += " tc_acc" + run[k]->suffix + " = tc_v." + "xyzw"[k] + ";";
+      return std::make_pair(o, std::string("tc_acc") + "%s = *%p;");
+    });
+    each_element(e, single, out, d, [&](const Copy& c) { return "tc_acc" + c.suffix + " = " + load_as(element, t.type) + ";"; });
   }
 
   void store_registers(const Element& e, const std::vector<Copy>& copies, std::string& out, int d) {
     const ir::Tensor& t = written_tensor(e);
     std::string element = element_of(e);
-    each_element(e, copies, out, d, [&](const Copy& c) { return element + " = " + stored("tc_acc" + c.suffix, t.type) + ";"; });
+    std::vector<Copy> single = vector_runs(e, copies, out, d, [](const std::vector<const Copy*>& run) {
+      std::string o = "float4 tc_v;";
+      for (size_t k = 0; k < run.size(); ++k) o += std::string(" tc_v.") + "xyzw"[k] + " = tc_acc" + run[k]->suffix + ";";
+      return std::make_pair(o + " *(float4*)tc_ptr0 = tc_v;", std::string("*%p = tc_acc%s;"));
+    });
+    each_element(e, single, out, d, [&](const Copy& c) { return element + " = " + stored("tc_acc" + c.suffix, t.type) + ";"; });
+  }
+
+  // ---- 128-bit accesses of a register tile's runs (mapping.h, kVectorValues) ----
+  // The copies of a float32 element that form runs of 4 along x (Copy::lane) are accessed
+  // together: each copy's address taken where it is inside and owned here (else null), and
+  // where the four are adjacent and the first is 16-byte aligned (the layout, the tensor's
+  // address and the run's place decide: tested at run time, the compiler folds what it can),
+  // one float4 access; else each non-null address alone. `access` gives the float4 statement
+  // (over tc_ptr0) and the one-element one ("%s": the copy's suffix, "%p": its address).
+  // Returns the copies left to each_element.
+  std::vector<Copy> vector_runs(
+      const Element& e, const std::vector<Copy>& copies, std::string& out, int d,
+      const std::function<std::pair<std::string, std::string>(const std::vector<const Copy*>&)>& access) {
+    if (written_tensor(e).type != ScalarType::Float32 || !unguarded_copies_) return copies;
+    std::vector<std::string> keys;
+    std::map<std::string, std::vector<const Copy*>> runs;
+    for (const Copy& c : copies) {
+      if (c.lane < 0) continue;
+      if (!runs.count(c.run_key)) keys.push_back(c.run_key);
+      runs[c.run_key].push_back(&c);
+    }
+    std::vector<Copy> single;
+    for (const Copy& c : copies)
+      if (c.lane < 0 || runs[c.run_key].size() != static_cast<size_t>(kVectorValues)) single.push_back(c);
+    std::string element = element_of(e);
+    for (const std::string& key : keys) {
+      const std::vector<const Copy*>& run = runs[key];
+      if (run.size() != static_cast<size_t>(kVectorValues)) continue;
+      out += pad(d) + "{  // a run of 4 adjacent elements: one 128-bit access where the address allows\n";
+      std::string adjacent = "tc_ptr0";
+      for (size_t k = 0; k < run.size(); ++k) {
+        std::string at = "tc_ptr" + std::to_string(k);
+        out += pad(d + 1) + "float* " + at + " = nullptr;\n";
+        if (k > 0) adjacent += " && " + at + " == tc_ptr0 + " + std::to_string(k);
+      }
+      for (size_t k = 0; k < run.size(); ++k) {
+        const Copy& c = *run[k];
+        out += pad(d + 1) + "{\n";
+        for (const auto& [it, value] : c.values) out += pad(d + 2) + "const " + idx_ + " " + it + " = " + value + ";\n";
+        std::string inside = unguarded_copies_ ? "" : c.inside();
+        if (!e.guard.empty()) inside += (inside.empty() ? "" : " && ") + std::string("(") + e.guard + ")";
+        for (size_t v = 0; v < e.lhs.size(); ++v) out += pad(d + 2) + variable(v, e.lhs[v]);
+        out += pad(d + 2) + (inside.empty() ? "" : "if (" + inside + ") ") + "tc_ptr" + std::to_string(k) + " = &" + element + ";\n";
+        out += pad(d + 1) + "}\n";
+      }
+      auto [vector, one] = access(run);
+      out += pad(d + 1) + "if (" + adjacent + " && (unsigned long long)tc_ptr0 % 16ull == 0) {\n";
+      out += pad(d + 2) + vector + "\n";
+      out += pad(d + 1) + "} else {\n";
+      for (size_t k = 0; k < run.size(); ++k) {
+        std::string at = "tc_ptr" + std::to_string(k);
+        std::string text = replaced_marker(replaced_marker(one, "%s", run[k]->suffix), "%p", at);
+        out += pad(d + 2) + "if (" + at + ") " + text + "\n";
+      }
+      out += pad(d + 1) + "}\n";
+      out += pad(d) + "}\n";
+    }
+    return single;
+  }
+
+  static std::string replaced_marker(std::string text, const std::string& marker, const std::string& by) {
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + by.size()))
+      text.replace(at, marker.size(), by);
+    return text;
   }
 
   // `body` with e's statements updating the copies' registers: printed twice, for when every copy
