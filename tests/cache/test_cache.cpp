@@ -110,6 +110,19 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(tc::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(tc::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(tc::sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  for (const std::string& s : {std::string(""), std::string("abc"), std::string(1000000, 'a')})
+    EXPECT_EQ(tc::sha256_hex_portable(s), tc::sha256_hex(s));
+}
+
+// Every length around the block and padding boundaries, and some random bytes: the SHA
+// instructions (where this CPU has them) and the portable code agree.
+TEST(Sha256, ExtensionsAgreeWithThePortableCode) {
+  std::string bytes;
+  uint32_t x = 12345;
+  for (int i = 0; i < 4200; ++i) bytes.push_back(static_cast<char>((x = x * 1103515245u + 12345u) >> 24));
+  for (size_t n = 0; n <= 200; ++n) EXPECT_EQ(tc::sha256_hex(bytes.substr(0, n)), tc::sha256_hex_portable(bytes.substr(0, n))) << n;
+  EXPECT_EQ(tc::sha256_hex(bytes), tc::sha256_hex_portable(bytes));
 }
 
 TEST(Record, RoundTripsAndDetectsDamage) {

@@ -107,14 +107,45 @@ TEST(WarmStart, AHitLinksTheStoredCode) {
   tc_kernel_destroy(k);
 }
 
+// The same def renamed and reformatted, its tensors renamed, with another def before it: the
+// same canonical text, so the same record, and its code is taken (the entry point keeps the
+// name it was compiled under), not compiled again from the knobs.
+TEST(WarmStart, ARenamedDefTakesTheStoredCode) {
+  Fixture f;
+  std::vector<float> want = f.expected();
+  f.store("cpu.tile=16x4", f.artefact("cpu.tile", "16x4"), 1.0);
+  tc_program* renamed = nullptr;
+  ASSERT_EQ(tc_define(&renamed,
+                      "def other(float(N) X) -> (Y) { Y(i) = X(i) }\n"
+                      "# the same product\n"
+                      "def matmul(float(M,K) Left, float(K,N) Right) -> (Out) {\n"
+                      "  Out(r, c) +=! Left(r, kk) * Right(kk, c)\n"
+                      "}\n"),
+            TC_OK);
+  tc_options* o = nullptr;
+  tc_options_create(&o);
+  ASSERT_EQ(tc_options_set(o, "cache", f.cache.c_str()), TC_OK);
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_compile(&k, renamed, "matmul", f.in, 2, o), TC_OK) << tc_last_error_message();
+  tc_options_destroy(o);
+  std::string d = f.describe(k);
+  EXPECT_EQ(f.hit(k), 1);
+  EXPECT_TRUE(has(d, "code loaded from the cache")) << d;
+  EXPECT_FALSE(has(d, "compiled from the stored knobs")) << d;
+  EXPECT_EQ(f.run(k), want);
+  tc_kernel_destroy(k);
+  tc_program_destroy(renamed);
+}
+
 TEST(WarmStart, CodeThatCannotBeUsedIsCompiledFromTheKnobs) {
   Fixture f;
   std::vector<float> want = f.expected();
   std::string good = f.artefact("cpu.tile", "16x4");
-  std::string header = good.substr(0, good.find('\n') + 1);  // "tc-cpu-object 1\n"
+  std::string header = good.substr(0, good.find('\n') + 1);  // "tc-cpu-object 3\n"
   std::string other_pipeline = good;
   other_pipeline[header.size()] = other_pipeline[header.size()] == '0' ? '1' : '0';  // the fingerprint
-  std::string not_linkable = good.substr(0, header.size() + 65) + "\x7f" "ELF but not an object";
+  // "<fingerprint> <entry's def name>\n", then the object
+  std::string not_linkable = good.substr(0, good.find('\n', header.size()) + 1) + "\x7f" "ELF but not an object";
   struct Case {
     std::string code, why;
   } cases[] = {{"garbage", "not in this build's format"},

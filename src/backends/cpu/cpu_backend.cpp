@@ -17,6 +17,7 @@
 #include "backends/cpu/schedule.h"
 #include "backends/cpu/transpose_result.h"
 #include "backends/cpu/values.h"
+#include "ir/print.h"
 #include "support/error.h"
 #include "support/sha256.h"
 
@@ -103,20 +104,52 @@ int view_of(const TensorView& v, HalideView& out) {
   return -1;
 }
 
-// A cpu kernel's artefact: this format's first line, a fingerprint of the pipeline the object
-// was compiled from (def, target, the schedule as described), then the object of the variant
-// for dense tensors. Loading rebuilds the pipeline (milliseconds; the variants' metadata comes
-// from it) and takes the object only if the fingerprints agree.
+// A cpu kernel's artefact: this format's first line; a fingerprint of the pipeline the object
+// was compiled from (the def's canonical text, the target, the schedule as described, with the
+// def's names as positions) and the def name the object's entry point was named after; then
+// the object of the variant for dense tensors. Loading rebuilds the pipeline (milliseconds; the
+// variants' metadata comes from it) and takes the object only if the fingerprints agree: a def
+// renamed or reformatted (the same canonical text, so the same cache key) takes the code too.
 // Format 2: the checks sink is the first output, not the last (the object's argument order).
-const std::string kArtefactMagic = "tc-cpu-object 2\n";
+// Format 3: the fingerprint is of the canonical text, not the def's name; the entry's name kept.
+const std::string kArtefactMagic = "tc-cpu-object 3\n";
 // A kernel on the cpu.blas route keeps no object: its artefact is this line and the plan. A
 // process that loads it without a CBLAS compiles the pipeline instead.
 const std::string kBlasArtefactMagic = "tc-cpu-blas 1\n";
 
+// `text` with each identifier that is a tensor's name, or ends in "_<name>" (Halide's Funcs:
+// "s0_C", "out_C"), given the tensor's position instead ("t2", "s0_t2"), as canonical_text
+// names it; the longest name that fits wins.
+std::string with_positional_names(const std::string& text, const ir::Def& def) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (!ident(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && ident(text[end])) ++end;
+    std::string word = text.substr(i, end - i);
+    size_t best = SIZE_MAX, best_length = 0;
+    for (size_t t = 0; t < def.tensors.size(); ++t) {
+      const std::string& name = def.tensors[t].name;
+      if (name.size() <= best_length || name.size() > word.size()) continue;
+      bool whole = word == name;
+      bool suffix = word.size() > name.size() && word.compare(word.size() - name.size(), name.size(), name) == 0 &&
+                    word[word.size() - name.size() - 1] == '_';
+      if (whole || suffix) best = t, best_length = name.size();
+    }
+    out += best == SIZE_MAX ? word : word.substr(0, word.size() - best_length) + "t" + std::to_string(best);
+    i = end;
+  }
+  return out;
+}
+
 // The schedule's text names Funcs as Halide uniquifies them per process ("s0_C$3"): the
 // counters are dropped, the structure is kept.
-std::string fingerprint(const std::string& def, const Halide::Target& target, const std::string& schedule) {
-  std::string text = def + "\n" + target.to_string() + "\n";
+std::string fingerprint(const ir::BoundDef& bound, const Halide::Target& target, const std::string& schedule) {
+  std::string text = ir::canonical_text(bound) + "\n" + target.to_string() + "\n";
   for (size_t i = 0; i < schedule.size(); ++i) {
     if (schedule[i] == '$' && i + 1 < schedule.size() && std::isdigit(static_cast<unsigned char>(schedule[i + 1]))) {
       while (i + 1 < schedule.size() && std::isdigit(static_cast<unsigned char>(schedule[i + 1]))) ++i;
@@ -124,17 +157,24 @@ std::string fingerprint(const std::string& def, const Halide::Target& target, co
     }
     text += schedule[i];
   }
-  return sha256_hex(text);
+  return sha256_hex(with_positional_names(text, bound.def()));
 }
 
+// An artefact's parts.
+struct StoredObject {
+  std::string object, entry_def;  // the object; the def name its entry point was named after
+};
+
 // The object of `artefact` if its fingerprint is `expected`; throws otherwise.
-std::string object_of(const std::string& artefact, const std::string& expected) {
+StoredObject object_of(const std::string& artefact, const std::string& expected) {
   size_t head = kArtefactMagic.size(), print = head + 64;
-  if (artefact.compare(0, head, kArtefactMagic) != 0 || artefact.size() <= print || artefact[print] != '\n')
+  size_t line_end = artefact.find('\n', print);
+  if (artefact.compare(0, head, kArtefactMagic) != 0 || line_end == std::string::npos || artefact[print] != ' ' ||
+      line_end == print + 1)
     fail(TC_ERROR_INVALID_ARGUMENT, "cpu backend: the stored code is not in this build's format");
   if (artefact.compare(head, 64, expected) != 0)
     fail(TC_ERROR_INVALID_ARGUMENT, "cpu backend: the stored code was compiled from another pipeline");
-  return artefact.substr(print + 1);
+  return {artefact.substr(line_end + 1), artefact.substr(print + 1, line_end - print - 1)};
 }
 
 class CpuKernel : public Kernel {
@@ -234,7 +274,7 @@ class CpuKernel : public Kernel {
   std::string artefact() const override {
     if (gemm_) return kBlasArtefactMagic + gemm_->describe() + "\n";
     const Variant& d = dense();
-    return kArtefactMagic + fingerprint(b_.def().name, target_, d.schedule) + "\n" + d.fn->object();
+    return kArtefactMagic + fingerprint(b_, target_, d.schedule) + " " + d.fn->entry_def() + "\n" + d.fn->object();
   }
 
  private:
@@ -251,9 +291,10 @@ class CpuKernel : public Kernel {
     v.gather_checks = p.gather_checks;
     v.flattened_inputs = p.flattened_inputs;
     v.buffers = buffer_sizes(p);
-    if (artefact)
-      v.fn = std::make_unique<JitFunction>(object_of(*artefact, fingerprint(b_.def().name, target_, v.schedule)),
-                                           b_.def().name);
+    if (artefact) {
+      StoredObject stored = object_of(*artefact, fingerprint(b_, target_, v.schedule));
+      v.fn = std::make_unique<JitFunction>(std::move(stored.object), stored.entry_def);
+    }
     else
       v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;

@@ -272,6 +272,7 @@ JitFunction::JitFunction(std::string object, const std::string& def_name) : obje
 }
 
 void JitFunction::link(const std::string& def_name) {
+  entry_def_ = def_name;
   linked_ = link_object(object_, "tc_" + def_name + "_argv", "the code of '" + def_name + "'");
   entry_ = reinterpret_cast<int (*)(void**)>(linked_->entry());
 }

@@ -65,19 +65,22 @@ class JitFunction {
   // libtc bug); Halide's own text is appended only when TC_DEBUG_HALIDE is set.
   JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
               const Halide::Target& target, const std::string& def_name);
-  // Links an object that object() gave for the same pipeline (from a cache). Throws
-  // TC_ERROR_INTERNAL when it cannot be linked here.
+  // Links an object that object() gave for the same pipeline (from a cache); `def_name`: the
+  // entry_def() it was compiled under (its entry point's name; a renamed def's may differ).
+  // Throws TC_ERROR_INTERNAL when it cannot be linked here.
   JitFunction(std::string object, const std::string& def_name);
 
   // buffers: the inputs, then the outputs, in the order given at construction.
   CallOutcome call(const std::vector<halide_buffer_t*>& buffers, int threads) const;
   // The relocatable object this function runs (ELF, for this machine's runtime object).
   const std::string& object() const { return object_; }
+  // The def name the object's entry point is named after (tc_<name>_argv).
+  const std::string& entry_def() const { return entry_def_; }
 
  private:
   void link(const std::string& def_name);
 
-  std::string object_;
+  std::string object_, entry_def_;
   std::unique_ptr<LinkedObject> linked_;
   int (*entry_)(void**) = nullptr;
 };
