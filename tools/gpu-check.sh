@@ -10,6 +10,8 @@
 #      (shared memory, unrolling, reductions across lanes by shuffles and by atomics);
 #   3. the Python binding's tests (PyTorch CUDA tensors in and out included); tc_tune on GPU
 #      tensors, candidates in the candidate runner, some crashing it (tests/gpu/tune_on_gpu.py);
+#      tc.custom_op on CUDA tensors, gradcheck, meta tensors and torch.compile(fullgraph=True)
+#      (tests/gpu/custom_op_on_gpu.py);
 #   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
 #      scatter), racecheck and synccheck with shared memory and shuffles;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
@@ -68,6 +70,7 @@ step corpus_block_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=
   --option cuda.tile=16x16x64
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
 step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
+step custom_op "$py" tests/gpu/custom_op_on_gpu.py
 for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
   step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
   step "racecheck.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"

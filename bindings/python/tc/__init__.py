@@ -16,6 +16,7 @@
     g = prog.gradient("mm")        # a new Program: def mm_grad(A, B, d_C) -> (d_A, d_B)
     f = tc.autograd(prog, "mm")    # torch tensors in, recorded for torch.autograd (backward:
                                    # mm_grad); PyTorch is imported only here
+    op = tc.custom_op(prog, "mm", "mylib::mm")  # torch.ops.mylib.mm: CPU, CUDA, Meta, autograd
 
 Tensors go in and out through DLPack without copies (any object with __dlpack__; strides and
 offsets are honoured). Failures raise tc.Error subclasses carrying libtc's status and message.
@@ -28,8 +29,8 @@ _library.py); tc.library_path says which one was loaded.
 from . import _library
 from ._api import (CacheDamage, CacheRecord, CacheTrial, Entry, Kernel, OptionInfo, Options, Param,
                    Program, Tensor, TensorInfo, TuneProgress, autograd, cache_clear, cache_export,
-                   cache_import, cache_list, cache_verify, define, gradient, infer_outputs,
-                   option_info)
+                   cache_import, cache_list, cache_verify, custom_op, define, gradient,
+                   infer_outputs, option_info)
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)
@@ -44,7 +45,7 @@ def library_version():
     return _library.lib.tc_version_string().decode()
 
 
-__all__ = ["define", "infer_outputs", "gradient", "autograd", "option_info", "cache_export",
+__all__ = ["define", "infer_outputs", "gradient", "autograd", "custom_op", "option_info", "cache_export",
            "cache_import", "cache_list", "cache_verify", "cache_clear", "Program", "Kernel",
            "Entry", "Options", "Tensor", "TensorInfo", "Param", "OptionInfo", "TuneProgress",
            "CacheRecord", "CacheTrial", "CacheDamage", "Error", "TcInvalidArgumentError",

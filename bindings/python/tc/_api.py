@@ -443,9 +443,24 @@ class Program(_Handle):
         return _dec(text.value)
 
     def infer_outputs(self, entry, *inputs):
-        """[TensorInfo] of def `entry`'s outputs for these inputs (only dtypes/shapes are read)."""
+        """[TensorInfo] of def `entry`'s outputs for these inputs: tensors (only their dtypes
+        and shapes are read) or TensorInfo(dtype, shape) (a signature without data: what
+        tc.custom_op's meta kernel has of meta tensors)."""
         with contextlib.ExitStack() as stack:
-            array = _borrow_all(stack, inputs, "input", False)
+            tensors = [x for x in inputs if not isinstance(x, TensorInfo)]
+            borrowed = iter(_borrow_all(stack, tensors, "input", False)[:len(tensors)])
+            array = (_dlpack.DLTensor * max(1, len(inputs)))()
+            shapes = []  # kept alive until the calls below
+            for i, x in enumerate(inputs):
+                if isinstance(x, TensorInfo):
+                    if x.dtype not in _dlpack.DTYPES:
+                        raise ValueError("input %d: dtype %r is not one TC has (%s)" % (i, x.dtype, ", ".join(_dlpack.DTYPES)))
+                    shapes.append((ctypes.c_int64 * max(1, len(x.shape)))(*x.shape))
+                    code, bits = _dlpack.DTYPES[x.dtype]
+                    array[i] = _dlpack.DLTensor(None, _dlpack.DLDevice(_dlpack.kDLCPU, 0), len(x.shape),
+                                                _dlpack.DLDataType(code, bits, 1), shapes[-1], None, 0)
+                else:
+                    array[i] = next(borrowed)
             count = ctypes.c_size_t(0)
             check(lib.tc_infer_outputs(self._handle, _enc(entry), array, len(inputs), None,
                                        ctypes.byref(count)))
@@ -709,6 +724,24 @@ def infer_outputs(program, entry, *inputs):
 def gradient(program, entry=None):
     """The gradient Program of def `entry` (tc_gradient); see Program.gradient."""
     return program.gradient(entry)
+
+
+def custom_op(program, entry, qualname, **options):
+    """Def `entry` (None: the only def) registered as the PyTorch operator `qualname`
+    ("namespace::name") and returned as torch.ops.namespace.name: CPU and CUDA kernels (each
+    compiled once per input signature with `options`; on CUDA with backend=cuda), a Meta/fake
+    kernel from tc_infer_outputs, and autograd from tc_gradient where libtc can differentiate
+    the def. Through torch.library.custom_op with PyTorch >= 2.4 (torch.compile traces it),
+    torch.library.Library before (eager and torch.jit.script). Raises ValueError for a bad
+    name, TcInvalidArgumentError for a bad option, ImportError without PyTorch. See
+    _torch_op.py."""
+    try:
+        from . import _torch_op  # imports torch: only here, never at `import tc`
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ImportError("tc.custom_op needs PyTorch, which cannot be imported here: %s" % e) from e
+    return _torch_op.custom_op(program, entry, qualname, **options)
 
 
 def autograd(program, entry=None, **options):

@@ -78,6 +78,28 @@ class Autograd:
         results = kernel(*tensors)
         return list(results) if isinstance(results, tuple) else [results]
 
+    def float_output_meta(self, outputs):
+        """(shape, dtype, device) of each floating-point output: what input_grads needs of them."""
+        return [(outputs[j].shape, outputs[j].dtype, outputs[j].device) for j in self._float_outputs]
+
+    def input_grads(self, inputs, float_outputs, grads, needs):
+        """The gradient of each input (None where it has none or needs[i] is false) from the
+        outputs' grads, by "<entry>_grad"; float_outputs: float_output_meta(outputs)."""
+        d_outputs = []
+        for j, (shape, dtype, device) in zip(self._float_outputs, float_outputs):
+            g = grads[j]
+            # Autograd often passes expanded (stride 0, from .sum()) or transposed grads. libtc
+            # reads any non-negative strides, but the cpu backend's loops are fastest on dense
+            # rows: mm_grad at 256x256 took 0.83 ms on an expanded or transposed d_C and
+            # 0.58 ms copying it first (contiguous() is free on a dense grad).
+            d_outputs.append(torch.zeros(shape, dtype=dtype, device=device) if g is None else g.contiguous())
+        d_inputs = self._run("backward", [x.detach() for x in inputs] + d_outputs)
+        result = [None] * self._num_inputs
+        for i, d in zip(self._float_inputs, d_inputs):
+            if needs[i]:
+                result[i] = d
+        return tuple(result)
+
     def __call__(self, *inputs):
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
@@ -99,7 +121,7 @@ class _Function(torch.autograd.Function):
         ctx.fn = fn
         ctx.save_for_backward(*inputs)
         # Shapes and dtypes only: a None grad becomes zeros of these, without keeping outputs.
-        ctx.float_outputs = [(outputs[j].shape, outputs[j].dtype) for j in fn._float_outputs]
+        ctx.float_outputs = fn.float_output_meta(outputs)
         # Integer and bool outputs have no gradient. A bool output is a tc.Tensor where PyTorch
         # cannot take bool through DLPack (< 2.0); autograd passes such non-tensors through.
         float_outputs = set(fn._float_outputs)
@@ -113,19 +135,4 @@ class _Function(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, *grads):
-        fn = ctx.fn
-        d_outputs = []
-        for j, (shape, dtype) in zip(fn._float_outputs, ctx.float_outputs):
-            g = grads[j]
-            # Autograd often passes expanded (stride 0, from .sum()) or transposed grads. libtc
-            # reads any non-negative strides, but the cpu backend's loops are fastest on dense
-            # rows: mm_grad at 256x256 took 0.83 ms on an expanded or transposed d_C and
-            # 0.58 ms copying it first (contiguous() is free on a dense grad).
-            d_outputs.append(torch.zeros(shape, dtype=dtype) if g is None else g.contiguous())
-        inputs = [x.detach() for x in ctx.saved_tensors]
-        d_inputs = fn._run("backward", inputs + d_outputs)
-        result = [None] * fn._num_inputs
-        for i, d in zip(fn._float_inputs, d_inputs):
-            if ctx.needs_input_grad[1 + i]:  # [0] is fn
-                result[i] = d
-        return (None,) + tuple(result)
+        return (None,) + ctx.fn.input_grads(ctx.saved_tensors, ctx.float_outputs, grads, ctx.needs_input_grad[1:])
