@@ -69,8 +69,24 @@ void flatten_rows(const TensorView& v, HalideView& view) {
   view.dims[1].stride = static_cast<int32_t>(row);
 }
 
-// The generated code addresses every buffer with 32-bit offsets (Halide without large_buffers).
+// Halide's code addresses a buffer with 32-bit offsets unless its target has large_buffers
+// (64-bit offsets, somewhat slower address arithmetic): a kernel takes it only where a buffer
+// needs it: one of its tensors larger (CpuKernel's constructor), or a view spanning more at
+// run time (the wide variant).
 constexpr int64_t kMaxBufferBytes = INT32_MAX;
+
+bool has_large_buffers(const Halide::Target& t) { return t.has_feature(Halide::Target::LargeBuffers); }
+
+// The first tensor of `b` (inputs, outputs, temporaries) whose elements take more than
+// kMaxBufferBytes, and its bytes; {-1, 0} if none.
+std::pair<int, int64_t> largest_tensor_over_32_bits(const ir::BoundDef& b) {
+  for (size_t t = 0; t < b.def().tensors.size(); ++t) {
+    int64_t n = bytes(b.def().tensors[t].type);
+    for (int64_t e : b.tensors[t].shape) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
+    if (n > kMaxBufferBytes) return {static_cast<int>(t), n};
+  }
+  return {-1, 0};
+}
 
 // Bytes from the first to the last element of v, inclusive.
 int64_t span_bytes(const TensorView& v) {
@@ -184,6 +200,12 @@ class CpuKernel : public Kernel {
   CpuKernel(const ir::BoundDef& bound, const KnobValues& options, const std::string* artefact = nullptr)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
         target_(jit_target()) {
+    auto [large, large_bytes] = largest_tensor_over_32_bits(b_);
+    if (large >= 0) {
+      target_ = target_.with_feature(Halide::Target::LargeBuffers);
+      large_note_ = "64-bit buffer offsets (large_buffers): '" + b_.def().tensors[large].name + "' takes " +
+                    std::to_string(large_bytes) + " bytes\n";
+    }
     size_t ni = b_.def().num_inputs;
     tensor_names_.resize(ni + b_.def().num_outputs);
     for (const auto& t : b_.def().tensors) {
@@ -210,22 +232,19 @@ class CpuKernel : public Kernel {
     // The dense variant reads its flattened inputs' rows as one: they must be a row apart.
     if (dense)
       for (int i : this->dense().flattened_inputs) dense = dense && rows_adjoin(inputs[i]);
-    const Variant& variant = dense ? this->dense() : general();
     size_t ni = inputs.size();
     std::vector<HalideView> views(ni + outputs.size());
+    bool wide = false;  // a view spans more than 32-bit offsets reach
     for (size_t i = 0; i < views.size(); ++i) {
       const TensorView& v = i < ni ? inputs[i] : outputs[i - ni];
       int bad = view_of(v, views[i]);
       if (bad >= 0)
         fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " dimension " + std::to_string(bad) +
                                        " has stride " + std::to_string(v.strides[bad]) +
-                                       ", beyond the 32-bit strides the generated code uses");
-      int64_t span = span_bytes(v);
-      if (span > kMaxBufferBytes)
-        fail(TC_ERROR_UNSUPPORTED, "cpu backend: " + tensor_names_[i] + " spans " + std::to_string(span) +
-                                       " bytes; the generated code addresses at most 2147483647 bytes per tensor "
-                                       "(use backend=reference)");
+                                       ", beyond the 32-bit strides (in elements) Halide's buffers have");
+      wide = wide || span_bytes(v) > kMaxBufferBytes;
     }
+    const Variant& variant = wide && !has_large_buffers(target_) ? this->wide() : dense ? this->dense() : general();
     for (int i : variant.flattened_inputs) flatten_rows(inputs[i], views[i]);
     std::vector<halide_buffer_t*> args;
     args.reserve(views.size() + variant.caller_outputs.size() + 1);
@@ -256,7 +275,7 @@ class CpuKernel : public Kernel {
                        std::to_string(schedule_.threads) + "\ncaches: " + host_caches().describe() + "\n";
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
     if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
-    return text + "schedule:\n" + dense().schedule;
+    return text + large_note_ + "schedule:\n" + dense().schedule;
   }
 
   // Lowered again (no machine code is made), once: a kernel from the cache has no pipeline.
@@ -278,10 +297,12 @@ class CpuKernel : public Kernel {
   }
 
  private:
-  Variant build(bool dense, const std::string* artefact = nullptr) const {
+  // `target`: target_, or the wide variant's (with large_buffers).
+  Variant build(bool dense, const std::string* artefact = nullptr, const Halide::Target* target = nullptr) const {
+    const Halide::Target& t = target ? *target : target_;
     Variant v;
     LoweredPipeline p = lower_pipeline(dense);
-    v.schedule = apply_schedule(p, schedule_, target_);
+    v.schedule = apply_schedule(p, schedule_, t);
     std::vector<Halide::Argument> args = arguments(p);
     for (size_t o = 0; o < p.caller_outputs.size(); ++o)
       if (p.caller_outputs[o].defined()) v.caller_outputs.push_back(static_cast<int>(o));
@@ -292,11 +313,11 @@ class CpuKernel : public Kernel {
     v.flattened_inputs = p.flattened_inputs;
     v.buffers = buffer_sizes(p);
     if (artefact) {
-      StoredObject stored = object_of(*artefact, fingerprint(b_, target_, v.schedule));
+      StoredObject stored = object_of(*artefact, fingerprint(b_, t, v.schedule));
       v.fn = std::make_unique<JitFunction>(std::move(stored.object), stored.entry_def);
+    } else {
+      v.fn = std::make_unique<JitFunction>(outs, args, t, b_.def().name);
     }
-    else
-      v.fn = std::make_unique<JitFunction>(outs, args, target_, b_.def().name);
     return v;
   }
 
@@ -357,6 +378,17 @@ class CpuKernel : public Kernel {
     return general_;
   }
 
+  // The variant for views that span more than 32-bit offsets reach (a small tensor strided
+  // across a large allocation), where no tensor of the kernel needs 64-bit offsets itself: any
+  // layout, large_buffers, compiled on first use.
+  const Variant& wide() const {
+    std::call_once(wide_once_, [&] {  // a throw leaves it to the next call
+      Halide::Target t = target_.with_feature(Halide::Target::LargeBuffers);
+      wide_ = build(false, nullptr, &t);
+    });
+    return wide_;
+  }
+
   // `copy`: a view of a copy (into `bytes`) of what `view` spans, strides kept, for reading an
   // output's entry values while the pipeline writes the output itself.
   void snapshot_of(const TensorView& v, const HalideView& view, const std::string& what, std::vector<uint8_t>& bytes,
@@ -374,17 +406,18 @@ class CpuKernel : public Kernel {
     copy.buffer.host = bytes.data();
   }
 
-  // Every stage's whole extent in bytes, and its tensor; refuses what 32-bit offsets cannot
-  // address (Halide would wrap the size of the allocation).
+  // Every stage's whole extent in bytes, and its tensor. Without large_buffers a stage over
+  // 32-bit offsets is a libtc bug (the constructor chose large_buffers from the tensors' sizes,
+  // and every stage is one of them): refused, not wrapped.
   std::vector<std::pair<int64_t, std::string>> buffer_sizes(const LoweredPipeline& p) const {
     std::vector<std::pair<int64_t, std::string>> sizes;
     for (const Stage& s : p.stages) {
       int64_t n = std::max(1, s.type.bytes());
       for (int64_t e : s.extents) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
-      if (n > kMaxBufferBytes && !s.tensor.empty())
-        fail(TC_ERROR_UNSUPPORTED, "cpu backend: '" + s.tensor + "' of '" + b_.def().name + "' needs " + std::to_string(n) +
-                                       " bytes; the generated code addresses at most 2147483647 bytes per tensor "
-                                       "(use backend=reference)");
+      if (n > kMaxBufferBytes && !s.tensor.empty() && !has_large_buffers(target_))
+        fail(TC_ERROR_INTERNAL, "cpu backend: '" + s.tensor + "' of '" + b_.def().name + "' needs " + std::to_string(n) +
+                                    " bytes, beyond 32-bit offsets, and the kernel has none wider (a libtc bug: "
+                                    "backend=reference runs it)");
       sizes.emplace_back(n, s.tensor);
     }
     return sizes;
@@ -455,6 +488,9 @@ class CpuKernel : public Kernel {
   mutable Variant dense_;
   mutable std::once_flag general_once_;
   mutable Variant general_;
+  mutable std::once_flag wide_once_;
+  mutable Variant wide_;
+  std::string large_note_;  // describe()'s line where the kernel has large_buffers
   mutable std::once_flag code_once_;
   mutable std::string code_;
 };
