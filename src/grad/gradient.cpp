@@ -126,7 +126,7 @@ class GradientWriter {
     for (int id = 0; id <= static_cast<int>(lang::BuiltinId::Abs); ++id)
       taken_.insert(lang::builtin(static_cast<lang::BuiltinId>(id)).name);
     for (const char* n : {"float", "double", "half", "int", "byte", "char", "long", "bool", "float16", "float32",
-                          "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                          "float64", "bfloat16", "bf16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                           "def", "where", "in", "exists"})
       taken_.insert(n);
   }

@@ -101,8 +101,8 @@ class Parser {
     auto type = scalar_type_from_name(first.text);
     if (!type)
       error(first.loc, "unknown type '" + first.text +
-                           "' (types: bool, uint8..uint64, int8..int64, float16/half, float32/float, "
-                           "float64/double)");
+                           "' (types: bool, uint8..uint64, int8..int64, float16/half, bfloat16/bf16, "
+                           "float32/float, float64/double)");
     p.type = type;
     if (accept(Tok::LParen)) {
       p.has_dims = true;

@@ -2,6 +2,7 @@
 //   - literals are weak: an integer literal takes the other operand's type; a float literal takes
 //     a float operand's type, else float32; two literals give int32 / float32;
 //   - float beats integer; the wider type wins; at equal width unsigned beats signed;
+//     float16 with bfloat16 gives float32 (neither holds the other's values);
 //   - bool takes part in arithmetic as int32.
 #include "lang/typing.h"
 
@@ -16,6 +17,7 @@ ScalarType promote_strong(ScalarType a, ScalarType b) {
   a = arithmetic_type(a);
   b = arithmetic_type(b);
   if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
+  if (is_float16_like(a) && is_float16_like(b)) return ScalarType::Float32;
   if (bits(a) != bits(b)) return bits(a) > bits(b) ? a : b;
   if (kind(a) == ScalarKind::Unsigned) return a;
   return b;

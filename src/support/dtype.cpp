@@ -21,6 +21,7 @@ const ScalarTypeInfo kTable[] = {
     {ScalarType::Float16, "float16", ScalarKind::Float, 16, kDLFloat},
     {ScalarType::Float32, "float32", ScalarKind::Float, 32, kDLFloat},
     {ScalarType::Float64, "float64", ScalarKind::Float, 64, kDLFloat},
+    {ScalarType::BFloat16, "bfloat16", ScalarKind::Float, 16, kDLBfloat},
 };
 
 }  // namespace
@@ -31,7 +32,7 @@ std::optional<ScalarType> scalar_type_from_name(const std::string& spelling) {
   static const std::map<std::string, ScalarType> kAliases = {
       {"float", ScalarType::Float32}, {"double", ScalarType::Float64}, {"half", ScalarType::Float16},
       {"int", ScalarType::Int32},     {"byte", ScalarType::UInt8},     {"char", ScalarType::Int8},
-      {"long", ScalarType::Int64},
+      {"long", ScalarType::Int64},   {"bf16", ScalarType::BFloat16},
   };
   for (const auto& e : kTable)
     if (spelling == e.name) return e.type;

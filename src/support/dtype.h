@@ -14,7 +14,7 @@ namespace tc {
 enum class ScalarKind { Bool, Signed, Unsigned, Float };
 
 enum class ScalarType : uint8_t {
-  Bool, UInt8, UInt16, UInt32, UInt64, Int8, Int16, Int32, Int64, Float16, Float32, Float64
+  Bool, UInt8, UInt16, UInt32, UInt64, Int8, Int16, Int32, Int64, Float16, Float32, Float64, BFloat16
 };
 
 struct ScalarTypeInfo {
@@ -32,8 +32,11 @@ inline int bits(ScalarType t) { return info(t).bits; }
 inline int bytes(ScalarType t) { return info(t).bits / 8; }
 inline bool is_float(ScalarType t) { return kind(t) == ScalarKind::Float; }
 inline bool is_integer(ScalarType t) { return kind(t) == ScalarKind::Signed || kind(t) == ScalarKind::Unsigned; }
+// The 16-bit float types, stored as their bits and computed in float32, each result rounded
+// to the type (round to nearest even, NaN kept).
+inline bool is_float16_like(ScalarType t) { return t == ScalarType::Float16 || t == ScalarType::BFloat16; }
 
-// Language spelling, including aliases (float, double, half, int, byte, ...).
+// Language spelling, including aliases (float, double, half, bf16, int, byte, ...).
 std::optional<ScalarType> scalar_type_from_name(const std::string& spelling);
 
 DLDataType to_dlpack(ScalarType t);

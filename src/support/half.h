@@ -1,5 +1,6 @@
-// half.h — IEEE 754 binary16 <-> binary32 conversion (round to nearest even), for the
-// reference backend's float16 support.
+// half.h — IEEE 754 binary16 <-> binary32 and bfloat16 <-> binary32 conversions (round to
+// nearest even, NaN kept), for the reference backend's float16 and bfloat16 and for constants
+// the other backends fold. The cpu and cuda backends print the same rules as code.
 #pragma once
 
 #include <cstdint>
@@ -53,5 +54,25 @@ inline uint16_t float_to_half(float f) {
 }
 
 inline float round_to_half(float f) { return half_to_float(float_to_half(f)); }
+
+// bfloat16: float32's upper 16 bits.
+inline float bfloat16_to_float(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Round to nearest even on the lower 16 bits; a NaN gives the quiet NaN 0x7fc0 (as PyTorch's
+// c10::BFloat16 does), where the rounding increment could carry it into infinity.
+inline uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  x += 0x7fffu + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+inline float round_to_bfloat16(float f) { return bfloat16_to_float(float_to_bfloat16(f)); }
 
 }  // namespace tc

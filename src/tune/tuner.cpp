@@ -58,7 +58,7 @@ DLDevice device_of(const std::vector<runtime::TensorView>& inputs) {
 
 // Whether got equals want within a tolerance that grows with the reduction length: floats
 // reassociated by a schedule (rfactor) round differently.
-// Integers and float16 (whose sums the cpu backend never reassociates) must be equal.
+// Integers, float16 and bfloat16 (whose sums the cpu backend never reassociates) must be equal.
 bool agrees(const std::string& got, const std::string& want, ScalarType t, int64_t reduction) {
   if (t != ScalarType::Float32 && t != ScalarType::Float64) return got == want;
   bool f64 = t == ScalarType::Float64;

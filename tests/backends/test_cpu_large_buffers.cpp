@@ -109,6 +109,46 @@ TEST(CpuLargeBuffers, AViewSpanningPast2GiB) {
   std::free(big);
 }
 
+// What the cpu backend refused before issue 27, compiled only (running them takes 4.4 and 17
+// GB): a temporary of 4.36e9 bytes (it was a heap overflow once: Halide wrapped the
+// allocation's size at 2^32 bytes) and an output of 2^34 bytes.
+TEST(CpuLargeBuffers, ATemporaryAndAnOutputPast4GiBCompileWithWideOffsets) {
+  struct Case {
+    const char* source;
+    int64_t n;
+    const char* note;
+  } cases[] = {{"def f(float(N) A) -> (O) {\n  t(i,j) = A(i) * A(j)\n  O(i) +=! t(i,j)\n}", 33000,
+                "'t' takes 4356000000 bytes"},
+               {"def f(float(N) A) -> (O) { O(i,j) = A(i) * A(j) }", 65536, "'O' takes 17179869184 bytes"}};
+  for (const Case& k : cases) {
+    std::vector<float> a(static_cast<size_t>(k.n));
+    int64_t shape[] = {k.n};
+    DLTensor in = tensor(a.data(), 1, shape, kF32);
+    Compiled c;
+    compile(c, k.source, &in, 1);
+    std::string d = c.describe();
+    EXPECT_NE(d.find(std::string("64-bit buffer offsets (large_buffers): ") + k.note), std::string::npos) << d;
+  }
+}
+
+// A temporary that must be kept in memory past 2^31-1 bytes (4e12 here): Halide 14 computes a
+// constant allocation size in 32 bits even with large_buffers, so the cpu backend refuses it
+// with a message naming it (the one kind of buffer past 2 GiB it cannot take).
+TEST(CpuLargeBuffers, AnAllocatedTemporaryPast2GiBIsRefusedByName) {
+  std::vector<float> a(1000000);
+  int64_t shape[] = {1000000};
+  DLTensor in = tensor(a.data(), 1, shape, kF32);
+  tc_program* p = nullptr;
+  ASSERT_EQ(tc_define(&p, "def f(float(N) A) -> (O) { t(i,j) = A(i) * A(j)  O(i) +=! t(i,j) }"), TC_OK);
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(tc_compile(&k, p, nullptr, &in, 1, nullptr), TC_ERROR_UNSUPPORTED);
+  std::string m = tc_last_error_message();
+  EXPECT_NE(m.find("keeps its temporary 't' in memory, more than 2147483647 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("backend=reference"), std::string::npos) << m;
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+}
+
 TEST(CpuLargeBuffers, AStrideBeyond32BitsIsRefused) {
   int64_t shape[] = {2};
   std::vector<float> small(2, 1.0f);

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from corpus import Accept, F16, F32, F64, rf, ri, full_range, out_sliced, out_fortran, out_offset
+from corpus import (Accept, BF16, F16, F32, F64, bf16, from_bf16, rf, ri, full_range, out_sliced, out_fortran,
+                    out_offset)
 
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
 u8, u16, u32, u64 = np.uint8, np.uint16, np.uint32, np.uint64
@@ -372,16 +373,30 @@ def castbool(float(N) A) -> (F, I) {
 
 _DTYPES = [("uint8", u8), ("uint16", u16), ("uint32", u32), ("uint64", u64), ("int8", i8),
            ("int16", i16), ("int32", i32), ("int64", i64), ("float16", F16), ("float32", F32),
-           ("float64", F64)]
+           ("float64", F64), ("bfloat16", BF16)]
+
+
+def _bf16_steps(A, B):
+    """dt's outputs in bfloat16: every operation in float32, rounded to bfloat16; the sum in order."""
+    r = lambda x: from_bf16(bf16(x))  # noqa: E731
+    a, b = from_bf16(A), from_bf16(B)
+    s = F32(0)
+    for p in r(a * b):
+        s = r(s + p)
+    return [bf16(r(r(r(a * b) + a) - b)), bf16(np.asarray(s, F32))]
 
 
 def _dtype_case(tname, t):
     def inputs(r):
+        if t is BF16:
+            return [bf16(rf(r, 16)), bf16(rf(r, 16))]
         if np.dtype(t).kind == "f":
             return [rf(r, 16, dtype=t), rf(r, 16, dtype=t)]
         return [full_range(r, t, 16), full_range(r, t, 16)]
 
     def expect(A, B):
+        if t is BF16:
+            return _bf16_steps(A, B)
         if np.dtype(t).kind == "f":
             o = (f64(A) * f64(B) + f64(A) - f64(B))
             return [o.astype(t), np.asarray(np.sum(f64(A) * f64(B)), t)]
@@ -1055,6 +1070,43 @@ def hr(half(N) A, half(N) B, half(N) C) -> (O) {
      note="(1+2^-10)^2 rounds to 1+2^-9 in float16, so O(0) == 0 exactly "
           "(a float32 intermediate gives 2^-20)")
 
+case("bfloat16_rounds_every_op", """
+def br(bfloat16(N) A, bf16(N) B, bfloat16(N) C) -> (O) {
+  O(i) = A(i) * B(i) + C(i)
+}""", lambda r: [bf16([1 + 2 ** -7, 3.0]), bf16([1 + 2 ** -7, 0.5]), bf16([-(1 + 2 ** -6), 0.25])],
+     lambda A, Bv, C: [bf16([0.0, 1.75])], rtol=0, atol=0,
+     note="(1+2^-7)^2 rounds to 1+2^-6 in bfloat16, so O(0) == 0 exactly (a float32 intermediate gives 2^-14)")
+
+case("bfloat16_conversions", """
+def cv(int32(N) I, double(N) D, bfloat16(N) B) -> (O1, O2, O3, O4) {
+  O1(i) = bfloat16(I(i))
+  O2(i) = bf16(D(i))
+  O3(i) = int32(B(i))
+  O4(i) = float(B(i))
+}""", lambda r: [np.array([16777217, 257, -3, 2147483647, 259], i32),
+                 np.array([1 + 2 ** -8 + 2 ** -30, 1 + 2 ** -8, -0.0, 3.5e38, np.nan], F64),
+                 bf16([np.nan, np.inf, -1e10, 2.5, -0.0])],
+     lambda I, D, B: [bf16(I.astype(F32)), bf16(D.astype(F32)),
+                      np.array([0, 2147483647, -2147483648, 2, 0], i32), from_bf16(B)], rtol=0, atol=0,
+     note="int32 to bfloat16 through float32 (257 ties to 256, 259 to 260); float64 to bfloat16 through "
+          "float32 (1 + 2^-8 + 2^-30 becomes 1 + 2^-8 in float32, then ties to 1); 3.5e38 overflows to inf; "
+          "NaN is 0x7fc0; bfloat16 to int32 truncates and saturates, NaN gives 0")
+
+case("bfloat16_with_float16_is_float32", """
+def mix(half(N) H, bf16(N) B) -> (O) {
+  O(i) = H(i) + B(i)
+}""", lambda r: [rf(r, 8, dtype=F16), bf16(rf(r, 8))],
+     lambda H, B: [H.astype(F32) + from_bf16(B)], rtol=0, atol=0, dims=[["N"]],
+     note="float16 with bfloat16 promotes to float32: neither holds the other's values")
+
+case("bfloat16_rows_and_a_reduction", """
+def rows(bfloat16(N,M) X) -> (S, O) {
+  S(n) max=! X(n, m)
+  O(n, m) = X(n, m) / S(n)
+}""", lambda r: [bf16(rf(r, 5, 9, lo=0.5, hi=4.0))],
+     lambda X: [bf16(from_bf16(X).max(axis=1)), bf16(from_bf16(X) / from_bf16(X).max(axis=1)[:, None])],
+     rtol=0, atol=0, note="a max is exact; the quotient rounds once from float32")
+
 case("int8_intermediate_wraps", """
 def w8(int8(N) A, int8(N) B, uint8(N) U) -> (O, P) {
   O(i) = A(i) * B(i) / 4
@@ -1366,6 +1418,13 @@ def hist(int32(N) I, half(N) V, half(E) Like) -> (half(E) H) {
 }""", lambda r: [np.array([0, 1, 0, 0, 2, 0], i32), np.array([2048, 1, 1, 1, 3, 0.5], F16), rf(r, 3, dtype=F16)],
      lambda I, V, Like: [np.array([2048, 1, 3], F16)], rtol=0.0, atol=0.0,
      note="float16 adds in order, each sum rounded to half: 2048 + 1 + 1 + 0.5 stays 2048 (float32 would give 2050.5)")
+
+case("scatter_bfloat16_rounds_every_addition", """
+def hist(int32(N) I, bf16(N) V, bf16(E) Like) -> (bf16(E) H) {
+  H(I(i)) +=! V(i)
+}""", lambda r: [np.array([0, 1, 0, 0, 2, 0], i32), bf16([256, 1, 1, 1, 3, 0.5]), bf16(rf(r, 3))],
+     lambda I, V, Like: [bf16([256, 1, 3])], rtol=0.0, atol=0.0,
+     note="bfloat16 adds in order, each sum rounded: 256 + 1 + 1 + 0.5 stays 256 (float32 would give 258.5)")
 
 case("scatter_inside_a_called_def", """
 def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {

@@ -14,6 +14,8 @@ import numpy as np
 import tclib
 
 F16, F32, F64 = np.float16, np.float32, np.float64
+BF16 = tclib.BF16  # a uint16 array of bfloat16 bits (NumPy has no bfloat16)
+bf16, from_bf16 = tclib.bf16, tclib.from_bf16
 FLOAT_TYPES = (np.dtype(F16), np.dtype(F32), np.dtype(F64))
 
 
@@ -94,9 +96,12 @@ def footprint_mask(view):
 def tolerance(dtype, red=1, ulps=8.0):
     """(rtol, atol) for a float result that sums `red` terms of magnitude about 1."""
     dtype = np.dtype(dtype)
-    if dtype not in FLOAT_TYPES:
+    if tclib.is_bf16(dtype):
+        eps = 2.0 ** -7
+    elif dtype not in FLOAT_TYPES:
         return 0.0, 0.0
-    eps = float(np.finfo(dtype).eps)
+    else:
+        eps = float(np.finfo(dtype).eps)
     t = ulps * eps * max(1.0, float(red))
     return t, t
 
@@ -117,9 +122,9 @@ def compare(name, got, exp, rtol, atol):
     exp = np.asarray(exp)
     if got.shape != exp.shape:
         raise Failure("%s: shape %s, expected %s" % (name, got.shape, exp.shape))
-    if exp.dtype in FLOAT_TYPES:
-        g = got.astype(F64)
-        e = exp.astype(F64)
+    if exp.dtype in FLOAT_TYPES or tclib.is_bf16(exp.dtype):
+        g = (from_bf16(got) if tclib.is_bf16(exp.dtype) else got).astype(F64)
+        e = (from_bf16(exp) if tclib.is_bf16(exp.dtype) else exp).astype(F64)
         ok = np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
         ok |= (g == e)  # infinities
     else:

@@ -39,7 +39,7 @@ checks that hide them need their own):
                      warps' totals through shared memory) or atomics (tc_atomic_update), right
                      at odd sizes, with one warp along x (32x8) and with several (64x4: four
                      groups of two warps, each with its own barrier; 256; 96x2); a 1000-long
-                     int32 row sum exact, a max with a NaN, an int8 product and a float16 min
+                     int32 row sum exact, a max with a NaN, an int8 product, a float16 min and a bfloat16 max
                      right; cuda.block's x not a multiple of 32, or x over 32 with y times z
                      over 15, is TC_ERROR_INVALID_ARGUMENT naming both options
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
@@ -310,6 +310,10 @@ def lane_reductions():
         W = r.standard_normal((3, 50)).astype(np.float16)
         (H,) = run(hmin.compile("rowmin", [W], lanes), [W])
         np.testing.assert_array_equal(H, W.min(axis=1))
+        bmax = tclib.Program("def rowmax(bf16(N,K) X) -> (H) { H(n) max=! X(n,k) }")
+        V = tclib.bf16(r.standard_normal((3, 50)))
+        (H,) = run(bmax.compile("rowmax", [V], lanes), [V])
+        np.testing.assert_array_equal(H, tclib.bf16(tclib.from_bf16(V).max(axis=1)))  # bits
         expect_error(lambda: p.compile("mm", [A, B], dict(lanes, **{"cuda.block": "16x8"})),
                      tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.reduction'", "'cuda.block' is '16x8'",
                      "a multiple of 32")

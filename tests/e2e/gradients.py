@@ -151,6 +151,7 @@ CORPUS_SKIP = {
     "gather_unchecked_clamps": "needs checked=0",
     "scatter_unchecked_skips_bad_indices": "needs checked=0",
     "scatter_unchecked_skips_bad_uint8_and_gathered_reads_clamp": "needs checked=0",
+    "bfloat16_conversions": "its outputs are bfloat16 casts: finite differences of 8-bit values",
 }
 
 
@@ -159,9 +160,10 @@ def rng_for(name):
 
 
 def all_double(src):
-    """Every def's floating-point parameters as float64 (float16 and float32 included)."""
+    """Every def's floating-point parameters as float64 (float16, bfloat16 and float32 included)."""
     return re.sub(r"def [^{]*\{",
-                  lambda m: re.sub(r"\b(float|float32|float16|half)\b(?=\s*[(\s])", "double", m.group(0)), src)
+                  lambda m: re.sub(r"\b(float|float32|float16|half|bfloat16|bf16)\b(?=\s*[(\s])", "double", m.group(0)),
+                  src)
 
 
 def run(prog, entry, inputs, backend):
@@ -229,7 +231,8 @@ def corpus_sweep():
         entry = case.entry or prog.def_names()[-1]
         rng = rng_for(case.name)
         inputs = [np.asarray(a) for a in case.inputs(rng)]
-        inputs = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
+        inputs = [tclib.from_bf16(a).astype(np.float64) if tclib.is_bf16(a.dtype)
+                  else a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
         try:
             grad = prog.gradient(entry)
         except tclib.TCError as e:
@@ -275,7 +278,8 @@ def fuzz_sweep(programs, seed):
             shapes = prog.infer_outputs("main", inputs)
         except tclib.TCError:
             continue
-        d_outs = [np.ones(shape, dtype) for dtype, shape in shapes if np.dtype(dtype).kind == "f"]
+        d_outs = [tclib.bf16(np.ones(shape)) if tclib.is_bf16(dtype) else np.ones(shape, dtype)
+                  for dtype, shape in shapes if np.dtype(dtype).kind == "f" or tclib.is_bf16(dtype)]
         results = []
         for backend in ("reference", "cpu"):
             try:
@@ -289,6 +293,8 @@ def fuzz_sweep(programs, seed):
                     k, seed, a if isinstance(a, int) else "ok", b if isinstance(b, int) else "ok", grad.source()))
             continue
         for x, y in zip(a, b):
+            if tclib.is_bf16(x.dtype):
+                x, y = tclib.from_bf16(x), tclib.from_bf16(y)
             xf, yf = x.astype(np.float64), y.astype(np.float64)
             with np.errstate(invalid="ignore"):
                 close = (xf == yf) | (np.isnan(xf) & np.isnan(yf)) | (np.abs(xf - yf) <= 1e-3 * np.maximum(1, np.abs(xf)))

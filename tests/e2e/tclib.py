@@ -55,17 +55,47 @@ class TCError(Exception):
 
 # ---- dtypes ---------------------------------------------------------------------------------
 
-_NP_TO_DL = {np.dtype(name): code_bits for name, code_bits in _dlpack.DTYPES.items()}
+# NumPy has no bfloat16: a bfloat16 tensor is a uint16 array of its bits whose dtype carries
+# the metadata {"tc": "bfloat16"} (BF16; corpus.bf16 and from_bf16 convert).
+BF16 = np.dtype(np.uint16, metadata={"tc": "bfloat16"})
+_NP_TO_DL = {np.dtype(name): code_bits for name, code_bits in _dlpack.DTYPES.items() if name != "bfloat16"}
 _DL_TO_NP = {v: k for k, v in _NP_TO_DL.items()}
 
 
+def is_bf16(np_dtype):
+    metadata = np.dtype(np_dtype).metadata
+    return bool(metadata) and metadata.get("tc") == "bfloat16"
+
+
+def bf16(x):
+    """float values -> BF16 bits: to float32, then rounded to nearest even on the lower 16 bits;
+    NaN gives 0x7fc0 (libtc's and PyTorch's rule)."""
+    f = np.asarray(x, np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    u = np.uint64  # typed constants: a 0-d uint64 with a Python int would promote to float64
+    rounded = ((b + u(0x7FFF) + ((b >> u(16)) & u(1))) >> u(16)).astype(np.uint16)
+    return np.where(np.isnan(f), np.uint16(0x7FC0), rounded).astype(BF16)
+
+
+def from_bf16(a):
+    """BF16 bits -> float32 values."""
+    return (np.asarray(a).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def np_dtype_named(name):
+    """The NumPy dtype tests use for a TC dtype name (BF16 for bfloat16)."""
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
 def dl_dtype(np_dtype):
-    code, bits = _NP_TO_DL[np.dtype(np_dtype)]
+    code, bits = _dlpack.DTYPES["bfloat16"] if is_bf16(np_dtype) else _NP_TO_DL[np.dtype(np_dtype)]
     return DLDataType(code, bits, 1)
 
 
 def np_dtype(dl):
     key = (dl.code, dl.bits)
+    if dl.lanes == 1 and key == _dlpack.DTYPES["bfloat16"]:
+        return BF16
     if dl.lanes != 1 or key not in _DL_TO_NP:
         raise ValueError("no NumPy dtype for DLPack dtype code=%d bits=%d lanes=%d"
                          % (dl.code, dl.bits, dl.lanes))

@@ -275,24 +275,26 @@ bool allocate(std::vector<char>& buf, size_t bytes, const char* tensor) {
   }
 }
 
-bool is_half(DLDataType dt) { return dt.code == kDLFloat && dt.bits == 16; }
+// float16 or bfloat16: 16-bit floats the tool converts through float32.
+bool is_half(DLDataType dt) { return (dt.code == kDLFloat || dt.code == kDLBfloat) && dt.bits == 16; }
 
-// float32 <-> float16 of whole buffers, computed by libtc itself (the tool includes tc.h only):
-// two defs on the reference backend, whose casts round to nearest even, compiled on first use
-// for each chunk length (at most two lengths per direction: full chunks and the remainder).
+// float32 <-> float16 or bfloat16 of whole buffers, computed by libtc itself (the tool includes
+// tc.h only): four defs on the reference backend, whose casts round to nearest even, compiled on
+// first use for each chunk length (at most two lengths per direction: full chunks and the
+// remainder).
 class HalfConverter {
  public:
-  // float32 values -> float16 bits; both buffers hold n elements.
-  bool to_half(const void* src, void* dst, int64_t n) {
-    return convert("to_half", kF32, src, dst, n);
+  // float32 values -> bits of `half` (float16 or bfloat16); both buffers hold n elements.
+  bool to_half(DLDataType half, const void* src, void* dst, int64_t n) {
+    return convert(half.code == kDLBfloat ? "to_bf16" : "to_half", kF32, half, src, dst, n);
   }
-  // float16 bits -> float32 values.
-  bool to_float(const void* src, void* dst, int64_t n) {
-    return convert("to_float", kF16, src, dst, n);
+  // bits of `half` -> float32 values.
+  bool to_float(DLDataType half, const void* src, void* dst, int64_t n) {
+    return convert(half.code == kDLBfloat ? "bf16_to_float" : "to_float", half, kF32, src, dst, n);
   }
 
  private:
-  static constexpr DLDataType kF32{kDLFloat, 32, 1}, kF16{kDLFloat, 16, 1};
+  static constexpr DLDataType kF32{kDLFloat, 32, 1};
   static constexpr int64_t kChunk = int64_t{1} << 24;  // elements per call (an extent is < 2^31)
 
   static bool fail() {
@@ -304,10 +306,12 @@ class HalfConverter {
     if (prog_) return true;
     static const char* source =
         "def to_half(float(N) X) -> (Y) { Y(i) = float16(X(i)) }\n"
-        "def to_float(float16(N) X) -> (Y) { Y(i) = float(X(i)) }\n";
+        "def to_float(float16(N) X) -> (Y) { Y(i) = float(X(i)) }\n"
+        "def to_bf16(float(N) X) -> (Y) { Y(i) = bfloat16(X(i)) }\n"
+        "def bf16_to_float(bfloat16(N) X) -> (Y) { Y(i) = float(X(i)) }\n";
     tc_program* prog = nullptr;
     tc_options* opts = nullptr;
-    if (tc_define_named(&prog, source, "<tc float16 conversion>") != TC_OK) return fail();
+    if (tc_define_named(&prog, source, "<tc float16 and bfloat16 conversion>") != TC_OK) return fail();
     prog_.reset(prog);
     if (tc_options_create(&opts) != TC_OK) return fail();
     opts_.reset(opts);
@@ -315,10 +319,9 @@ class HalfConverter {
     return true;
   }
 
-  bool convert(const char* entry, DLDataType from, const void* src, void* dst, int64_t n) {
+  bool convert(const char* entry, DLDataType from, DLDataType to, const void* src, void* dst, int64_t n) {
     if (n == 0) return true;
     if (!init()) return false;
-    DLDataType to = from.bits == 32 ? kF16 : kF32;
     for (int64_t start = 0; start < n; start += kChunk) {
       int64_t len = std::min(kChunk, n - start);
       DLTensor in{}, out{};
@@ -348,10 +351,10 @@ class HalfConverter {
   std::map<std::pair<std::string, int64_t>, Kernel> kernels_;
 };
 
-// Fills n elements of buf; float16 values are drawn as float32 and converted by libtc.
+// Fills n elements of buf; float16 and bfloat16 values are drawn as float32 and converted by libtc.
 bool fill(std::vector<char>& buf, DLDataType dt, int64_t n, Rng& rng, const RunArgs& a,
           HalfConverter& half, const char* tensor) {
-  std::vector<char> staging;  // float32 values of a float16 tensor
+  std::vector<char> staging;  // float32 values of a float16 or bfloat16 tensor
   if (is_half(dt) && !allocate(staging, static_cast<size_t>(n) * 4, tensor)) return false;
   for (int64_t i = 0; i < n; ++i) {
     char* p = buf.data() + i * (dt.bits / 8);
@@ -363,7 +366,7 @@ bool fill(std::vector<char>& buf, DLDataType dt, int64_t n, Rng& rng, const RunA
     else if (dt.code == TC_DL_BOOL) *p = static_cast<char>(rng.next() & 1);
     else std::memcpy(p, &iv, dt.bits / 8);  // little-endian truncation of the integer
   }
-  return !is_half(dt) || half.to_half(staging.data(), buf.data(), n);
+  return !is_half(dt) || half.to_half(dt, staging.data(), buf.data(), n);
 }
 
 // One element as a double (float16 buffers are converted to float32 before they are summed).
@@ -532,12 +535,12 @@ int cmd_run(const char* path, const RunArgs& a) {
     for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
     const char* data = out_bufs[o].data();
     DLDataType dt = infos[o].dtype;
-    std::vector<char> widened;  // a float16 output as float32, converted by libtc
+    std::vector<char> widened;  // a float16 or bfloat16 output as float32, converted by libtc
     if (is_half(dt)) {
       if (!allocate(widened, static_cast<size_t>(n) * 4 + 1, info.name)) return 1;
-      if (!half.to_float(data, widened.data(), n)) return 1;
+      if (!half.to_float(dt, data, widened.data(), n)) return 1;
       data = widened.data();
-      dt.bits = 32;
+      dt = {kDLFloat, 32, 1};
     }
     double sum = 0;
     for (int64_t i = 0; i < n; ++i) sum += element(data + i * (dt.bits / 8), dt);

@@ -230,13 +230,13 @@ def _same_kind(template, tensor):
     """`tensor` as the kind of array `template` is, without a copy: NumPy through
     __array_interface__ (NumPy < 2 makes from_dlpack arrays read-only and cannot take bool),
     other libraries (PyTorch, ...) through their from_dlpack. A tc.Tensor if there is no such
-    library or it cannot take this dtype (bool in PyTorch < 2.0)."""
+    library or it cannot take this dtype (bool in PyTorch < 2.0, bfloat16 in NumPy)."""
     if template is None or isinstance(template, Tensor):
         return tensor
     library = type(template).__module__.partition(".")[0]
     module = sys.modules.get(library)
     if library == "numpy":
-        return module.asarray(tensor)
+        return tensor if tensor.dtype == "bfloat16" else module.asarray(tensor)
     from_dlpack = getattr(module, "from_dlpack", None)
     if from_dlpack is None:
         return tensor

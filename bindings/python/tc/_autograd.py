@@ -24,12 +24,12 @@ from torch.autograd.function import once_differentiable
 
 from ._api import Options
 
-__all__ = ["Autograd"]
+__all__ = ["Autograd", "is_float"]
 
 
-def _is_float(dtype):
+def is_float(dtype):
     """Whether a Param dtype name carries a gradient (tc.h: floating-point ones do)."""
-    return dtype.startswith("float")
+    return dtype.startswith("float") or dtype == "bfloat16"
 
 
 class Autograd:
@@ -48,8 +48,8 @@ class Autograd:
         self.options = dict(options)
         Options(**self.options).close()  # a bad key or value: TcInvalidArgumentError now
         inputs, outputs = program.inputs(self.entry), program.outputs(self.entry)
-        self._float_inputs = [i for i, p in enumerate(inputs) if _is_float(p.dtype)]
-        self._float_outputs = [j for j, p in enumerate(outputs) if _is_float(p.dtype)]
+        self._float_inputs = [i for i, p in enumerate(inputs) if is_float(p.dtype)]
+        self._float_outputs = [j for j, p in enumerate(outputs) if is_float(p.dtype)]
         self._num_inputs = len(inputs)
         # Gradients are matched to inputs by position (tc.h's order), so a gradient def whose
         # signature differs from that rule would hand autograd the wrong tensors: refuse it.

@@ -28,10 +28,11 @@ DTYPES = {
     "bool": (6, 8),
     "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
     "int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
-    "float16": (2, 16), "float32": (2, 32), "float64": (2, 64),
+    "float16": (2, 16), "float32": (2, 32), "float64": (2, 64), "bfloat16": (4, 16),
 }
 _DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
-_TYPESTR_KIND = {0: "i", 1: "u", 2: "f", 6: "b"}  # for __array_interface__
+# for __array_interface__; NumPy has no bfloat16: its bits are shown as uint16
+_TYPESTR_KIND = {0: "i", 1: "u", 2: "f", 4: "u", 6: "b"}
 
 
 class DLDevice(ctypes.Structure):
@@ -175,7 +176,8 @@ for _callback in (_delete_exported_c, _destroy_capsule_c):
 class Tensor:
     """A zero-filled, row-major CPU tensor owned by Python: what a kernel returns when its inputs
     do not come from a library with `from_dlpack` (or that library cannot take the dtype).
-    Wrap it without a copy with np.from_dlpack(t), torch.from_dlpack(t) or np.asarray(t)."""
+    Wrap it without a copy with np.from_dlpack(t), torch.from_dlpack(t) or np.asarray(t)
+    (a bfloat16 tensor: torch.from_dlpack; np.asarray gives its bits as uint16)."""
 
     def __init__(self, dtype, shape):
         if dtype not in DTYPES:

@@ -38,7 +38,7 @@ import threading
 import torch
 
 from ._api import Options, TensorInfo
-from ._autograd import Autograd
+from ._autograd import Autograd, is_float
 
 __all__ = ["custom_op"]
 
@@ -193,7 +193,7 @@ class _LegacyFunction(torch.autograd.Function):
         ctx.op = op
         ctx.save_for_backward(*inputs)
         ctx.float_outputs = op.float_output_meta(outputs)
-        ctx.mark_non_differentiable(*(o for j, o in enumerate(outputs) if not op.outputs[j].dtype.startswith("float")))
+        ctx.mark_non_differentiable(*(o for j, o in enumerate(outputs) if not is_float(op.outputs[j].dtype)))
         ctx.set_materialize_grads(False)
         return outputs
 

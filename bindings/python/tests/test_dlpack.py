@@ -147,6 +147,14 @@ class Producing(unittest.TestCase):
             self.assertEqual(a.shape, (4,))
             self.assertFalse(a.any())  # zero-filled
 
+    def test_bfloat16_bits_through_the_array_interface(self):
+        t = tc.Tensor("bfloat16", (3,))
+        self.assertEqual((t.dtype, t.itemsize), ("bfloat16", 2))
+        a = np.asarray(t)  # NumPy has no bfloat16: the bits as uint16
+        self.assertEqual(a.dtype, np.uint16)
+        a[1] = 0x3F80
+        self.assertEqual(np.asarray(t)[1], 0x3F80)
+
     def test_zero_dim_and_empty(self):
         self.assertEqual(np.from_dlpack(tc.Tensor("int32", ())).shape, ())
         self.assertEqual(np.from_dlpack(tc.Tensor("int32", (3, 0))).shape, (3, 0))

@@ -65,6 +65,29 @@ class Torch(unittest.TestCase):
         self.assertTrue(torch.equal(B, A * 0.5))
         self.assertTrue(torch.equal(J, I * 3))
 
+    def test_bfloat16_in_and_out(self):
+        prog = tc.define("def f(bf16(N) X, bfloat16(N) Y) -> (S, F) {\n  S(i) = X(i) * Y(i) + 1\n"
+                         "  F(i) = float(X(i))\n}")
+        X = torch.tensor([1.0, -3.0, 1.0 + 2 ** -7, float("nan")], dtype=torch.bfloat16)
+        Y = torch.tensor([3.0, 3.0, 3.0, 1.0], dtype=torch.bfloat16)
+        S, F = prog.f(X, Y)
+        self.assertEqual((S.dtype, F.dtype), (torch.bfloat16, torch.float32))
+        # every product rounded to bfloat16 (3 + 3 * 2^-7 ties to 3 + 2^-5), then + 1 rounded again
+        want = (X.float() * Y.float()).to(torch.bfloat16).float() + 1
+        self.assertTrue(torch.equal(S[:3].float(), want[:3].to(torch.bfloat16).float()), (S, want))
+        self.assertEqual(S[2].item(), 4.03125)
+        self.assertEqual(S.view(torch.int16)[3].item(), 0x7FC0)  # NaN: 0x7fc0, as PyTorch's
+        torch.testing.assert_close(F[:3], X[:3].float())
+
+    def test_bfloat16_output_of_numpy_inputs_is_a_tc_tensor(self):
+        prog = tc.define("def f(float(N) X) -> (B) { B(i) = bf16(X(i)) }")
+        B = prog.f(np.array([1.0, 1.0 + 2 ** -8, 3.0], np.float32))
+        self.assertIsInstance(B, tc.Tensor)  # NumPy has no bfloat16
+        self.assertEqual(B.dtype, "bfloat16")
+        t = torch.from_dlpack(B)
+        self.assertEqual(t.dtype, torch.bfloat16)
+        self.assertEqual(t.tolist(), [1.0, 1.0, 3.0])  # 1 + 2^-8 ties to 1
+
     def test_output_kind_follows_the_first_input(self):
         A, B = small_ints(2, 3, seed=7), small_ints(3, 2, seed=8)
         self.assertIsInstance(self.prog.mm(A.numpy(), B), np.ndarray)

@@ -61,7 +61,7 @@ mod tensor;
 mod tune;
 
 pub use error::{Error, Result, Status};
-pub use tensor::{DataType, Element, TensorInfo, TensorMut, TensorRef, F16};
+pub use tensor::{DataType, Element, TensorInfo, TensorMut, TensorRef, BF16, F16};
 pub use tune::{cache_export, cache_import, TuneCallback, TuneProgress};
 
 use std::ffi::{CStr, CString};

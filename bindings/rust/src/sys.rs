@@ -28,6 +28,7 @@ pub const K_DL_CPU: i32 = 1;
 pub const K_DL_INT: u8 = 0;
 pub const K_DL_UINT: u8 = 1;
 pub const K_DL_FLOAT: u8 = 2;
+pub const K_DL_BFLOAT: u8 = 4;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

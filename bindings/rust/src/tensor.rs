@@ -32,6 +32,7 @@ impl DataType {
     pub const FLOAT16: DataType = DataType::new(sys::K_DL_FLOAT, 16);
     pub const FLOAT32: DataType = DataType::new(sys::K_DL_FLOAT, 32);
     pub const FLOAT64: DataType = DataType::new(sys::K_DL_FLOAT, 64);
+    pub const BFLOAT16: DataType = DataType::new(sys::K_DL_BFLOAT, 16);
 }
 
 impl fmt::Display for DataType {
@@ -43,6 +44,7 @@ impl fmt::Display for DataType {
             sys::K_DL_INT => "int",
             sys::K_DL_UINT => "uint",
             sys::K_DL_FLOAT => "float",
+            sys::K_DL_BFLOAT => "bfloat",
             _ => "",
         };
         if kind.is_empty() || t.lanes != 1 {
@@ -59,12 +61,18 @@ impl fmt::Display for DataType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct F16(pub u16);
 
+/// bfloat16 bits (TC's `bfloat16`/`bf16`): a float32's upper half. Rust has no `bf16`; from an
+/// `f32` `x`, `BF16((x.to_bits() >> 16) as u16)` truncates (libtc rounds to nearest even).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BF16(pub u16);
+
 mod sealed {
     pub trait Sealed {}
 }
 
 /// An element type TC has. Sealed: implemented exactly for `bool`, `u8`..`u64`, `i8`..`i64`,
-/// [`F16`], `f32`, `f64`, with their DLPack dtype. (libtc writes bool elements as 0 or 1.)
+/// [`F16`], `f32`, `f64`, [`BF16`], with their DLPack dtype. (libtc writes bool elements as 0 or 1.)
 pub trait Element: Copy + sealed::Sealed + 'static {
     const DTYPE: DataType;
 }
@@ -79,7 +87,7 @@ macro_rules! elements {
 }
 elements!(bool => BOOL, u8 => UINT8, u16 => UINT16, u32 => UINT32, u64 => UINT64,
           i8 => INT8, i16 => INT16, i32 => INT32, i64 => INT64,
-          F16 => FLOAT16, f32 => FLOAT32, f64 => FLOAT64);
+          F16 => FLOAT16, f32 => FLOAT32, f64 => FLOAT64, BF16 => BFLOAT16);
 
 /// Shape and element strides of a view, checked to stay inside `len` elements.
 #[derive(Clone, Debug)]

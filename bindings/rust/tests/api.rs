@@ -3,7 +3,7 @@
 //! outputs, options through libtc, introspection, errors with status and message, Send/Sync
 //! and sharing a kernel between threads, the gradient program of mm (signature, source, and
 //! d_A, d_B against loops on both backends). Run by ctest as bindings.rust (`cargo test`).
-use tc::{DataType, Error, Kernel, Options, Program, Status, TensorInfo, TensorMut, TensorRef, F16};
+use tc::{DataType, Error, Kernel, Options, Program, Status, TensorInfo, TensorMut, TensorRef, BF16, F16};
 
 const MM: &str = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
 
@@ -136,6 +136,25 @@ fn dtypes() {
     assert_eq!(inc, [1, 6, 0, 7]); // uint8 wraps
     assert_eq!(twice, [F16(0x4000), F16(0xC200), F16(0x0000), F16(0x6800)]); // 2, -3, 0, 2048
     assert_eq!(neg, [-0.5, 2.0, -1e300, -0.0]);
+}
+
+#[test]
+fn bfloat16() {
+    let src = "def f(bf16(N) X) -> (Y, Z) {\n  Y(i) = X(i) * 3\n  Z(i) = float(X(i))\n}";
+    let x = [BF16(0x3F80), BF16(0xC040), BF16(0x3F81), BF16(0x7FC0)]; // 1, -3, 1 + 2^-7, NaN
+    let inputs = [TensorRef::new(&x, &[4]).unwrap()];
+    assert_eq!(inputs[0].dtype(), DataType::BFLOAT16);
+    let kernel = compile(src, "f", &inputs);
+    let dtypes: Vec<_> = kernel.outputs().unwrap().iter().map(|i| i.dtype.to_string()).collect();
+    assert_eq!(dtypes, ["bfloat16", "float32"]);
+    let (mut y, mut z) = ([BF16(0); 4], [0f32; 4]);
+    kernel
+        .run(&inputs, &mut [TensorMut::new(&mut y, &[4]).unwrap(), TensorMut::new(&mut z, &[4]).unwrap()])
+        .unwrap();
+    // 3 * (1 + 2^-7) = 3 + 3 * 2^-7 rounds to 3 + 2^-5 (ties to even); NaN stays 0x7fc0
+    assert_eq!(y, [BF16(0x4040), BF16(0xC110), BF16(0x4042), BF16(0x7FC0)]);
+    assert_eq!(&z[..3], &[1.0, -3.0, 1.0 + 1.0 / 128.0]);
+    assert!(z[3].is_nan());
 }
 
 #[test]

@@ -75,8 +75,7 @@ Expr vector_exp_f32(const Expr& x_in) {
 
 // id(a...) with arguments of TC type t (float16 held as float32, values.h).
 Expr builtin(BuiltinId id, const std::vector<Expr>& a, ScalarType t) {
-  bool half = t == ScalarType::Float16;
-  auto rounded = [&](const Expr& x) { return half ? round_to_half(x) : x; };
+  auto rounded = [&](const Expr& x) { return rounded_to(x, t); };
   if (id == BuiltinId::Exp && t != ScalarType::Float64) return rounded(vector_exp_f32(a[0]));
   if (id == BuiltinId::Fma) {  // llvm.fma, vectorised, where libm's fma went one lane at a time
     Halide::Type ft = t == ScalarType::Float64 ? Halide::Float(64) : Halide::Float(32);

@@ -18,14 +18,14 @@ Halide::Type value_type(ScalarType t) {
     case ScalarKind::Bool: return Halide::Bool();
     case ScalarKind::Signed: return Halide::Int(bits(t));
     case ScalarKind::Unsigned: return Halide::UInt(bits(t));
-    case ScalarKind::Float: return t == ScalarType::Float16 ? Halide::Float(32) : Halide::Float(bits(t));
+    case ScalarKind::Float: return is_float16_like(t) ? Halide::Float(32) : Halide::Float(bits(t));
   }
   return Halide::Int(32);
 }
 
 Halide::Type storage_type(ScalarType t) {
   if (t == ScalarType::Bool) return Halide::UInt(8);
-  if (t == ScalarType::Float16) return Halide::UInt(16);
+  if (is_float16_like(t)) return Halide::UInt(16);
   return value_type(t);
 }
 
@@ -60,6 +60,19 @@ Expr float_to_half_bits(const Expr& f) {
   Expr h = Halide::select(a > u32(0x7f800000), u32(0x7e00), a >= u32(0x477ff000), u32(0x7c00),
                           a < u32(0x38800000), subnormal, normal);
   return Halide::cast(Halide::UInt(16), h | sign);
+}
+
+// bfloat16 bits -> the float32 of the same value (its upper half).
+Expr bfloat16_bits_to_float(const Expr& h) {
+  return Halide::reinterpret(Halide::Float(32), Halide::cast(Halide::UInt(32), h) << u32(16));
+}
+
+// float32 -> bfloat16 bits, rounding to nearest even; NaN gives the quiet NaN 0x7fc0, like
+// support/half.h's float_to_bfloat16.
+Expr float_to_bfloat16_bits(const Expr& f) {
+  Expr b = Halide::reinterpret(Halide::UInt(32), f);
+  Expr rounded = (b + u32(0x7fff) + ((b >> u32(16)) & u32(1))) >> u32(16);
+  return Halide::cast(Halide::UInt(16), Halide::select((b & u32(0x7fffffff)) > u32(0x7f800000), u32(0x7fc0), rounded));
 }
 
 // A comparison of float operands, opaque to Halide's simplifier and compiled without fast-math
@@ -158,8 +171,6 @@ Expr sign_bit(const Halide::Type& ft) {
   return HI::make_const(Halide::UInt(ft.bits()), uint64_t{1} << (ft.bits() - 1));
 }
 
-Expr round_if_half(const Expr& x, ScalarType t) { return t == ScalarType::Float16 ? round_to_half(x) : x; }
-
 // NumPy's floored modulo: fmod (exact), moved into the divisor's sign; a zero result takes the
 // divisor's sign; a zero divisor gives NaN.
 Expr floored_modulo(const Expr& a, const Expr& b, ScalarType t) {
@@ -170,22 +181,30 @@ Expr floored_modulo(const Expr& a, const Expr& b, ScalarType t) {
   // A zero with b's sign, from b's sign bit (the simplifier takes -0.0 and 0.0 for one constant
   // and folds a select between them).
   Expr signed_zero = Halide::reinterpret(ft, Halide::reinterpret(Halide::UInt(ft.bits()), b) & sign_bit(ft));
-  return round_if_half(Halide::select(differ, r + b, r == zero, signed_zero, r), t);
+  return rounded_to(Halide::select(differ, r + b, r == zero, signed_zero, r), t);
 }
 
 }  // namespace
 
 Expr round_to_half(const Expr& f32) { return half_bits_to_float(float_to_half_bits(f32)); }
 
+Expr rounded_to(const Expr& f32, ScalarType t) {
+  if (t == ScalarType::Float16) return round_to_half(f32);
+  if (t == ScalarType::BFloat16) return bfloat16_bits_to_float(float_to_bfloat16_bits(f32));
+  return f32;
+}
+
 Expr from_storage(const Expr& stored, ScalarType t) {
   if (t == ScalarType::Bool) return stored != HI::make_zero(stored.type());
   if (t == ScalarType::Float16) return half_bits_to_float(stored);
+  if (t == ScalarType::BFloat16) return bfloat16_bits_to_float(stored);
   return stored;
 }
 
 Expr to_storage(const Expr& value, ScalarType t) {
   if (t == ScalarType::Bool) return Halide::cast(Halide::UInt(8), value);
   if (t == ScalarType::Float16) return float_to_half_bits(value);
+  if (t == ScalarType::BFloat16) return float_to_bfloat16_bits(value);
   return value;
 }
 
@@ -193,7 +212,7 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
   if (from == to) return x;
   if (to == ScalarType::Bool) return truthy(x);
   if (is_float(from) && !is_float(to)) return float_to_integer(x, to);
-  if (to == ScalarType::Float16) return round_to_half(Halide::cast(Halide::Float(32), x));
+  if (is_float16_like(to)) return rounded_to(Halide::cast(Halide::Float(32), x), to);
   // To int32/int64 from an integer type whose values it may not hold (uint32, wider types):
   // through the unsigned twin, which wraps. Halide takes a cast of a constant it cannot hold
   // as signed overflow and folds it to signed_integer_overflow, which bounds inference then
@@ -216,7 +235,8 @@ Expr literal(double value, ScalarType t) {
   if (is_float(t)) {
     double v = t == ScalarType::Float64   ? value
                : t == ScalarType::Float32 ? static_cast<double>(static_cast<float>(value))
-                                          : static_cast<double>(tc::round_to_half(static_cast<float>(value)));
+               : t == ScalarType::Float16 ? static_cast<double>(tc::round_to_half(static_cast<float>(value)))
+                                          : static_cast<double>(tc::round_to_bfloat16(static_cast<float>(value)));
     // Halide's float constants lose the sign of -0.0 (also of -5e-324 as float32): its bits.
     if (v == 0 && std::signbit(v)) return Halide::reinterpret(value_type(t), sign_bit(value_type(t)));
     return HI::make_const(value_type(t), v);
@@ -294,7 +314,7 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   // fuzzer, CI at f2d566f). One xor per call of a function libm computes one lane at a time.
   for (const Expr& x : args) a.push_back(opaque_to_llvm(Halide::cast(ft, x)));
   Expr r = HI::Call::make(ft, dbl ? name : std::string(name) + "f", a, HI::Call::PureExtern);
-  return round_if_half(r, t);
+  return rounded_to(r, t);
 }
 
 Expr fused_multiply_add(const Expr& a, const Expr& b, const Expr& c) {
@@ -315,7 +335,7 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
   }
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
-    return round_if_half(infer::binary_op(op, a, b), t);
+    return rounded_to(infer::binary_op(op, a, b), t);
   }
   // A divisor of a value (not of index arithmetic, whose bounds Halide must see) that folds to a
   // constant is opaque: Halide's own lowering of % 2147483647 overflows while folding constants,

@@ -1,11 +1,11 @@
 // values.h — how the generated code holds TC values, and the language's conversions on them
 // (the reference backend's scalar.cpp is the oracle; docs/language.md states the rules):
 //   - in memory (the caller's tensors) bool is a byte, any nonzero byte being true, and
-//     float16 is its 16 bits: Halide's own float16 arithmetic and conversions are never used
-//     (Halide 14 turns a float16 NaN into infinity);
-//   - in registers and internal buffers float16 values are float32 values that are exactly
-//     representable in float16: every float16 operation computes in float32 and rounds to
-//     half precision (round to nearest even) with this file's conversion;
+//     float16 and bfloat16 are their 16 bits: Halide's own float16/bfloat16 arithmetic and
+//     conversions are never used (Halide 14 turns a float16 NaN into infinity);
+//   - in registers and internal buffers float16 and bfloat16 values are float32 values that
+//     are exactly representable in the type: every operation computes in float32 and rounds
+//     to the type (round to nearest even) with this file's conversions;
 //   - signed 32- and 64-bit arithmetic wraps (two's complement): Halide assumes it never
 //     overflows, so + - * and negation are done on the unsigned twin and reinterpreted;
 //   - integer / and % are Euclidean with x / 0 == 0, x % 0 == 0 and MIN / -1 == MIN, with no
@@ -23,13 +23,16 @@
 namespace tc::backends::cpu {
 
 Halide::Type value_type(ScalarType t);    // in registers and internal buffers
-Halide::Type storage_type(ScalarType t);  // in the caller's buffers: bool uint8, float16 uint16
+Halide::Type storage_type(ScalarType t);  // in the caller's buffers: bool uint8, float16/bfloat16 uint16
 
 Halide::Expr from_storage(const Halide::Expr& stored, ScalarType t);
 Halide::Expr to_storage(const Halide::Expr& value, ScalarType t);
 
 // A float32 value rounded to the nearest float16 value (ties to even), still as float32.
 Halide::Expr round_to_half(const Halide::Expr& f32);
+// A float32 value rounded to t where t is float16 or bfloat16 (ties to even), still as float32;
+// any other t: unchanged.
+Halide::Expr rounded_to(const Halide::Expr& f32, ScalarType t);
 
 // x of TC type `from` converted to `to` as the language converts: bool is x != 0, float to
 // integer truncates toward zero and saturates (NaN gives 0), integers wrap.

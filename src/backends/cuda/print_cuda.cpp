@@ -177,9 +177,18 @@ TC_DEVICE unsigned short tc_f2h(float f) {
   return sign | (unsigned short)(((exp - 112) << 10) + (half_man - 0x400u));
 }
 TC_DEVICE float tc_rh(float f) { return tc_h2f(tc_f2h(f)); }
+// bfloat16 likewise: stored as its bits (float's upper half), computed as float, every result
+// rounded to nearest even (a NaN gives 0x7fc0), as support/half.h does.
+TC_DEVICE float tc_b2f(unsigned short b) { union { unsigned u; float f; } x; x.u = (unsigned)b << 16; return x.f; }
+TC_DEVICE unsigned short tc_f2b(float f) {
+  union { unsigned u; float f; } v; v.f = f;
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;
+  return (unsigned short)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+TC_DEVICE float tc_rb(float f) { return tc_b2f(tc_f2b(f)); }
 // A scatter's update, atomic (several threads may add to one element): CUDA's atomicAdd for 4-
 // and 8-byte elements (integers wrap), a compare-and-swap of the aligned 32-bit word holding
-// a 1- or 2-byte element (bool: or; float16: added as float, rounded to half).
+// a 1- or 2-byte element (bool: or; float16, bfloat16: added as float, rounded to the type).
 template <typename Op> TC_DEVICE void tc_atomic_field(void* p, unsigned width, Op op) {
   unsigned long long a = (unsigned long long)p;
   unsigned* word = (unsigned*)(a & ~3ull);
@@ -197,6 +206,7 @@ struct tc_add_s16 { short v; TC_DEVICE unsigned operator()(unsigned x) const { r
 struct tc_add_u16 { unsigned short v; TC_DEVICE unsigned operator()(unsigned x) const { return (unsigned short)tc_add((unsigned short)x, v); } };
 struct tc_or_bool { bool v; TC_DEVICE unsigned operator()(unsigned x) const { return (x != 0u || v) ? 1u : 0u; } };
 struct tc_add_half { float v; TC_DEVICE unsigned operator()(unsigned x) const { return tc_f2h(tc_h2f((unsigned short)x) + v); } };
+struct tc_add_bf16 { float v; TC_DEVICE unsigned operator()(unsigned x) const { return tc_f2b(tc_b2f((unsigned short)x) + v); } };
 TC_DEVICE void tc_atomic_add(float* p, float v) { atomicAdd(p, v); }
 TC_DEVICE void tc_atomic_add(double* p, double v) { atomicAdd(p, v); }
 TC_DEVICE void tc_atomic_add(int* p, int v) { atomicAdd((unsigned*)p, (unsigned)v); }
@@ -209,6 +219,7 @@ TC_DEVICE void tc_atomic_add(short* p, short v) { tc_add_s16 op = {v}; tc_atomic
 TC_DEVICE void tc_atomic_add(unsigned short* p, unsigned short v) { tc_add_u16 op = {v}; tc_atomic_field(p, 2, op); }
 TC_DEVICE void tc_atomic_or(unsigned char* p, bool v) { tc_or_bool op = {v}; tc_atomic_field(p, 1, op); }
 TC_DEVICE void tc_atomic_add_half(unsigned short* p, float v) { tc_add_half op = {v}; tc_atomic_field(p, 2, op); }
+TC_DEVICE void tc_atomic_add_bf16(unsigned short* p, float v) { tc_add_bf16 op = {v}; tc_atomic_field(p, 2, op); }
 // An element updated atomically: f maps its stored value to the new one (the lanes' partial
 // reductions combined into it, cuda.reduction=atomic). 4 and 8 bytes: a compare-and-swap of the
 // element; 1 and 2 bytes: of the aligned 32-bit word that holds it.
@@ -332,17 +343,21 @@ std::string c_type(ScalarType t) {
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
     case ScalarType::Float16: return "float";  // computed as float, rounded to half
+    case ScalarType::BFloat16: return "float";  // computed as float, rounded to bfloat16
   }
   return "void";
 }
 
-// Tensors are stored as their C type, bool as one byte, float16 as its bits.
+// Tensors are stored as their C type, bool as one byte, float16 and bfloat16 as their bits.
 std::string storage_type(ScalarType t) {
-  return t == ScalarType::Bool ? "unsigned char" : t == ScalarType::Float16 ? "unsigned short" : c_type(t);
+  return t == ScalarType::Bool ? "unsigned char" : is_float16_like(t) ? "unsigned short" : c_type(t);
 }
 
-// A float16 result rounded to half; any other unchanged.
-std::string rounded(const std::string& x, ScalarType t) { return t == ScalarType::Float16 ? "tc_rh(" + x + ")" : x; }
+// A float16 or bfloat16 result rounded to its type; any other unchanged.
+std::string rounded(const std::string& x, ScalarType t) {
+  if (t == ScalarType::Float16) return "tc_rh(" + x + ")";
+  return t == ScalarType::BFloat16 ? "tc_rb(" + x + ")" : x;
+}
 
 std::string param(const ir::Tensor& t) { return "p_" + t.name; }
 
@@ -350,7 +365,7 @@ std::string param(const ir::Tensor& t) { return "p_" + t.name; }
 std::string convert(const std::string& x, ScalarType from, ScalarType to) {
   if (from == to) return x;
   if (to == ScalarType::Bool) return "((" + x + ") != 0)";
-  if (to == ScalarType::Float16) return "tc_rh((float)(" + x + "))";  // float16 from double: twice, as the reference
+  if (is_float16_like(to)) return rounded("(float)(" + x + ")", to);  // from double: twice, as the reference
   std::string T = c_type(to);
   if (is_float(from) && is_integer(to)) {
     const char* f = kind(to) == ScalarKind::Signed ? "tc_f2s" : "tc_f2u";
@@ -365,6 +380,7 @@ std::string float_literal(double v, ScalarType t) {
   // refuses a float constant out of range.
   if (t == ScalarType::Float32) v = static_cast<double>(static_cast<float>(v));
   if (t == ScalarType::Float16) v = tc::round_to_half(static_cast<float>(v));
+  if (t == ScalarType::BFloat16) v = tc::round_to_bfloat16(static_cast<float>(v));
   if (std::isnan(v)) return f32 ? "tc_nanf()" : "tc_nan()";
   if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? "tc_inff()" : "tc_inf()") + ")";
   char buf[64];
@@ -1930,7 +1946,8 @@ class Printer {
       case ScalarType::Int16: return "s16";
       case ScalarType::Int32: return "s32";
       case ScalarType::Int64: return "s64";
-      case ScalarType::Float32: case ScalarType::Float16: return "f32";  // float16 is computed as float
+      case ScalarType::Float32: case ScalarType::Float16: case ScalarType::BFloat16:
+        return "f32";  // float16 and bfloat16 are computed as float
       case ScalarType::Float64: return "f64";
     }
     return "u64";
@@ -2051,13 +2068,15 @@ class Printer {
     std::string update;
     if (t.type == ScalarType::Bool) update = "tc_atomic_or(" + element + ", (bool)(" + value + "))";
     else if (t.type == ScalarType::Float16) update = "tc_atomic_add_half(" + element + ", (float)(" + value + "))";
+    else if (t.type == ScalarType::BFloat16) update = "tc_atomic_add_bf16(" + element + ", (float)(" + value + "))";
     else update = "tc_atomic_add(" + element + ", (" + c_type(t.type) + ")(" + value + "))";
     out += pad(depth) + "if (tc_inside) " + update + ";\n";
   }
 
-  // `value` (of type t) as t is stored: bool as one byte, float16 as its bits.
+  // `value` (of type t) as t is stored: bool as one byte, float16 and bfloat16 as their bits.
   static std::string stored(const std::string& value, ScalarType t) {
     if (t == ScalarType::Bool) return "(unsigned char)(" + value + ")";
+    if (t == ScalarType::BFloat16) return "tc_f2b(" + value + ")";
     return t == ScalarType::Float16 ? "tc_f2h(" + value + ")" : value;
   }
 
@@ -2065,6 +2084,7 @@ class Printer {
 
   static std::string load_as(const std::string& element, ScalarType t) {
     if (t == ScalarType::Float16) return "tc_h2f(" + element + ")";
+    if (t == ScalarType::BFloat16) return "tc_b2f(" + element + ")";
     return t == ScalarType::Bool ? "(" + element + " != 0)" : element;
   }
 
@@ -2153,7 +2173,7 @@ class Printer {
       default: break;
     }
     std::string name = e.builtin == B::Round ? "nearbyint" : lang::builtin(e.builtin).name;
-    bool single = e.type == ScalarType::Float32 || e.type == ScalarType::Float16;
+    bool single = e.type == ScalarType::Float32 || is_float16_like(e.type);
     return rounded(name + (single ? "f" : "") + "(" + args + ")", e.type);
   }
 

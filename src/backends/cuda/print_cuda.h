@@ -1,7 +1,7 @@
 // print_cuda.h — a mapped schedule (mapping.h) printed as CUDA C (issue 13, step 4): a prelude
 // of `__device__` helpers that give TC's scalar semantics (wrapping integers, Euclidean
 // integer division, floored float modulo, saturating float-to-integer conversion,
-// NaN-propagating min/max, float16, TC's float32 exp, atomic scatter updates), then one
+// NaN-propagating min/max, float16, bfloat16, TC's float32 exp, atomic scatter updates), then one
 // `extern "C" __global__` function per kernel mark, in launch order. The block (thread) that
 // runs an instance is a function of its mapped members' values (tc_owner: round robin by
 // step): a loop under a `block.<axis>` (`thread.<axis>`) mark starts at the first value its
@@ -12,8 +12,8 @@
 // Every tensor is a parameter (`p_<name>`), dense row-major at the bound shapes, which are
 // constants in the text. Subscripts that binding did not prove in bounds (gathers, reads
 // under ?:) are checked (checked=1: the first bad one recorded, as the host reports it) and
-// clamped into the tensor. float16 is stored as its bits and computed as float, each result
-// rounded to half; an accumulator updated by a loop (or an unrolled run) is kept in a register;
+// clamped into the tensor. float16 and bfloat16 are stored as their bits and computed as float,
+// each result rounded to the type; an accumulator updated by a loop (or an unrolled run) is kept in a register;
 // at a "shared" mark (mapping.h) the reused tiles of read-only tensors are copied to shared
 // memory between __syncthreads (Launch::synchronises); under a "lanes" mark a reduction loop is
 // split across the block's threads along x and combined by a block-level tree (shuffles, then
@@ -75,7 +75,7 @@ struct CudaSource {
   std::string text;
   std::vector<Launch> launches;  // in order
   // Every kernel's parameters: the def's tensors in Def::tensors order, of these C types
-  // ("float*"; bool tensors "unsigned char*", float16 ones "unsigned short*"), then the fault
+  // ("float*"; bool tensors "unsigned char*", float16 and bfloat16 ones "unsigned short*"), then the fault
   // record "unsigned long long*" (fault_words words, zeroed before the launches): word 0 is
   // 0, or 1 + the check that failed first; word 1 the index; words 2... the statement's
   // variables there.

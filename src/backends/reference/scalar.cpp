@@ -1,8 +1,8 @@
 // scalar.cpp — see scalar.h. Integer '/' and '%' are support/int_math.h's (Euclidean). Float '%'
 // is NumPy's floored modulo: fmod (exact) moved into the divisor's sign, a zero result with
 // the divisor's sign, NaN for a zero divisor. Float to integer conversion truncates toward zero
-// and saturates (NaN gives 0). Integer to float conversion rounds once (float16: to float32,
-// then to half). No input makes the oracle itself undefined (it runs under UBSan).
+// and saturates (NaN gives 0). Integer to float conversion rounds once (float16 and bfloat16:
+// to float32, then to the 16-bit type). No input makes the oracle itself undefined (it runs under UBSan).
 #include "backends/reference/scalar.h"
 
 #include <cmath>
@@ -29,6 +29,7 @@ uint64_t wrap_unsigned(uint64_t x, int bits) { return bits == 64 ? x : x & ((uin
 double round_float(double x, ScalarType t) {
   if (t == ScalarType::Float32) return static_cast<float>(x);
   if (t == ScalarType::Float16) return round_to_half(static_cast<float>(x));
+  if (t == ScalarType::BFloat16) return round_to_bfloat16(static_cast<float>(x));
   return x;
 }
 
@@ -60,7 +61,7 @@ Scalar compare(ir::BinOp op, T a, T b) {
     case ir::BinOp::Ge: r = a >= b; break;
     default: break;
   }
-  Scalar s;
+  Scalar s{};
   s.i = r;
   return s;
 }
@@ -99,7 +100,7 @@ Scalar signed_binary(ir::BinOp op, int64_t a, int64_t b, ScalarType t) {
 }
 
 Scalar unsigned_binary(ir::BinOp op, uint64_t a, uint64_t b, ScalarType t) {
-  Scalar s;
+  Scalar s{};
   switch (op) {
     case ir::BinOp::Add: s.u = a + b; break;
     case ir::BinOp::Sub: s.u = a - b; break;
@@ -115,7 +116,7 @@ Scalar unsigned_binary(ir::BinOp op, uint64_t a, uint64_t b, ScalarType t) {
 }  // namespace
 
 Scalar from_double(double x, ScalarType t) {
-  Scalar s;
+  Scalar s{};
   switch (kind(t)) {
     case ScalarKind::Float: s.f = round_float(x, t); break;
     case ScalarKind::Bool: s.i = x != 0; break;
@@ -133,7 +134,7 @@ double int_to_float(I x, ScalarType t) {
 }
 
 Scalar from_int(int64_t x, ScalarType t) {
-  Scalar s;
+  Scalar s{};
   switch (kind(t)) {
     case ScalarKind::Float: s.f = int_to_float(x, t); break;
     case ScalarKind::Bool: s.i = x != 0; break;
@@ -307,7 +308,7 @@ Scalar combine(Combine c, Scalar acc, Scalar v, ScalarType t) {
 }
 
 Scalar load(const char* p, ScalarType t) {
-  Scalar s;
+  Scalar s{};
   switch (t) {
     case ScalarType::Bool: { uint8_t x; std::memcpy(&x, p, 1); s.i = x != 0; break; }
     case ScalarType::UInt8: { uint8_t x; std::memcpy(&x, p, 1); s.u = x; break; }
@@ -319,6 +320,7 @@ Scalar load(const char* p, ScalarType t) {
     case ScalarType::Int32: { int32_t x; std::memcpy(&x, p, 4); s.i = x; break; }
     case ScalarType::Int64: { int64_t x; std::memcpy(&x, p, 8); s.i = x; break; }
     case ScalarType::Float16: { uint16_t x; std::memcpy(&x, p, 2); s.f = half_to_float(x); break; }
+    case ScalarType::BFloat16: { uint16_t x; std::memcpy(&x, p, 2); s.f = bfloat16_to_float(x); break; }
     case ScalarType::Float32: { float x; std::memcpy(&x, p, 4); s.f = x; break; }
     case ScalarType::Float64: { double x; std::memcpy(&x, p, 8); s.f = x; break; }
   }
@@ -337,6 +339,7 @@ void store(char* p, Scalar v, ScalarType t) {
     case ScalarType::Int32: { auto x = static_cast<int32_t>(v.i); std::memcpy(p, &x, 4); break; }
     case ScalarType::Int64: { std::memcpy(p, &v.i, 8); break; }
     case ScalarType::Float16: { uint16_t x = float_to_half(static_cast<float>(v.f)); std::memcpy(p, &x, 2); break; }
+    case ScalarType::BFloat16: { uint16_t x = float_to_bfloat16(static_cast<float>(v.f)); std::memcpy(p, &x, 2); break; }
     case ScalarType::Float32: { auto x = static_cast<float>(v.f); std::memcpy(p, &x, 4); break; }
     case ScalarType::Float64: { std::memcpy(p, &v.f, 8); break; }
   }

@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "e2e"))
 import gen  # noqa: E402
 import minimize  # noqa: E402
 import tcast  # noqa: E402
+import tclib  # noqa: E402
 from worker import WorkerClient  # noqa: E402
 
 ULPS = 8
@@ -201,7 +202,10 @@ def has_sum_reduction(case):
 
 def diff_output(dtype, a, b, red_len):
     """(indices of differing elements or None, sub-kind of the difference)."""
-    dt = np.dtype(dtype)
+    dt = tclib.np_dtype_named(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    coarser = 1.0
+    if tclib.is_bf16(dt):  # bfloat16 bits: compared as values, ulps 2^16 times float32's
+        a, b, dt, coarser = tclib.from_bf16(a), tclib.from_bf16(b), np.dtype(np.float32), 65536.0
     if dt.kind != "f":
         ne = a != b
         if not ne.any():
@@ -209,15 +213,16 @@ def diff_output(dtype, a, b, red_len):
         if dt == np.bool_:
             return np.argwhere(ne), ("bool-byte-not-0/1" if ((b != 0) & (b != 1)).any() else "bool")
         return np.argwhere(ne), "int"
-    ok = float_close(a, b, dt, red_len)
+    ok = float_close(a, b, dt, red_len, coarser)
     if ok.all():
         return None, None
     bad = ~ok
     return np.argwhere(bad), float_subkind(a[bad], b[bad])
 
 
-def float_close(a, b, dt, red_len):
-    """Element-wise: the comparison rule of the module docstring."""
+def float_close(a, b, dt, red_len, coarser=1.0):
+    """Element-wise: the comparison rule of the module docstring. `coarser`: the type's ulp and
+    eps over dt's (bfloat16 compared as float32: 2^16)."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     nan_a, nan_b = np.isnan(a64), np.isnan(b64)
     inf = np.isinf(a64) | np.isinf(b64)
@@ -225,10 +230,10 @@ def float_close(a, b, dt, red_len):
         same = (a64 == b64) | (nan_a & nan_b)
         finite = np.isfinite(a64) & np.isfinite(b64)
         big = np.maximum(np.abs(a), np.abs(b)).astype(dt)
-        ulp = np.spacing(big).astype(np.float64)
+        ulp = np.spacing(big).astype(np.float64) * coarser
         ref_finite = np.abs(a64[np.isfinite(a64)])
         scale = max(1.0, float(ref_finite.max())) if ref_finite.size else 1.0
-        eps = float(np.finfo(dt).eps)
+        eps = float(np.finfo(dt).eps) * coarser
         # No reduction: every operation is specified to the bit (exp included). A reduction may
         # be split into vector lanes (reassociated) on cpu.
         tol = np.maximum(ULPS * ulp, ULPS * eps * red_len * scale) if red_len > 1 else np.zeros_like(ulp)
@@ -250,6 +255,8 @@ def float_subkind(a, b):
 
 
 def describe_diff(label, dtype, a, b, bad):
+    if dtype == "bfloat16" or (not isinstance(dtype, str) and tclib.is_bf16(dtype)):
+        a, b = tclib.from_bf16(a), tclib.from_bf16(b)
     lines = ["%s (%s%s): %d element(s) differ" % (label, dtype, list(a.shape), len(bad))]
     for idx in bad[:6]:
         t = tuple(int(x) for x in idx)
@@ -262,7 +269,8 @@ def describe_diff(label, dtype, a, b, bad):
 def case_to_json(case, arrays_file):
     ins = []
     for i, spec in enumerate(case["inputs"]):
-        d = {"name": spec["name"], "dtype": str(spec["data"].dtype), "shape": list(spec["data"].shape),
+        dtype = "bfloat16" if tclib.is_bf16(spec["data"].dtype) else str(spec["data"].dtype)
+        d = {"name": spec["name"], "dtype": dtype, "shape": list(spec["data"].shape),
              "layout": spec["layout"], "as_bool": bool(spec.get("as_bool")), "npz_key": "in%d" % i}
         if spec["data"].size <= 64:
             d["values"] = json_values(spec["data"])
@@ -318,7 +326,10 @@ def load_case(path):
     case = {"prog": prog, "options": j["options"], "outputs": j["outputs"], "out_seed": j["out_seed"],
             "red_len": j.get("red_len", 1), "flags": j.get("flags", {}), "inputs": []}
     for spec in j["inputs"]:
-        case["inputs"].append({"name": spec["name"], "data": arrays[spec["npz_key"]],
+        data = arrays[spec["npz_key"]]
+        if spec.get("dtype") == "bfloat16":  # .npz keeps the bits, not the dtype's metadata
+            data = data.astype(tclib.BF16)
+        case["inputs"].append({"name": spec["name"], "data": data,
                                "layout": spec["layout"], "as_bool": spec["as_bool"]})
     src_file = os.path.join(base, j.get("source_file", ""))
     if j.get("source_file") and os.path.exists(src_file):

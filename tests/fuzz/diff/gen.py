@@ -22,11 +22,13 @@ import itertools
 import numpy as np
 
 import tcast as T
+import tclib  # tests/e2e, on the path of difftest.py and worker.py
 from rangemodel import Analyzer, ModelReject
 
 FEATURES = {
     "int-div": "integer / and % (division by zero, INT_MIN / -1)",
     "float16": "the float16 dtype (inputs, casts, annotations)",
+    "bfloat16": "the bfloat16 dtype (inputs, casts, annotations)",
     "specials": "special float values in inputs (NaN, inf, -0.0, max, subnormals) and edge literals",
     "nan": "NaN in inputs",
     "bool-bytes": "bool inputs whose bytes are not 0 or 1",
@@ -113,7 +115,7 @@ class Generator:
         return feature not in self.off
 
     def dtype(self):
-        choices = [t for t in T.DTYPES if self.on("float16") or t != "float16"]
+        choices = [t for t in T.DTYPES if self.on(t) or t not in ("float16", "bfloat16")]
         if self.rng.random() < 0.3:
             return "float32"
         return self.rng.choice(choices)
@@ -415,7 +417,7 @@ CUDA_KNOBS = [
 # ---- input data -------------------------------------------------------------------------------
 
 def float_specials(dtype):
-    fi = np.finfo(np.dtype(dtype))
+    fi = np.finfo(np.float32 if dtype == "bfloat16" else np.dtype(dtype))  # bfloat16: float32's, rounded
     sub = float(fi.smallest_subnormal) if hasattr(fi, "smallest_subnormal") else float(fi.tiny) * fi.eps
     return [np.nan, np.inf, -np.inf, -0.0, float(fi.max), -float(fi.max), float(fi.tiny), sub,
             -sub, 65504.0, 1e-8, 1e20, -1e20, 0.1, 1e30, 3.0e38]
@@ -445,6 +447,8 @@ def make_data(rng, dtype, shape, gen, no_nan=False):
             for _ in range(rng.randint(1, max(1, n // 3))):
                 vals[rng.randrange(n)] = rng.choice(sp)
         with np.errstate(over="ignore"):
+            if dtype == "bfloat16":
+                return tclib.bf16(np.array(vals, dtype=np.float64).astype(np.float32)).reshape(shape)
             return np.array(vals, dtype=np.float64).astype(np.dtype(dtype)).reshape(shape)
     lo, hi = (0, 9) if kind == "u" else (-5, 5)
     vals = [rng.randint(lo, hi) for _ in range(n)]

@@ -16,15 +16,16 @@ range inference (rangemodel.py does).
 # ---- scalar types -----------------------------------------------------------------------------
 
 DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-          "float16", "float32", "float64"]
+          "float16", "float32", "float64", "bfloat16"]
 KIND = {"bool": "b", "uint8": "u", "uint16": "u", "uint32": "u", "uint64": "u", "int8": "i",
-        "int16": "i", "int32": "i", "int64": "i", "float16": "f", "float32": "f", "float64": "f"}
+        "int16": "i", "int32": "i", "int64": "i", "float16": "f", "float32": "f", "float64": "f",
+        "bfloat16": "f"}
 BITS = {"bool": 8, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int8": 8, "int16": 16,
-        "int32": 32, "int64": 64, "float16": 16, "float32": 32, "float64": 64}
+        "int32": 32, "int64": 64, "float16": 16, "float32": 32, "float64": 64, "bfloat16": 16}
 # Spellings the language accepts for each type (src/support/dtype.cpp).
 SPELLINGS = {"float32": ["float32", "float"], "float64": ["float64", "double"],
              "float16": ["float16", "half"], "int32": ["int32", "int"], "uint8": ["uint8", "byte"],
-             "int8": ["int8", "char"], "int64": ["int64", "long"]}
+             "int8": ["int8", "char"], "int64": ["int64", "long"], "bfloat16": ["bfloat16", "bf16"]}
 ALIAS = {s: t for t, ss in SPELLINGS.items() for s in ss}
 ALIAS.update({t: t for t in DTYPES})
 
@@ -492,6 +493,8 @@ def promote_strong(a, b):
     a, b = arith(a), arith(b)
     if is_float(a) != is_float(b):
         return a if is_float(a) else b
+    if {a, b} == {"float16", "bfloat16"}:
+        return "float32"  # neither holds the other's values
     if BITS[a] != BITS[b]:
         return a if BITS[a] > BITS[b] else b
     if KIND[a] == "u":

@@ -51,6 +51,12 @@ def read_msg(f):
 
 # ---- inputs and outputs as memory layouts ----------------------------------------------------------
 
+def dtype_name(d):
+    """A TC dtype name of the NumPy dtype tclib gave ("bfloat16" for its BF16)."""
+    import tclib
+    return "bfloat16" if tclib.is_bf16(d) else np.dtype(d).name
+
+
 def garbage(dtype):
     return np.array(77 if np.dtype(dtype).kind in "iub" else 1234.5).astype(dtype)
 
@@ -175,14 +181,14 @@ def run_request(req):
         infos = prog.infer_outputs(req["entry"], tensors)
     except tclib.TCError as e:
         return failed("infer", e)
-    res["infer"] = [(np.dtype(d).name, s) for d, s in infos]
+    res["infer"] = [(dtype_name(d), s) for d, s in infos]
     try:
         kernel = prog.compile(req["entry"], tensors, req["options"])
     except tclib.TCError as e:
         return failed("compile", e)
     res["times"]["compile"] = time.time() - t0
     kinfo = kernel.output_info()
-    res["kernel_info"] = [(np.dtype(d).name, s) for d, s in kinfo]
+    res["kernel_info"] = [(dtype_name(d), s) for d, s in kinfo]
     outs, flats, otensors = [], [], []
     for i, (dtype, shape) in enumerate(kinfo):
         spec = req["outputs"][i] if i < len(req["outputs"]) else {"layout": {"kind": "contig"}}

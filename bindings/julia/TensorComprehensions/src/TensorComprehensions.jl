@@ -137,6 +137,8 @@ const DTYPES = Dict{DataType,DLDataType}(
     Int32 => DLDataType(0, 32, 1), Int64 => DLDataType(0, 64, 1),
     Float16 => DLDataType(2, 16, 1), Float32 => DLDataType(2, 32, 1),
     Float64 => DLDataType(2, 64, 1))
+# bfloat16: Core.BFloat16 (Julia >= 1.11) where there is one.
+isdefined(Core, :BFloat16) && (DTYPES[Core.BFloat16] = DLDataType(4, 16, 1))
 const JULIA_TYPES = Dict(v => k for (k, v) in DTYPES)
 
 # A tensor lent to libtc: its DLTensor and everything the DLTensor points into.
