@@ -624,6 +624,17 @@ def main(int16(2,L) A) -> (half(L) O1, O4) {
        note="the cuda printer wrote 2147483647 as a float, not as the half it is (inf): inf * 0 is NaN, "
             "2147483647.0f * 0 was 0 (differential fuzzer on the emulation, seed 111071554, program 132)")
 
+accept("fuzz_transposed_min_on_ordered_keys_read_by_a_later_statement", """
+def main(float32(N,M) A, bool(M,N,N) B) -> (t2) {
+  t1(i, j) min=! B(0, j, k) where i in 0:N
+  t1(i, j) max= A(i, 0)
+  t2(i, j) = t1(i, j)
+}""", [np.arange(-8, 12, dtype=F32).reshape(4, 5) / 4, (np.arange(80).reshape(5, 4, 4) % 7 != 3)],
+       lambda A, B: [np.maximum(B[0].min(axis=1).astype(F32)[None, :], A[:, :1])], rtol=0, atol=0,
+       note="cpu: a float min=! (of bool values) computed transposed on ordered keys was copied back without "
+            "decoding its keys, and the max= after it combined an int32 with a float: TC_ERROR_INTERNAL "
+            "'is_nan only works for float' (seed 212672514, program 357)")
+
 accept("fuzz_guarded_read_of_a_reduction_not_hosted_pointwise", """
 def main(float32(M) A, float(M,M) B) -> (O5) {
   O2(i, j) = B(i, 1) where j in 0:1

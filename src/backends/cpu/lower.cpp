@@ -189,7 +189,10 @@ class Builder {
     int me = add_stage(u);
     Stage& s = p_.stages[me];
     std::vector<Expr> args = as_exprs(s.vars);
-    s.func(args) = p_.stages[g].func(at(args));
+    // A min=/max= computed on ordered keys is decoded here, as read() decodes it (a transposed
+    // float min=! of bool values read by a max= after it: differential fuzzer, seed 212672514).
+    Expr value = p_.stages[g].func(at(args));
+    s.func(args) = p_.stages[g].ordered_keys ? from_ordered_key(value) : value;
     p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
     return me;
   }
