@@ -34,6 +34,13 @@ struct BoundDef {
   bool proven(const Subscript& s) const {
     return s.proven || (s.guarded_precondition >= 0 && guarded_in_bounds[static_cast<size_t>(s.guarded_precondition)]);
   }
+  // Whether a read of `st` has a subscript that is not proven (a gather's: checked at run time).
+  bool has_unproven_read(const Stmt& st) const {
+    for (const Read& r : st.reads)
+      for (const Subscript& sub : r.subscripts)
+        if (!proven(sub)) return true;
+    return false;
+  }
 
   const Def& def() const { return *program->ir[def_index]; }
   std::vector<TensorSig> outputs() const;

@@ -1,10 +1,13 @@
 // half.h — IEEE 754 binary16 <-> binary32 and bfloat16 <-> binary32 conversions (round to
 // nearest even, NaN kept), for the reference backend's float16 and bfloat16 and for constants
-// the other backends fold. The cpu and cuda backends print the same rules as code.
+// the other backends fold (rounded_to_type). The cpu and cuda backends print the same rules as
+// code.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+
+#include "support/dtype.h"
 
 namespace tc {
 
@@ -74,5 +77,14 @@ inline uint16_t float_to_bfloat16(float f) {
 }
 
 inline float round_to_bfloat16(float f) { return bfloat16_to_float(float_to_bfloat16(f)); }
+
+// x as a value of float type t: float32 and the 16-bit types through float32 (so a float16 or
+// bfloat16 from a double is rounded twice, the language's rule), float64 unchanged.
+inline double rounded_to_type(double x, ScalarType t) {
+  if (t == ScalarType::Float32) return static_cast<float>(x);
+  if (t == ScalarType::Float16) return round_to_half(static_cast<float>(x));
+  if (t == ScalarType::BFloat16) return round_to_bfloat16(static_cast<float>(x));
+  return x;
+}
 
 }  // namespace tc

@@ -69,20 +69,16 @@ void flatten_rows(const TensorView& v, HalideView& view) {
   view.dims[1].stride = static_cast<int32_t>(row);
 }
 
-// Halide's code addresses a buffer with 32-bit offsets unless its target has large_buffers
-// (64-bit offsets, somewhat slower address arithmetic): a kernel takes it only where a buffer
-// needs it: one of its tensors larger (CpuKernel's constructor), or a view spanning more at
-// run time (the wide variant).
-constexpr int64_t kMaxBufferBytes = INT32_MAX;
-
+// A kernel takes large_buffers (lower.h, kMaxBufferBytes) only where a buffer needs it: one of
+// its tensors larger (CpuKernel's constructor), or a view spanning more at run time (the wide
+// variant).
 bool has_large_buffers(const Halide::Target& t) { return t.has_feature(Halide::Target::LargeBuffers); }
 
 // The first tensor of `b` (inputs, outputs, temporaries) whose elements take more than
 // kMaxBufferBytes, and its bytes; {-1, 0} if none.
 std::pair<int, int64_t> largest_tensor_over_32_bits(const ir::BoundDef& b) {
   for (size_t t = 0; t < b.def().tensors.size(); ++t) {
-    int64_t n = bytes(b.def().tensors[t].type);
-    for (int64_t e : b.tensors[t].shape) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
+    int64_t n = buffer_bytes(bytes(b.def().tensors[t].type), b.tensors[t].shape);
     if (n > kMaxBufferBytes) return {static_cast<int>(t), n};
   }
   return {-1, 0};
@@ -406,20 +402,12 @@ class CpuKernel : public Kernel {
     copy.buffer.host = bytes.data();
   }
 
-  // Every stage's whole extent in bytes, and its tensor. Without large_buffers a stage over
-  // 32-bit offsets is a libtc bug (the constructor chose large_buffers from the tensors' sizes,
-  // and every stage is one of them): refused, not wrapped.
+  // Every stage's whole extent in bytes, and its tensor (an allocation that fails is reported
+  // by the tensor closest in size). None is past kMaxBufferBytes without large_buffers: the
+  // constructor chose it from the tensors' sizes, and every stage holds one of them.
   std::vector<std::pair<int64_t, std::string>> buffer_sizes(const LoweredPipeline& p) const {
     std::vector<std::pair<int64_t, std::string>> sizes;
-    for (const Stage& s : p.stages) {
-      int64_t n = std::max(1, s.type.bytes());
-      for (int64_t e : s.extents) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
-      if (n > kMaxBufferBytes && !s.tensor.empty() && !has_large_buffers(target_))
-        fail(TC_ERROR_INTERNAL, "cpu backend: '" + s.tensor + "' of '" + b_.def().name + "' needs " + std::to_string(n) +
-                                    " bytes, beyond 32-bit offsets, and the kernel has none wider (a libtc bug: "
-                                    "backend=reference runs it)");
-      sizes.emplace_back(n, s.tensor);
-    }
+    for (const Stage& s : p.stages) sizes.emplace_back(s.bytes(), s.tensor);
     return sizes;
   }
 

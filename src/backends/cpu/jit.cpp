@@ -249,24 +249,6 @@ std::string lowered_loop_nest(const std::vector<Halide::Func>& outputs, const st
   return text;
 }
 
-namespace {
-
-// Halide 14 computes the size of an allocation whose extents are constants in 32 bits, with or
-// without large_buffers ("Total size for allocation s0_t is constant but exceeds 2^31 - 1."):
-// the tensor such an error names ("t": the stage's name without its "s<k>_" prefix), else "".
-std::string oversized_allocation(const std::string& halide_error) {
-  static const std::string kBefore = "Total size for allocation ", kAfter = " is constant but exceeds 2^31 - 1";
-  size_t at = halide_error.find(kBefore), end = halide_error.find(kAfter);
-  if (at == std::string::npos || end == std::string::npos || end < at) return "";
-  std::string func = halide_error.substr(at + kBefore.size(), end - at - kBefore.size());
-  size_t underscore = func.find('_');
-  bool stage = func.size() > 1 && func[0] == 's' && underscore != std::string::npos &&
-               func.find_first_not_of("0123456789", 1) == underscore;
-  return stage ? func.substr(underscore + 1) : func;
-}
-
-}  // namespace
-
 JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Halide::Argument>& inputs,
                          const Halide::Target& target, const std::string& def_name) {
   std::string name = "tc_" + def_name;  // TC identifiers are valid C identifiers
@@ -277,12 +259,6 @@ JitFunction::JitFunction(std::vector<Halide::Func> outputs, const std::vector<Ha
     fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
   } catch (const Halide::Error& e) {
     if (out_of_memory(e.what())) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory compiling '" + def_name + "'");
-    std::string too_large = oversized_allocation(e.what());
-    if (!too_large.empty())
-      fail(TC_ERROR_UNSUPPORTED, "cpu backend: '" + def_name + "' keeps its temporary '" + too_large +
-                                     "' in memory, more than 2147483647 bytes, which Halide 14 cannot allocate at a "
-                                     "size known when compiling (inputs and outputs of any size work): make it an "
-                                     "output of the def, or use backend=reference");
     fail(TC_ERROR_INTERNAL, "cpu backend: could not compile '" + def_name +
                                 "' (a libtc bug: please report it with the program; backend=reference runs it)" +
                                 halide_detail(e.what()));

@@ -14,6 +14,9 @@
 // scheduler needs; it does not schedule.
 #pragma once
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <vector>
 
 #include <Halide.h>
@@ -32,6 +35,19 @@ struct Use {
   // only the same rows of the producer (the scheduler's row blocks).
   int leading = 0;
 };
+
+// Halide's code addresses a buffer with 32-bit offsets unless its target has large_buffers
+// (64-bit offsets): the cpu backend takes that only for a kernel with a buffer past this size
+// (cpu_backend.cpp), whose kept temporaries past it get a size known only when they are
+// allocated (schedule.cpp: Halide 14 sizes constant allocations in 32 bits).
+constexpr int64_t kMaxBufferBytes = INT32_MAX;
+
+// Bytes of a box of `extents` elements of `element_bytes` each, saturating at INT64_MAX.
+inline int64_t buffer_bytes(int64_t element_bytes, const std::vector<int64_t>& extents) {
+  int64_t n = element_bytes;
+  for (int64_t e : extents) n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
+  return n;
+}
 
 struct Stage {
   enum class Kind {
@@ -52,6 +68,7 @@ struct Stage {
   std::vector<int64_t> extents;   // per var
   std::vector<int64_t> mins;      // per var, where the domain starts; empty: at 0
   int64_t min(size_t d) const { return mins.empty() ? 0 : mins[d]; }
+  int64_t bytes() const { return buffer_bytes(std::max(1, type.bytes()), extents); }
   // Holds run-time checks, so it is computed over its whole domain (through the checks sink)
   // even where no output needs it: a bad index is an error wherever the reference meets it.
   bool forced = false;

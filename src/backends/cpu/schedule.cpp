@@ -26,7 +26,6 @@
 #include "backends/cpu/schedule.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -384,17 +383,16 @@ class Scheduler {
   // A stage computed on its own is computed over its whole domain, as the language runs every
   // statement whole. Without this a consumer needing fewer elements than one tile gets a
   // tile shifted inwards past the domain's start (ShiftInwards), reading inputs at -1.
-  // A stage of more than 2^31-1 bytes gets its outermost extent through opaque() (values.h):
+  // A stage past kMaxBufferBytes gets its outermost extent through opaque() (values.h):
   // Halide 14 sizes an allocation whose extents are all constants in 32 bits whatever the
   // target ("Total size for allocation ... exceeds 2^31 - 1"), and one of a size known only
   // when it runs in 64 bits with large_buffers (cpu_backend.cpp chooses it for such kernels).
   static void bound_whole(Func f, const Stage& s) {
     std::vector<Var> args = f.args();
-    int64_t bytes = std::max(1, s.type.bytes());
-    for (int64_t e : s.extents) bytes = e != 0 && bytes > INT64_MAX / e ? INT64_MAX : bytes * e;
+    size_t outermost = std::min(s.extents.size(), args.size()) - 1;
     for (size_t d = 0; d < s.extents.size() && d < args.size(); ++d) {
       Halide::Expr extent = static_cast<int>(s.extents[d]);
-      if (bytes > INT32_MAX && d + 1 == std::min(s.extents.size(), args.size())) extent = opaque(extent);
+      if (d == outermost && s.bytes() > kMaxBufferBytes) extent = opaque(extent);
       f.bound(args[d], static_cast<int>(s.min(d)), extent);
     }
   }

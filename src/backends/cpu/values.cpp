@@ -233,10 +233,7 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
 
 Expr literal(double value, ScalarType t) {
   if (is_float(t)) {
-    double v = t == ScalarType::Float64   ? value
-               : t == ScalarType::Float32 ? static_cast<double>(static_cast<float>(value))
-               : t == ScalarType::Float16 ? static_cast<double>(tc::round_to_half(static_cast<float>(value)))
-                                          : static_cast<double>(tc::round_to_bfloat16(static_cast<float>(value)));
+    double v = tc::rounded_to_type(value, t);
     // Halide's float constants lose the sign of -0.0 (also of -5e-324 as float32): its bits.
     if (v == 0 && std::signbit(v)) return Halide::reinterpret(value_type(t), sign_bit(value_type(t)));
     return HI::make_const(value_type(t), v);

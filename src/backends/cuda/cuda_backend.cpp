@@ -159,9 +159,7 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
   PolyModel model(bound);
   mapping.reads = model.reads();
   for (size_t st = 0; st < bound.def().stmts.size(); ++st)
-    for (const ir::Read& r : bound.def().stmts[st].reads)
-      for (const ir::Subscript& sub : r.subscripts)
-        if (!bound.proven(sub)) mapping.unproven_statements.insert("S" + std::to_string(st));
+    if (bound.has_unproven_read(bound.def().stmts[st])) mapping.unproven_statements.insert("S" + std::to_string(st));
   isl_schedule* mapped =
       tile_and_mark(compute_schedule(model, fusion, std::chrono::milliseconds(o.integer("cuda.schedule_time"))), mapping);
   Generated g;

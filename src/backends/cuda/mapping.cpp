@@ -85,7 +85,7 @@ isl_schedule_node* mark_members(isl_schedule_node* band, int n, const char* kind
 // block's threads, the innermost on x, so that consecutive threads touch consecutive elements
 // (coalescing: conv's w rather than its h); coincident members before them stay loops that
 // every thread runs. With `lanes`, x is left to the reductions: y and z only. Returns the node
-// at `band`'s position
+// at `band`'s position.
 // A register tile along x of a multiple of kVectorValues copies gives each thread runs of
 // kVectorValues consecutive values (the mark's stride: the ownership rule hands out runs).
 isl_schedule_node* mark_threads(isl_schedule_node* band, bool lanes, const std::array<int64_t, 3>& copies,
@@ -209,7 +209,7 @@ std::array<int64_t, 3> register_tile(isl_schedule_node* band, const MappingOptio
   if (options.regtile_auto) {
     if (parallel < 2 || !reuses_an_operand(band, parallel, options)) return copies;
     bool several = reduction_loops(band, parallel) > 1;
-    if (parallel >= 2) copies[0] = copies[1] = several ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
+    copies[0] = copies[1] = several ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
     return copies;
   }
   for (size_t a = 0; a < copies.size() && a < options.regtile.size(); ++a)

@@ -378,9 +378,7 @@ std::string float_literal(double v, ScalarType t) {
   bool f32 = t != ScalarType::Float64;
   // As a value of its type (the literal 1e39 of a float32 is inf, -5e-324 is -0.0): NVRTC
   // refuses a float constant out of range.
-  if (t == ScalarType::Float32) v = static_cast<double>(static_cast<float>(v));
-  if (t == ScalarType::Float16) v = tc::round_to_half(static_cast<float>(v));
-  if (t == ScalarType::BFloat16) v = tc::round_to_bfloat16(static_cast<float>(v));
+  v = tc::rounded_to_type(v, t);
   if (std::isnan(v)) return f32 ? "tc_nanf()" : "tc_nan()";
   if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (f32 ? "tc_inff()" : "tc_inf()") + ")";
   char buf[64];
@@ -1780,36 +1778,25 @@ class Printer {
     const ir::Tensor& t = written_tensor(e);
     std::string element = element_of(e);
     for (const Copy& c : copies) out += pad(d) + c_type(t.type) + " tc_acc" + c.suffix + " = " + zero_of(t.type) + ";\n";
-    std::vector<Copy> single = vector_runs(e, copies, out, d, [](const std::vector<const Copy*>& run) {
-      std::string o = "const float4 tc_v = *(const float4*)tc_ptr0;";
-      for (size_t k = 0; k < run.size(); ++k) o += " tc_acc" + run[k]->suffix + " = tc_v." + "xyzw"[k] + ";";
-      return std::make_pair(o, std::string("tc_acc") + "%s = *%p;");
-    });
+    std::vector<Copy> single = vector_runs(e, copies, /*load=*/true, out, d);
     each_element(e, single, out, d, [&](const Copy& c) { return "tc_acc" + c.suffix + " = " + load_as(element, t.type) + ";"; });
   }
 
   void store_registers(const Element& e, const std::vector<Copy>& copies, std::string& out, int d) {
     const ir::Tensor& t = written_tensor(e);
     std::string element = element_of(e);
-    std::vector<Copy> single = vector_runs(e, copies, out, d, [](const std::vector<const Copy*>& run) {
-      std::string o = "float4 tc_v;";
-      for (size_t k = 0; k < run.size(); ++k) o += std::string(" tc_v.") + "xyzw"[k] + " = tc_acc" + run[k]->suffix + ";";
-      return std::make_pair(o + " *(float4*)tc_ptr0 = tc_v;", std::string("*%p = tc_acc%s;"));
-    });
+    std::vector<Copy> single = vector_runs(e, copies, /*load=*/false, out, d);
     each_element(e, single, out, d, [&](const Copy& c) { return element + " = " + stored("tc_acc" + c.suffix, t.type) + ";"; });
   }
 
   // ---- 128-bit accesses of a register tile's runs (mapping.h, kVectorValues) ----
-  // The copies of a float32 element that form runs of 4 along x (Copy::lane) are accessed
-  // together: each copy's address taken where it is inside and owned here (else null), and
-  // where the four are adjacent and the first is 16-byte aligned (the layout, the tensor's
-  // address and the run's place decide: tested at run time, the compiler folds what it can),
-  // one float4 access; else each non-null address alone. `access` gives the float4 statement
-  // (over tc_ptr0) and the one-element one ("%s": the copy's suffix, "%p": its address).
-  // Returns the copies left to each_element.
-  std::vector<Copy> vector_runs(
-      const Element& e, const std::vector<Copy>& copies, std::string& out, int d,
-      const std::function<std::pair<std::string, std::string>(const std::vector<const Copy*>&)>& access) {
+  // Where every copy is inside (hoisted()'s full tiles), the copies of a float32 element that
+  // form runs of 4 along x (Copy::lane) are loaded (`load`) or stored together: each copy's
+  // address taken where it is owned here (e's guard; else null), and where the four are
+  // adjacent and the first is 16-byte aligned (the layout, the tensor's address and the run's
+  // place decide: tested at run time, the compiler folds what it can), one float4 access; else
+  // each non-null address alone. Returns the copies left to each_element.
+  std::vector<Copy> vector_runs(const Element& e, const std::vector<Copy>& copies, bool load, std::string& out, int d) {
     if (written_tensor(e).type != ScalarType::Float32 || !unguarded_copies_) return copies;
     std::vector<std::string> keys;
     std::map<std::string, std::vector<const Copy*>> runs;
@@ -1825,42 +1812,27 @@ class Printer {
     for (const std::string& key : keys) {
       const std::vector<const Copy*>& run = runs[key];
       if (run.size() != static_cast<size_t>(kVectorValues)) continue;
+      auto at = [](size_t k) { return "tc_ptr" + std::to_string(k); };
+      auto acc = [&](size_t k) { return "tc_acc" + run[k]->suffix; };
       out += pad(d) + "{  // a run of 4 adjacent elements: one 128-bit access where the address allows\n";
-      std::string adjacent = "tc_ptr0";
+      std::string adjacent = at(0), vector = load ? "const float4 tc_v = *(const float4*)tc_ptr0;" : "float4 tc_v;", one;
       for (size_t k = 0; k < run.size(); ++k) {
-        std::string at = "tc_ptr" + std::to_string(k);
-        out += pad(d + 1) + "float* " + at + " = nullptr;\n";
-        if (k > 0) adjacent += " && " + at + " == tc_ptr0 + " + std::to_string(k);
+        out += pad(d + 1) + "float* " + at(k) + " = nullptr;\n";
+        if (k > 0) adjacent += " && " + at(k) + " == tc_ptr0 + " + std::to_string(k);
+        std::string lane = std::string("tc_v.") + "xyzw"[k];
+        vector += " " + (load ? acc(k) + " = " + lane : lane + " = " + acc(k)) + ";";
+        one += pad(d + 2) + "if (" + at(k) + ") " + (load ? acc(k) + " = *" + at(k) : "*" + at(k) + " = " + acc(k)) + ";\n";
       }
-      for (size_t k = 0; k < run.size(); ++k) {
-        const Copy& c = *run[k];
-        out += pad(d + 1) + "{\n";
-        for (const auto& [it, value] : c.values) out += pad(d + 2) + "const " + idx_ + " " + it + " = " + value + ";\n";
-        std::string inside = unguarded_copies_ ? "" : c.inside();
-        if (!e.guard.empty()) inside += (inside.empty() ? "" : " && ") + std::string("(") + e.guard + ")";
-        for (size_t v = 0; v < e.lhs.size(); ++v) out += pad(d + 2) + variable(v, e.lhs[v]);
-        out += pad(d + 2) + (inside.empty() ? "" : "if (" + inside + ") ") + "tc_ptr" + std::to_string(k) + " = &" + element + ";\n";
-        out += pad(d + 1) + "}\n";
-      }
-      auto [vector, one] = access(run);
+      if (!load) vector += " *(float4*)tc_ptr0 = tc_v;";
+      for (size_t k = 0; k < run.size(); ++k)
+        each_element(e, {*run[k]}, out, d + 1, [&](const Copy&) { return at(k) + " = &" + element + ";"; });
       out += pad(d + 1) + "if (" + adjacent + " && (unsigned long long)tc_ptr0 % 16ull == 0) {\n";
       out += pad(d + 2) + vector + "\n";
-      out += pad(d + 1) + "} else {\n";
-      for (size_t k = 0; k < run.size(); ++k) {
-        std::string at = "tc_ptr" + std::to_string(k);
-        std::string text = replaced_marker(replaced_marker(one, "%s", run[k]->suffix), "%p", at);
-        out += pad(d + 2) + "if (" + at + ") " + text + "\n";
-      }
+      out += pad(d + 1) + "} else {\n" + one;
       out += pad(d + 1) + "}\n";
       out += pad(d) + "}\n";
     }
     return single;
-  }
-
-  static std::string replaced_marker(std::string text, const std::string& marker, const std::string& by) {
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + by.size()))
-      text.replace(at, marker.size(), by);
-    return text;
   }
 
   // `body` with e's statements updating the copies' registers: printed twice, for when every copy
@@ -2030,7 +2002,7 @@ class Printer {
   void begin_statement_variables(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth) {
     stmt_ = &st;
     stmt_index_ = s;
-    if (checked_ && (checks_write || has_unproven_read(st))) {
+    if (checked_ && (checks_write || b_.has_unproven_read(st))) {
       std::string at;
       for (size_t k = 0; k < st.vars.size(); ++k) at += (k ? ", " : "") + std::string("i") + std::to_string(k);
       out += pad(depth) + "const long long tc_at[] = {" + (at.empty() ? "0" : at) + "};\n";
@@ -2175,13 +2147,6 @@ class Printer {
     std::string name = e.builtin == B::Round ? "nearbyint" : lang::builtin(e.builtin).name;
     bool single = e.type == ScalarType::Float32 || is_float16_like(e.type);
     return rounded(name + (single ? "f" : "") + "(" + args + ")", e.type);
-  }
-
-  bool has_unproven_read(const ir::Stmt& st) const {
-    for (const ir::Read& r : st.reads)
-      for (const ir::Subscript& sub : r.subscripts)
-        if (!b_.proven(sub)) return true;
-    return false;
   }
 
   std::string load(const ir::Node& e) {

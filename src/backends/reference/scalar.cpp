@@ -26,13 +26,6 @@ int64_t wrap_signed(int64_t x, int bits) {
 
 uint64_t wrap_unsigned(uint64_t x, int bits) { return bits == 64 ? x : x & ((uint64_t{1} << bits) - 1); }
 
-double round_float(double x, ScalarType t) {
-  if (t == ScalarType::Float32) return static_cast<float>(x);
-  if (t == ScalarType::Float16) return round_to_half(static_cast<float>(x));
-  if (t == ScalarType::BFloat16) return round_to_bfloat16(static_cast<float>(x));
-  return x;
-}
-
 // Saturating float -> integer conversion (truncating toward zero).
 int64_t float_to_signed(double x, int bits) {
   if (std::isnan(x)) return 0;
@@ -118,7 +111,7 @@ Scalar unsigned_binary(ir::BinOp op, uint64_t a, uint64_t b, ScalarType t) {
 Scalar from_double(double x, ScalarType t) {
   Scalar s{};
   switch (kind(t)) {
-    case ScalarKind::Float: s.f = round_float(x, t); break;
+    case ScalarKind::Float: s.f = rounded_to_type(x, t); break;
     case ScalarKind::Bool: s.i = x != 0; break;
     case ScalarKind::Signed: s.i = float_to_signed(x, bits(t)); break;
     case ScalarKind::Unsigned: s.u = float_to_unsigned(x, bits(t)); break;
@@ -130,7 +123,7 @@ Scalar from_double(double x, ScalarType t) {
 template <typename I>
 double int_to_float(I x, ScalarType t) {
   if (t == ScalarType::Float64) return static_cast<double>(x);
-  return round_float(static_cast<float>(x), t);
+  return rounded_to_type(static_cast<float>(x), t);
 }
 
 Scalar from_int(int64_t x, ScalarType t) {
