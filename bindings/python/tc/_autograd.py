@@ -24,7 +24,19 @@ from torch.autograd.function import once_differentiable
 
 from ._api import Options
 
-__all__ = ["Autograd", "is_float"]
+__all__ = ["Autograd", "is_float", "run_cached"]
+
+
+def run_cached(kernels, kind, program, entry, options, tensors):
+    """Def `entry` of `program` run on tensors with kernels[(kind, signature)], compiled with
+    `options` the first time that signature comes; the outputs as a list."""
+    key = (kind, tuple((t.dtype, tuple(t.shape)) for t in tensors))
+    kernel = kernels.get(key)
+    if kernel is None:
+        # Two threads may both compile; setdefault keeps one (kernels are immutable).
+        kernel = kernels.setdefault(key, program.compile(entry, *tensors, **options))
+    results = kernel(*tensors)
+    return list(results) if isinstance(results, tuple) else [results]
 
 
 def is_float(dtype):
@@ -38,10 +50,11 @@ class Autograd:
     gradient (the Program holding "<entry>_grad", generated once, here), kernels (read-only:
     (("forward"|"backward"), input signature) -> Kernel)."""
 
-    def __init__(self, program, entry=None, **options):
+    def __init__(self, program, entry=None, *, gradient_program=None, **options):
         # The gradient first: libtc resolves entry None (the only def) and says what cannot be
-        # differentiated (TcUnsupportedError) now, not at the first backward.
-        self.gradient = program.gradient(entry)
+        # differentiated (TcUnsupportedError) now, not at the first backward. `gradient_program`:
+        # program.gradient(entry) where the caller has it already (tc.custom_op).
+        self.gradient = gradient_program if gradient_program is not None else program.gradient(entry)
         self.program = program
         self.entry = entry if entry is not None else program.defs[0]
         (self.gradient_entry,) = self.gradient.defs
@@ -68,15 +81,8 @@ class Autograd:
     def _run(self, kind, tensors):
         """Runs def entry ("forward") or entry_grad ("backward") on tensors, compiling it the
         first time this signature comes; returns the outputs as a list."""
-        key = (kind, tuple((t.dtype, tuple(t.shape)) for t in tensors))
-        kernel = self._kernels.get(key)
-        if kernel is None:
-            program, entry = ((self.program, self.entry) if kind == "forward"
-                              else (self.gradient, self.gradient_entry))
-            # Two threads may both compile; setdefault keeps one (kernels are immutable).
-            kernel = self._kernels.setdefault(key, program.compile(entry, *tensors, **self.options))
-        results = kernel(*tensors)
-        return list(results) if isinstance(results, tuple) else [results]
+        program, entry = (self.program, self.entry) if kind == "forward" else (self.gradient, self.gradient_entry)
+        return run_cached(self._kernels, kind, program, entry, self.options, tensors)
 
     def float_output_meta(self, outputs):
         """(shape, dtype, device) of each floating-point output: what input_grads needs of them."""

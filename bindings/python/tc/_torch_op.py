@@ -38,7 +38,8 @@ import threading
 import torch
 
 from ._api import Options, TensorInfo
-from ._autograd import Autograd, is_float
+from ._autograd import Autograd, is_float, run_cached
+from .errors import TcUnsupportedError
 
 __all__ = ["custom_op"]
 
@@ -56,8 +57,9 @@ def _modern_torch():
 
 
 class _Op:
-    """What the registered kernels share: the program, its signature, one Autograd (and so one
-    kernel cache) per device type."""
+    """What the registered kernels share: the program, its signature and gradient program, the
+    forward kernels (per device type and signature) and one Autograd per device type for the
+    backward."""
 
     def __init__(self, program, entry, qualname, options):
         m = _QUALNAME.match(qualname)
@@ -74,12 +76,16 @@ class _Op:
         self.options = dict(options)
         Options(**self.options).close()  # a bad key or value: TcInvalidArgumentError now
         try:
-            program.gradient(self.entry)
-            self.differentiable = True
-        except Exception:  # TcUnsupportedError and its kin: no autograd formula registered
-            self.differentiable = False
-        self._runners = {}
+            self.gradient = program.gradient(self.entry)
+        except TcUnsupportedError:  # no autograd formula registered
+            self.gradient = None
+        self._kernels = {}   # (device type, input signature) -> the forward Kernel
+        self._autograd = {}  # device type -> Autograd (its backward kernels)
         self._lock = threading.Lock()
+
+    @property
+    def differentiable(self):
+        return self.gradient is not None
 
     @property
     def schema(self):
@@ -88,23 +94,23 @@ class _Op:
         returns = "Tensor" if len(self.outputs) == 1 else "(" + ", ".join("Tensor" for _ in self.outputs) + ")"
         return "(%s) -> %s" % (args, returns)
 
-    def runner(self, device_type):
-        """The Autograd object (forward and backward kernels, compiled once per signature) of a
-        device type."""
+    def options_for(self, device_type):
+        """`options` with the backend of a device type: cuda on CUDA; on the CPU the backend
+        `options` names if it is a host one, cpu otherwise."""
+        options = dict(self.options)
+        if device_type == "cuda":
+            options["backend"] = "cuda"
+        elif options.get("backend", "cpu") not in _HOST_BACKENDS:
+            options["backend"] = "cpu"
+        return options
+
+    def autograd(self, device_type):
+        """The Autograd object (backward kernels, compiled once per signature) of a device type."""
         with self._lock:
-            r = self._runners.get(device_type)
-            if r is None:
-                options = dict(self.options)
-                if device_type == "cuda":
-                    options["backend"] = "cuda"
-                elif options.get("backend", "cpu") not in _HOST_BACKENDS:
-                    options["backend"] = "cpu"
-                if self.differentiable:
-                    r = Autograd(self.program, self.entry, **options)
-                else:
-                    r = _ForwardOnly(self.program, self.entry, options)
-                self._runners[device_type] = r
-            return r
+            if device_type not in self._autograd:
+                self._autograd[device_type] = Autograd(self.program, self.entry, gradient_program=self.gradient,
+                                                       **self.options_for(device_type))
+            return self._autograd[device_type]
 
     def run(self, *inputs):
         """The def on the inputs' device: a tuple of torch tensors, one per output."""
@@ -112,7 +118,7 @@ class _Op:
         # DLPack refuses tensors that require grad (below autograd they still say so): detached
         # views share their memory.
         inputs = [x.detach().contiguous() if device == "cuda" else x.detach() for x in inputs]
-        outputs = self.runner(device)._run("forward", inputs)
+        outputs = run_cached(self._kernels, device, self.program, self.entry, self.options_for(device), inputs)
         return tuple(o if isinstance(o, torch.Tensor) else torch.as_tensor(_numpy(o)) for o in outputs)
 
     def fake(self, *inputs):
@@ -124,11 +130,11 @@ class _Op:
 
     def float_output_meta(self, outputs):
         """What backward_of needs of the outputs (differentiable ops only)."""
-        return self.runner(outputs[0].device.type).float_output_meta(outputs)
+        return self.autograd(outputs[0].device.type).float_output_meta(outputs)
 
     def backward_of(self, inputs, float_outputs, grads, needs):
         device = inputs[0].device.type if inputs else "cpu"
-        return self.runner(device).input_grads(inputs, float_outputs, grads, needs)
+        return self.autograd(device).input_grads(inputs, float_outputs, grads, needs)
 
     def single(self, outputs):
         return outputs[0] if len(self.outputs) == 1 else outputs
@@ -137,22 +143,6 @@ class _Op:
 def _numpy(obj):
     import numpy  # a bool output PyTorch < 2.0 cannot take through DLPack: a tc.Tensor
     return numpy.asarray(obj)
-
-
-class _ForwardOnly:
-    """Autograd's forward half, for defs libtc cannot differentiate."""
-
-    def __init__(self, program, entry, options):
-        self.program, self.entry, self.options = program, entry, options
-        self._kernels = {}
-
-    def _run(self, kind, tensors):
-        key = tuple((t.dtype, tuple(t.shape)) for t in tensors)
-        kernel = self._kernels.get(key)
-        if kernel is None:
-            kernel = self._kernels.setdefault(key, self.program.compile(self.entry, *tensors, **self.options))
-        results = kernel(*tensors)
-        return list(results) if isinstance(results, tuple) else [results]
 
 
 def _register_modern(op):
