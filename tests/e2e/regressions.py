@@ -14,7 +14,7 @@ process so that a crash fails the test instead of killing it:
   cli_explain              tc run --explain compiles and describes without running: the cpu
                            schedule; for cuda.arch=sm_90 (no GPU) the launch with its registers,
                            spills, shared memory and occupancy
-  cli_float16              tc run's checksums of float16 programs (converted by libtc itself,
+  cli_float16              tc run's checksums of float16 and bfloat16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
   cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
                            tc run reads that cache; tc cache export/import round-trip it
@@ -284,6 +284,13 @@ FLOAT16_PROGRAMS = [
       "output P: shape (5000), checksum inf", "output T: shape () checksum -0.780761719"]),
     ("def mmh(float16(M,K) A, float16(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n",
      ["--size", "M=37,K=53,N=29"], ("reference",), ["output C: shape (37, 29) checksum 3.86354065"]),
+    # bfloat16 (issue 27): drawn as float32 and converted by libtc like float16; checksums taken
+    # when the CLI learnt it (reference and cpu agree to the last digit)
+    ("def bmix(bf16(N) A, float(N) B, int32(N) I) -> (O, P, Q) {\n"
+     "  O(i) = A(i) * 2 + bf16(B(i))\n  P(i) = float(A(i)) + B(i)\n  Q(i) = bfloat16(I(i)) * A(i)\n}\n",
+     ["--size", "N=1000", "--int-range", "-100:100"], BACKENDS,
+     ["output O: shape (1000), checksum 35.8165283", "output P: shape (1000), checksum 16.0555351",
+      "output Q: shape (1000), checksum 1111.52243"]),
 ]
 
 
