@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu-pack.sh — packs what tools/gpu-check.sh needs on the GPU machine into .gpu/, small enough
 # for the device tool's carry limit (64 MiB; build/ is about 760 MB, libtc.so alone 48 MB with
-# its debug information): .gpu/lib/libtc.so* stripped of debug information (about 2.3 MB), the
+# its debug information): .gpu/lib/libtc.so* stripped of debug information (about 2.3 MB) with
+# libhiredis.so.0.14 beside it (100 KB), the
 # candidate runner beside it (.gpu/lib/tc/candidate-runner, where libtc looks), .gpu/bin/tc, and
 # the Debian runtime libraries as .deb files (.gpu/bundle, ../shared/tools/bundle-runtime.sh,
 # about 37 MB; kept between runs). Run here after building (bash tools/setup.sh); then carry
@@ -16,6 +17,8 @@ strip -g -o ".gpu/lib/${lib##*/}" "$lib"
 ln -s "${lib##*/}" .gpu/lib/libtc.so.0
 ln -s libtc.so.0 .gpu/lib/libtc.so
 cp build/src/tc/candidate-runner .gpu/lib/tc/
+# hiredis (the cache's remote tier) is not in bundle-runtime.sh's list: its one library, as is.
+cp -L "$(ldd "$lib" | awk '/libhiredis/ {print $3}')" .gpu/lib/
 cp build/tools/tc/tc .gpu/bin/
 rm -rf .gpu/bundle/root  # unpacked by a run of gpu-check.sh here: not carried
 [ -f .gpu/bundle/unpack.sh ] || bash ../shared/tools/bundle-runtime.sh pack .gpu/bundle

@@ -34,7 +34,9 @@
  *     rank-polymorphic def (`...`) builds that def's instance for a rank on first use and keeps
  *     it (under a lock inside the program): concurrent calls are still safe.
  *   - tc_cache_listing is immutable too; the tc_cache_* calls may run in any thread and
- *     process while others use the same cache (LMDB transactions).
+ *     process while others use the same cache (LMDB transactions) or the same remote tier
+ *     (option cache.remote: each call uses a connection of its own from a per-process pool, and
+ *     records are written with Redis transactions).
  *   - tc_options is mutable: do not call tc_options_set on an options object while another
  *     thread uses it. tc_compile only reads options, and the kernel keeps its own copy.
  *   - Destroying a handle while another thread uses it is undefined behaviour.
@@ -200,12 +202,18 @@ TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
 /* Specialises `entry` to the inputs' dtypes and shapes (data may be NULL) with `options`
  * (NULL: defaults). The kernel keeps what it needs: program and options may be destroyed.
  * Unless option cache=off, or the caller set one of the backend's knobs, tc_compile first looks
- * the def, shapes, backend, target and `checked` up in the compilation cache; on a hit it links
+ * the def, shapes, backend, target and `checked` up in the compilation cache, then (option
+ * cache.remote) in the remote tier shared by many machines, whose records must carry a valid
+ * signature; on a hit it links
  * the tuned kernel's stored machine code into the process (about a millisecond; a cache is
  * therefore code that this process runs: see the safety rules in docs/cache-and-tuning.md), or
  * compiles with the tuned knob values when that code cannot be used here. A cache that cannot
- * be used (missing, damaged, unsafe permissions, another libtc) never makes tc_compile fail: it
- * compiles the default, and tc_kernel_describe says why. tc_compile never writes the cache. */
+ * be used (missing, damaged, unsafe permissions, another libtc; a remote that is down, slow,
+ * full or answering garbage, or a record whose signature does not verify) never makes tc_compile
+ * fail: it compiles the default, and tc_kernel_describe says why. Each remote call waits at
+ * most cache.remote_timeout ms, and after a failure to reach the server lookups skip it for
+ * 30 s. tc_compile writes the local cache only to keep a record the remote tier served (and the
+ * backend's shared code, for the next process's warm start). */
 TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *entry,
                       const DLTensor *inputs, size_t num_inputs, const tc_options *options);
 
@@ -245,6 +253,20 @@ TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry
  * and never used on this one. TC_ERROR_CACHE names the path and the problem. */
 TC_API int tc_cache_export(const char *cache_dir, const char *file);
 TC_API int tc_cache_import(const char *cache_dir, const char *file);
+
+/* ---- the remote tier ------------------------------------------------------------------- */
+
+/* Copies every sound record and tuning history entry of a local cache (cache_dir NULL: the
+ * default of option cache=auto) to the remote tier that `options` name (cache.remote,
+ * cache.remote_key, cache.remote_timeout), which keeps the faster record per key (a
+ * compare-and-set: no lost update when machines write at once) and replaces history entries of
+ * the same key and knobs. *records (may be NULL) is set to the number of records the remote
+ * stored. tc_cache_pull is the other way: the remote's records whose signature verifies into the
+ * local cache (created 0700 if missing), keeping the faster per key. cache.remote=off is
+ * TC_ERROR_INVALID_ARGUMENT; a refused key file, a server that cannot be reached or used, or a
+ * local cache that cannot be is TC_ERROR_CACHE naming it. Any thread, any process. */
+TC_API int tc_cache_push(const char *cache_dir, const tc_options *options, size_t *records);
+TC_API int tc_cache_pull(const char *cache_dir, const tc_options *options, size_t *records);
 
 /* ---- the cache's contents ---------------------------------------------------------------- */
 
@@ -294,6 +316,11 @@ typedef struct tc_cache_history_entry {
  * directory. Writers (other threads, other processes) may run meanwhile: the listing shows the
  * cache as it was at some moment of the call, per table. Free it with tc_cache_listing_destroy. */
 TC_API int tc_cache_list(tc_cache_listing **out, const char *cache_dir);
+/* The same snapshot of the remote tier that `options` name: its records whose signature
+ * verifies, with their history; every other entry is damage ("signature does not verify (signed
+ * with another key, or changed since it was signed)", "not a signed libtc record ..."), which
+ * `tc cache verify --remote` reports. Errors as tc_cache_push. */
+TC_API int tc_cache_list_remote(tc_cache_listing **out, const tc_options *options);
 TC_API void tc_cache_listing_destroy(tc_cache_listing *listing); /* NULL is a no-op */
 TC_API int tc_cache_listing_count(const tc_cache_listing *listing, size_t *count);
 /* The index-th record. Past the end: TC_ERROR_INVALID_ARGUMENT. */
@@ -337,7 +364,12 @@ TC_API int tc_kernel_describe(const tc_kernel *kernel, const char **text);
  * about as long as lowering the pipeline again, no machine code is generated), kept: *text is
  * owned by the kernel and valid until it is destroyed. Thread-safe. */
 TC_API int tc_kernel_code(const tc_kernel *kernel, const char **text);
-/* *hit = 1 if the kernel's knob values came from the cache, 0 otherwise. */
+/* Where the kernel's knob values came from: *hit = TC_CACHE_MISS (0: not from the cache),
+ * TC_CACHE_HIT_LOCAL (1: the local cache) or TC_CACHE_HIT_REMOTE (2: the remote tier, option
+ * cache.remote; the record is now in the local cache too). Non-zero means a hit. */
+#define TC_CACHE_MISS 0
+#define TC_CACHE_HIT_LOCAL 1
+#define TC_CACHE_HIT_REMOTE 2
 TC_API int tc_kernel_cache_hit(const tc_kernel *kernel, int *hit);
 
 /* Runs the kernel. Inputs must have the dtypes and shapes the kernel was compiled for; outputs

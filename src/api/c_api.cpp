@@ -8,6 +8,7 @@
 #include "ir/describe.h"
 #include "cache/listing.h"
 #include "cache/location.h"
+#include "cache/remote_transfer.h"
 #include "cache/transfer.h"
 #include "grad/gradient.h"
 #include "tune/cached_compile.h"
@@ -114,6 +115,15 @@ std::string cache_directory(const char* cache_dir) {
   return *dir;
 }
 
+// The remote tier `options` name; cache.remote=off (or no options) is TC_ERROR_INVALID_ARGUMENT.
+std::shared_ptr<tc::cache::Remote> named_remote(const tc_options* options) {
+  auto remote = tc::tune::open_remote(options ? options->options : tc::backends::OptionSet());
+  if (!remote)
+    fail(TC_ERROR_INVALID_ARGUMENT, "option cache.remote is off: name the remote cache (redis://HOST:PORT[/DB] or "
+                                    "unix:///PATH) and cache.remote_key");
+  return remote;
+}
+
 void require_index(size_t index, size_t count, const char* what) {
   if (index >= count)
     fail(TC_ERROR_INVALID_ARGUMENT, std::string(what) + " index " + std::to_string(index) + " is out of range (there are " +
@@ -151,7 +161,7 @@ void finish_kernel(tc_kernel& k, tc::tune::Compiled c) {
   k.backend = &c.options.backend();
   k.devices = devices_of(*k.backend);
   k.kernel = std::move(c.kernel);
-  k.cache_hit = c.cache_hit;
+  k.cache_hit = static_cast<int>(c.tier);
   k.description = "options: " + c.options.to_string() + "\n" + c.provenance + "\n" + k.kernel->describe();
 }
 
@@ -376,6 +386,34 @@ TC_API int tc_cache_list(tc_cache_listing** out, const char* cache_dir) {
   });
 }
 
+TC_API int tc_cache_list_remote(tc_cache_listing** out, const tc_options* options) {
+  return guarded([&] {
+    require(out, "out");
+    auto remote = named_remote(options);
+    auto listing = std::make_unique<tc_cache_listing>();
+    listing->listing = tc::cache::list(*remote);
+    *out = listing.release();
+  });
+}
+
+TC_API int tc_cache_push(const char* cache_dir, const tc_options* options, size_t* records) {
+  return guarded([&] {
+    auto remote = named_remote(options);
+    auto store = tc::cache::Store::open_existing(cache_directory(cache_dir));
+    size_t stored = tc::cache::push(*store, *remote).records;
+    if (records) *records = stored;
+  });
+}
+
+TC_API int tc_cache_pull(const char* cache_dir, const tc_options* options, size_t* records) {
+  return guarded([&] {
+    auto remote = named_remote(options);
+    auto store = tc::cache::Store::open(cache_directory(cache_dir), true);
+    size_t stored = tc::cache::pull(*store, *remote).records;
+    if (records) *records = stored;
+  });
+}
+
 TC_API void tc_cache_listing_destroy(tc_cache_listing* listing) { delete listing; }
 
 TC_API int tc_cache_listing_count(const tc_cache_listing* listing, size_t* count) {
@@ -457,7 +495,7 @@ TC_API int tc_kernel_cache_hit(const tc_kernel* kernel, int* hit) {
   return guarded([&] {
     require(kernel, "kernel");
     require(hit, "hit");
-    *hit = kernel->cache_hit ? 1 : 0;
+    *hit = kernel->cache_hit;
   });
 }
 

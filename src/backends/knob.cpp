@@ -76,6 +76,7 @@ KnobValue Knob::parse(const std::string& text) const {
       break;
     case KnobKind::Text:
       ok = !text.empty() && text.find('\n') == std::string::npos;
+      if (ok && check_text && std::find(choices.begin(), choices.end(), text) == choices.end()) check_text(text);
       break;
   }
   if (!ok) fail(TC_ERROR_INVALID_ARGUMENT, "option '" + key + "' cannot be '" + text + "' (allowed: " + values_text() + ")");

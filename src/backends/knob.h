@@ -43,6 +43,8 @@ struct Knob {
   int64_t min = 0, max = 0;          // Integer, and each half of a Pair or item of Sizes
   int max_items = 3;                 // Sizes
   std::string text_name;             // Text: what the free text is ("DIR")
+  // Text: checks a free text (not one of `choices`) further; throws TC_ERROR_INVALID_ARGUMENT.
+  std::function<void(const std::string& text)> check_text;
   // What a tuner tries for `bound` (as value texts); empty: not tuned.
   std::function<std::vector<std::string>(const ir::BoundDef& bound)> domain;
 

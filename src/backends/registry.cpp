@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/reference/reference_backend.h"
+#include "cache/remote.h"
 #include "support/error.h"
 
 namespace tc::backends {
@@ -34,6 +35,18 @@ std::vector<Knob> general_options() {
              "~/.cache/libtc), off, or a directory"};
   cache.choices = {"auto", "off"};
   cache.text_name = "DIR";
+  Knob remote{"cache.remote", KnobKind::Text, "off",
+              "the remote tier of the compilation cache, shared by many machines: a Redis server (redis://HOST:PORT[/DB] "
+              "or unix:///PATH) looked up after the local cache and before compiling; records are signed with "
+              "cache.remote_key's secret (docs/cache-and-tuning.md)"};
+  remote.choices = {"off"};
+  remote.text_name = "URL";
+  remote.check_text = cache::check_remote_url;
+  Knob remote_key{"cache.remote_key", KnobKind::Text, "none",
+                  "the file holding the secret that signs and checks the remote tier's records (required with "
+                  "cache.remote; a leading ~/ is $HOME; refused unless it is yours and no one else can read it: chmod 600)"};
+  remote_key.choices = {"none"};
+  remote_key.text_name = "FILE";
   // The tuner's own options (src/tune; read by tc_tune only).
   Knob strategy{"tune.strategy", KnobKind::Choice, "genetic",
                 "tc_tune's search: genetic (fitness 1/time, three parents, uniform crossover, mutation, elites) or random"};
@@ -47,6 +60,11 @@ std::vector<Knob> general_options() {
           checked,
           integer("threads", "0", 0, 1024, "threads a host kernel's parallel loops use, the caller included; 0: all cores"),
           cache,
+          remote,
+          remote_key,
+          integer("cache.remote_timeout", "300", 1, 60000,
+                  "milliseconds the remote cache may take to connect and to answer each call; past it the lookup "
+                  "falls back to compiling (and lookups skip the server for 30 s)"),
           strategy,
           integer("tune.population", "16", 2, 1000, "tc_tune: candidates per generation (the first: twice as many)"),
           integer("tune.generations", "1000", 1, 1000,

@@ -6,7 +6,11 @@
 
 namespace tc::cache {
 
-Listing list(const Store& store) {
+namespace {
+
+// Source: Store or Remote (both list every record and history entry, naming the damaged).
+template <typename Source>
+Listing list_of(const Source& store) {
   Listing out;
   auto damaged_as = [&](const char* table) {
     return [&out, table](const std::string& key, const std::string& why) {
@@ -31,5 +35,10 @@ Listing list(const Store& store) {
     });
   return out;
 }
+
+}  // namespace
+
+Listing list(const Store& store) { return list_of(store); }
+Listing list(const Remote& remote) { return list_of(remote); }
 
 }  // namespace tc::cache

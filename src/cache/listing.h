@@ -1,4 +1,4 @@
-// listing.h — what `tc cache ls|show|verify` read: every record of a store with its key hash
+// listing.h — what `tc cache ls|show|verify [--remote]` read: every record of a store (or of the remote tier) with its key hash
 // and its tuning history, every history entry counted, and every damaged entry named (a record
 // or history entry whose checksum, encoding or schema fails, or that is stored under another
 // key's hash), each checked as the lookups and the tuner check them. It reads; it never
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/remote.h"
 #include "cache/store.h"
 
 namespace tc::cache {
@@ -28,5 +29,7 @@ struct Listing {
 };
 
 Listing list(const Store& store);
+// The remote tier's, its refused entries as damage.
+Listing list(const Remote& remote);
 
 }  // namespace tc::cache

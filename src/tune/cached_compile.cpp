@@ -2,6 +2,7 @@
 #include "tune/cached_compile.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "cache/location.h"
 #include "cache/record.h"
+#include "cache/remote.h"
 #include "cache/store.h"
 #include "ir/print.h"
 #include "support/error.h"
@@ -44,13 +46,17 @@ bool exists(const std::string& dir) {
 }
 
 // Puts the backend's shared code kept in the cache at `dir` in place if the process has none
-// yet, whether or not the kernel is looked up (the shared code does not depend on knobs); "" or
-// why the kept copy could not be used.
-std::string use_shared_code(const std::string& dir, const backends::Backend& backend, const backends::Target& target) {
+// yet, whether or not the kernel is looked up (the shared code does not depend on knobs); when
+// the local cache lacks it and a remote tier is given, the remote's copy, kept locally. "" or why
+// the kept copy could not be used.
+std::string use_shared_code(const std::string& dir, const backends::Backend& backend, const backends::Target& target,
+                            const cache::Remote* remote) {
   std::string key = shared_code_key(backend, target);
-  if (key.empty() || backend.has_shared_code(target) || !exists(dir)) return "";
+  if (key.empty() || backend.has_shared_code(target)) return "";
   try {
-    std::optional<cache::Record> r = cache::Store::open(dir, false)->get(key);
+    std::optional<cache::Record> r;
+    if (exists(dir)) r = cache::Store::open(dir, false)->get(key);
+    if (!r && remote && (r = remote->get(key))) cache::Store::open(dir, true)->put_if_faster(*r);
     if (r) backend.use_shared_code(target, r->artefact);
     return "";
   } catch (const Error& e) {
@@ -104,6 +110,73 @@ std::string key_lines(const char* kind, const backends::Backend& backend, const 
          "\n";
 }
 
+// What the cache tiers hold for a key: the record and the tier that served it, the provenance's
+// first words ("cache: hit in '<dir>'", "cache: miss in '<dir>'; remote '<url>': miss"), and
+// notes on what could not be used, for the end of the line.
+struct Lookup {
+  std::optional<cache::Record> record;
+  Tier tier = Tier::None;
+  std::string provenance;
+  std::string notes;
+};
+
+// The local tier, then the remote one; a remote hit is kept in the local cache (created if need
+// be) so that the next process finds it there. Neither tier failing is an error: the caller
+// compiles.
+Lookup look_up(const std::string& dir, const std::string& key, const backends::OptionSet& options,
+               const backends::Backend& backend, const backends::Target& target) {
+  Lookup out;
+  std::shared_ptr<cache::Store> local;
+  std::string local_state = "miss (no cache at '" + dir + "' yet)";
+  if (exists(dir)) {
+    try {
+      local = cache::Store::open(dir, false);
+      out.record = local->get(key);
+      local_state = "miss in '" + dir + "'";
+    } catch (const Error& e) {
+      local_state = std::string("not used: ") + e.what();
+    }
+  }
+  if (out.record) {
+    out.tier = Tier::Local;
+    out.provenance = "cache: hit in '" + dir + "'";
+    out.notes = use_shared_code(dir, backend, target, nullptr);
+    return out;
+  }
+  std::shared_ptr<cache::Remote> remote;
+  std::string remote_state;
+  try {
+    remote = open_remote(options);
+    std::string paused = remote ? remote->paused() : "";
+    if (!paused.empty()) {
+      remote_state = "; remote not used: " + paused;
+      remote.reset();
+    } else if (remote) {
+      out.record = remote->get(key);
+      remote_state = out.record ? "" : "; remote '" + remote->url() + "': miss";
+    }
+  } catch (const Error& e) {
+    remote_state = std::string("; remote not used: ") + e.what();
+    remote.reset();
+  }
+  if (!out.record) {
+    out.provenance = "cache: " + local_state + remote_state;
+    out.notes = use_shared_code(dir, backend, target, remote.get());
+    return out;
+  }
+  out.tier = Tier::Remote;
+  out.provenance = "cache: hit in remote '" + remote->url() + "'";
+  try {
+    if (!local) local = cache::Store::open(dir, true);
+    local->put_if_faster(*out.record);
+    out.provenance += " (kept in '" + dir + "')";
+  } catch (const Error& e) {
+    out.notes = std::string("; not kept locally: ") + e.what();
+  }
+  out.notes += use_shared_code(dir, backend, target, remote.get());
+  return out;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> knob_text_values(const std::string& text) {
@@ -148,6 +221,17 @@ std::string family_key(const ir::Def& def, const backends::Backend& backend, con
   return sha256_hex(key_lines("tc-cache-family", backend, target, options) + ir::family_text(def));
 }
 
+std::shared_ptr<cache::Remote> open_remote(const backends::OptionSet& options) {
+  if (options.get("cache.remote") == "off") return nullptr;
+  cache::RemoteSettings settings;
+  settings.url = options.get("cache.remote");
+  settings.key_file = options.get("cache.remote_key") == "none" ? "" : options.get("cache.remote_key");
+  const char* home = std::getenv("HOME");
+  if (settings.key_file.rfind("~/", 0) == 0 && home) settings.key_file = home + settings.key_file.substr(1);
+  settings.timeout_ms = std::stoi(options.get("cache.remote_timeout"));  // validated: 1..60000
+  return cache::Remote::open(settings);
+}
+
 Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) {
   const backends::Backend& backend = options.backend();
   backends::Target target = backend.default_target();
@@ -155,35 +239,30 @@ Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) 
   out.options = options;
   std::optional<std::string> dir = cache::resolve_dir(options.get("cache"));
   std::string set_by_hand = explicit_knobs(backend, options);
-  std::string runtime_note = dir ? use_shared_code(*dir, backend, target) : "";
   if (!dir) {
     out.provenance = "cache: off";
   } else if (!set_by_hand.empty()) {
-    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")" + runtime_note;
-  } else if (!exists(*dir)) {
-    out.provenance = "cache: miss (no cache at '" + *dir + "' yet)";
+    out.provenance = "cache: not consulted (knobs set explicitly: " + set_by_hand + ")" +
+                     use_shared_code(*dir, backend, target, nullptr);
   } else {
-    try {
-      auto store = cache::Store::open(*dir, false);
-      std::optional<cache::Record> r = store->get(cache_key(bound, backend, target, options));
-      if (!r) {
-        out.provenance = "cache: miss in '" + *dir + "'" + runtime_note;
-      } else {
-        out.options = with_knobs(options, r->knobs);
-        out.cache_hit = true;
+    Lookup found = look_up(*dir, cache_key(bound, backend, target, options), options, backend, target);
+    out.provenance = found.provenance;
+    if (found.record) {
+      try {
+        out.options = with_knobs(options, found.record->knobs);
         std::string why;
-        out.kernel = load_artefact(bound, backend, target, out.options, *r, why);
-        out.provenance = "cache: hit in '" + *dir + "': " + r->knobs + " (tuned " + r->date + ", " + speedup(*r) +
-                         " faster than the default, " + std::to_string(r->candidates) + " candidates); " +
-                         (out.kernel ? "code loaded from the cache" : "compiled from the stored knobs: " + why) +
-                         runtime_note;
+        out.kernel = load_artefact(bound, backend, target, out.options, *found.record, why);
+        out.tier = found.tier;
+        out.provenance += ": " + found.record->knobs + " (tuned " + found.record->date + ", " + speedup(*found.record) +
+                          " faster than the default, " + std::to_string(found.record->candidates) + " candidates); " +
+                          (out.kernel ? "code loaded from the cache" : "compiled from the stored knobs: " + why);
+      } catch (const Error& e) {
+        out.options = options;
+        out.kernel.reset();
+        out.provenance = std::string("cache: not used: ") + e.what();
       }
-    } catch (const Error& e) {
-      out.options = options;
-      out.cache_hit = false;
-      out.kernel.reset();
-      out.provenance = std::string("cache: not used: ") + e.what();
     }
+    out.provenance += found.notes;
   }
   if (!out.kernel) out.kernel = backend.compile(bound, target, out.options.values_for(backend));
   if (dir) keep_shared_code(*dir, backend, target);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "backends/registry.h"
+#include "cache/remote.h"
 #include "cache/store.h"
 #include "ir/bind.h"
 
@@ -37,12 +38,20 @@ std::string shared_code_key(const backends::Backend& backend, const backends::Ta
 // Stores the backend's shared code in `store` unless it is there or the backend has none.
 void store_shared_code(cache::Store& store, const backends::Backend& backend, const backends::Target& target);
 
+// Which cache tier a kernel's knob values came from (tc_kernel_cache_hit's values).
+enum class Tier { None = 0, Local = 1, Remote = 2 };
+
 struct Compiled {
   std::unique_ptr<backends::Kernel> kernel;
   backends::OptionSet options;  // what it was compiled with: the caller's, plus a record's knobs
-  bool cache_hit = false;
+  Tier tier = Tier::None;
   std::string provenance;       // one line for tc_kernel_describe: "cache: hit in ...", "cache: miss ..."
 };
+
+// The remote tier options cache.remote, cache.remote_key and cache.remote_timeout name, or null
+// for cache.remote=off; a key file path starting "~/" is in $HOME. Throws TC_ERROR_CACHE for a
+// key file it refuses (cache/signing.h).
+std::shared_ptr<cache::Remote> open_remote(const backends::OptionSet& options);
 
 // The cache is consulted unless option cache=off or the caller set any of the backend's knobs
 // (explicit knobs win over tuned ones).

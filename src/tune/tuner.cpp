@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cache/location.h"
+#include "cache/remote_transfer.h"
 #include "cache/store.h"
 #include "lang/instantiate.h"
 #include "support/error.h"
@@ -196,7 +197,9 @@ class Tuner {
     // processes find it (and its code) instead of compiling.
     if (!stored_ && done_ > 1 && best_.point == start_point_ && default_ms_ > 0) store_best(true);
     confirm();
-    return result();
+    Compiled out = result();
+    out.provenance += publish();
+    return out;
   }
 
  private:
@@ -206,6 +209,39 @@ class Tuner {
     store_ = cache::Store::open(*dir, true);  // TC_ERROR_CACHE before any tuning
     key_ = cache_key(bound_, backend_, target_, options_);
     family_ = family_key(bound_.def(), backend_, target_, options_);
+    remote_ = open_remote(options_);  // a key file it refuses: TC_ERROR_CACHE before any tuning
+    pull();
+  }
+
+  // What other machines measured of this key (the remote tier's record and history) joins the
+  // local history before the search, which then measures none of it again. A remote that
+  // cannot be used is noted, never an error.
+  void pull() {
+    if (!remote_) return;
+    try {
+      cache::Moved m = cache::pull_key(*store_, *remote_, key_);
+      remote_note_ = "remote '" + remote_->url() + "': " + std::to_string(m.history) + " history entries and " +
+                     std::to_string(m.records) + " records taken before the search";
+    } catch (const Error& e) {
+      remote_note_ = std::string("remote not read: ") + e.what();
+    }
+  }
+
+  // The winner (the local cache's record of the key, the faster of this search's and any
+  // earlier) and the key's history go to the remote tier, with the backend's shared code; the
+  // remote keeps the faster record. What came of it, for the provenance.
+  std::string publish() {
+    if (!remote_) return "";
+    try {
+      bool have = store_->get(key_).has_value();
+      cache::Moved m = cache::push_key(*store_, *remote_, key_);
+      std::string shared = shared_code_key(backend_, target_);
+      if (!shared.empty()) cache::push_key(*store_, *remote_, shared);
+      return "; " + remote_note_ + "; published: " + (!have ? "no record" : m.records ? "record stored" : "the remote's record was as fast or faster") +
+             ", " + std::to_string(m.history) + " history entries";
+    } catch (const Error& e) {
+      return "; " + remote_note_ + "; remote not updated: " + e.what();
+    }
   }
 
   // tune.isolation: candidates measured in a candidate runner (process; auto: for tensors
@@ -714,6 +750,8 @@ class Tuner {
   double default_ms_ = 0;
   int64_t done_ = 0, planned_ = 0, rejected_ = 0, checked_ = 0;
   std::shared_ptr<cache::Store> store_;
+  std::shared_ptr<cache::Remote> remote_;  // option cache.remote, or null
+  std::string remote_note_;                // what pull() found
   std::string key_, family_;
   bool stored_ = false;  // a record went to the cache
   std::string confirmation_;  // what the final comparison of winner and start found

@@ -85,7 +85,25 @@ static void test_defaults_and_validation_agree(void **state) {
     assert_non_null(strstr(tc_last_error_message(), "allowed:"));
   }
   assert_fails_with(tc_options_set(o, "cpu.no_such_knob", "1"), TC_ERROR_INVALID_ARGUMENT);
-  assert_non_null(strstr(tc_last_error_message(), "known options: backend, checked, threads, cache, tune.strategy"));
+  assert_non_null(strstr(tc_last_error_message(),
+                          "known options: backend, checked, threads, cache, cache.remote, cache.remote_key, "
+                          "cache.remote_timeout, tune.strategy"));
+  /* The remote cache's URL is checked when set: what is wrong, and the forms allowed. */
+  const char *remote_ok[] = {"off", "redis://127.0.0.1:6379", "redis://cache.example:7000/3", "redis://[::1]:6379",
+                             "unix:///run/redis/redis.sock"};
+  for (size_t i = 0; i < sizeof remote_ok / sizeof remote_ok[0]; ++i) assert_tc_ok(tc_options_set(o, "cache.remote", remote_ok[i]));
+  const char *remote_bad[][2] = {{"http://host:80", "not a redis:// or unix:// URL"},
+                                 {"redis://host", "no port"},
+                                 {"redis://host:0", "the port must be a number from 1 to 65535"},
+                                 {"redis://host:6379/x", "the database must be a number"},
+                                 {"redis://:6379", "no host"},
+                                 {"redis://user:pw@host:6379", "passwords in the URL are not supported"},
+                                 {"unix://relative.sock", "a Unix socket needs an absolute path"}};
+  for (size_t i = 0; i < sizeof remote_bad / sizeof remote_bad[0]; ++i) {
+    assert_fails_with(tc_options_set(o, "cache.remote", remote_bad[i][0]), TC_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tc_last_error_message(), remote_bad[i][1]));
+    assert_non_null(strstr(tc_last_error_message(), "expected redis://HOST:PORT[/DB] or unix:///PATH"));
+  }
   tc_options_destroy(o);
 }
 

@@ -22,6 +22,13 @@
 //   tc cache verify [--cache DIR]      checks every record and history entry; names each
 //                                      damaged one and exits 1, else exits 0
 //   tc cache clear [--cache DIR]       removes every record and history entry (files stay)
+//   tc cache push|pull [--remote URL] [--remote-key FILE] [--cache DIR]
+//                                      copies every record and history entry to (push) or
+//                                      from (pull) the remote tier; URL and FILE default to
+//                                      $TC_CACHE_REMOTE and $TC_CACHE_REMOTE_KEY
+//   tc cache ls|show|verify --remote [URL] [--remote-key FILE]
+//                                      the same for the remote tier (verify: every record whose
+//                                      signature does not verify is named, exit 1)
 //   tc options                         every option key of this build: values, default, help
 //   tc version
 #include <algorithm>
@@ -62,6 +69,9 @@ int usage() {
                "       tc cache show [DEF|KEY-HASH-PREFIX] [--cache DIR]\n"
                "       tc cache verify [--cache DIR]\n"
                "       tc cache clear [--cache DIR]\n"
+               "       tc cache push|pull [--remote URL] [--remote-key FILE] [--cache DIR]\n"
+               "       tc cache ls|show|verify --remote [URL] [--remote-key FILE]\n"
+               "                      (URL, FILE default to $TC_CACHE_REMOTE, $TC_CACHE_REMOTE_KEY)\n"
                "       tc options     (the keys --option takes: allowed values, default, help)\n"
                "       tc version\n");
   return 2;
@@ -625,10 +635,43 @@ int cmd_tune(const char* path, const RunArgs& a) {
 struct ListingDeleter { void operator()(tc_cache_listing* l) const { tc_cache_listing_destroy(l); } };
 using Listing = std::unique_ptr<tc_cache_listing, ListingDeleter>;
 
-// The listing of a cache (dir NULL: the default), or null with libtc's message printed.
-Listing list_cache(const char* dir) {
+// Which cache a `tc cache` subcommand reads or writes: the local one (dir, NULL: the default)
+// and, with --remote, the remote tier (options cache.remote and cache.remote_key).
+struct CacheArgs {
+  const char* dir = nullptr;
+  bool remote = false;
+  std::string url, key;
+};
+
+// The options naming the remote tier, or null with libtc's message printed.
+Options remote_options(const CacheArgs& c) {
+  std::string url = c.url, key = c.key;
+  if (url.empty() && std::getenv("TC_CACHE_REMOTE")) url = std::getenv("TC_CACHE_REMOTE");
+  if (key.empty() && std::getenv("TC_CACHE_REMOTE_KEY")) key = std::getenv("TC_CACHE_REMOTE_KEY");
+  if (url.empty()) {
+    std::fprintf(stderr, "tc: no remote cache: give --remote URL or set TC_CACHE_REMOTE\n");
+    return nullptr;
+  }
+  tc_options* raw = nullptr;
+  if (tc_options_create(&raw) != TC_OK) {
+    report(1);
+    return nullptr;
+  }
+  Options opts(raw);
+  if (tc_options_set(raw, "cache.remote", url.c_str()) != TC_OK ||
+      (!key.empty() && tc_options_set(raw, "cache.remote_key", key.c_str()) != TC_OK)) {
+    report(1);
+    return nullptr;
+  }
+  return opts;
+}
+
+// The listing of a cache or of the remote tier, or null with libtc's message printed.
+Listing list_cache(const CacheArgs& c) {
   tc_cache_listing* raw = nullptr;
-  if (tc_cache_list(&raw, dir) != TC_OK) {
+  Options remote = c.remote ? remote_options(c) : nullptr;
+  if (c.remote && !remote) return nullptr;
+  if ((c.remote ? tc_cache_list_remote(&raw, remote.get()) : tc_cache_list(&raw, c.dir)) != TC_OK) {
     report(1);
     return nullptr;
   }
@@ -674,7 +717,7 @@ void note_damage(const tc_cache_listing* l) {
                  damaged == 1 ? "entry" : "entries", damaged == 1 ? "it" : "them");
 }
 
-int cmd_cache_ls(const char* dir) {
+int cmd_cache_ls(const CacheArgs& dir) {
   Listing l = list_cache(dir);
   if (!l) return 1;
   std::vector<std::vector<std::string>> rows = {
@@ -697,7 +740,7 @@ int cmd_cache_ls(const char* dir) {
 }
 
 // `tc cache show`: each record (of def `filter`, or whose key hash starts with it) in full.
-int cmd_cache_show(const char* dir, const char* filter) {
+int cmd_cache_show(const CacheArgs& dir, const char* filter) {
   Listing l = list_cache(dir);
   if (!l) return 1;
   std::vector<tc_cache_entry> all = entries_of(l.get());
@@ -735,7 +778,7 @@ int cmd_cache_show(const char* dir, const char* filter) {
 }
 
 // `tc cache verify`: one line per damaged entry and exit 1, or a summary and exit 0.
-int cmd_cache_verify(const char* dir) {
+int cmd_cache_verify(const CacheArgs& dir) {
   Listing l = list_cache(dir);
   if (!l) return 1;
   size_t damaged = 0, history = 0;
@@ -752,31 +795,58 @@ int cmd_cache_verify(const char* dir) {
   return damaged == 0 ? 0 : 1;
 }
 
-// `tc cache SUBCOMMAND [ARG] [--cache DIR]`; without --cache the default directory (NULL).
+// `tc cache push|pull`: one line with the number of records the other side stored.
+int cmd_cache_move(const std::string& sub, const CacheArgs& c) {
+  Options remote = remote_options(c);
+  if (!remote) return 1;
+  size_t stored = 0;
+  int status = sub == "push" ? tc_cache_push(c.dir, remote.get(), &stored) : tc_cache_pull(c.dir, remote.get(), &stored);
+  if (status != TC_OK) return report(status);
+  std::printf("%zu record%s stored %s\n", stored, stored == 1 ? "" : "s",
+              sub == "push" ? "in the remote cache" : "in the local cache");
+  return 0;
+}
+
+// `tc cache SUBCOMMAND [ARG] [--cache DIR] [--remote [URL]] [--remote-key FILE]`; without
+// --cache the default directory (NULL).
 int cmd_cache(int argc, char** argv) {
   if (argc < 3) return usage();
   std::string sub = argv[2];
   bool takes_file = sub == "export" || sub == "import";
-  if (!takes_file && sub != "ls" && sub != "show" && sub != "verify" && sub != "clear") return usage();
+  bool moves = sub == "push" || sub == "pull";
+  bool lists = sub == "ls" || sub == "show" || sub == "verify";
+  if (!takes_file && !moves && !lists && sub != "clear") return usage();
   const char* arg = nullptr;  // export/import: FILE (required); show: DEF or KEY-HASH prefix
-  const char* dir = nullptr;
+  CacheArgs c;
+  c.remote = moves;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--cache") {
       if (i + 1 >= argc) return usage();
-      dir = argv[++i];
+      c.dir = argv[++i];
+    } else if (a == "--remote" && (moves || lists)) {
+      c.remote = true;
+      if (i + 1 < argc && std::strstr(argv[i + 1], "://")) c.url = argv[++i];
+    } else if (a == "--remote-key" && (moves || lists)) {
+      if (i + 1 >= argc) return usage();
+      c.key = argv[++i];
     } else if (!arg && (takes_file || sub == "show") && (a.empty() || a[0] != '-' || a == "-")) {
       arg = argv[i];
     } else {
       return usage();
     }
   }
-  if (sub == "ls") return cmd_cache_ls(dir);
-  if (sub == "show") return cmd_cache_show(dir, arg);
-  if (sub == "verify") return cmd_cache_verify(dir);
-  if (sub == "clear") return tc_cache_clear(dir) == TC_OK ? 0 : report(1);
+  if (lists && c.remote && c.dir) {
+    std::fprintf(stderr, "tc: cache %s reads one cache: --cache DIR or --remote, not both\n", sub.c_str());
+    return 2;
+  }
+  if (moves) return cmd_cache_move(sub, c);
+  if (sub == "ls") return cmd_cache_ls(c);
+  if (sub == "show") return cmd_cache_show(c, arg);
+  if (sub == "verify") return cmd_cache_verify(c);
+  if (sub == "clear") return tc_cache_clear(c.dir) == TC_OK ? 0 : report(1);
   if (!arg) return usage();
-  int status = sub == "export" ? tc_cache_export(dir, arg) : tc_cache_import(dir, arg);
+  int status = sub == "export" ? tc_cache_export(c.dir, arg) : tc_cache_import(c.dir, arg);
   if (status != TC_OK) return report(status);
   return 0;
 }

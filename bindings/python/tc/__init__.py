@@ -13,6 +13,7 @@
     prog.compile("mm", A, B).cache_hit     # True: later compiles use the tuned knobs
     tc.cache_export("tuned.tccache"); tc.cache_import("tuned.tccache")  # move a cache
     tc.cache_list(); tc.cache_verify(); tc.cache_clear()   # records, damage, empty it
+    tc.cache_push("redis://host:6379", "~/.tc-key")        # share with a cluster (cache_pull)
     g = prog.gradient("mm")        # a new Program: def mm_grad(A, B, d_C) -> (d_A, d_B)
     f = tc.autograd(prog, "mm")    # torch tensors in, recorded for torch.autograd (backward:
                                    # mm_grad); PyTorch is imported only here
@@ -29,7 +30,7 @@ _library.py); tc.library_path says which one was loaded.
 from . import _library
 from ._api import (CacheDamage, CacheRecord, CacheTrial, Entry, Kernel, OptionInfo, Options, Param,
                    Program, Tensor, TensorInfo, TuneProgress, autograd, cache_clear, cache_export,
-                   cache_import, cache_list, cache_verify, custom_op, define, gradient,
+                   cache_import, cache_list, cache_pull, cache_push, cache_verify, custom_op, define, gradient,
                    infer_outputs, option_info)
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
@@ -46,7 +47,7 @@ def library_version():
 
 
 __all__ = ["define", "infer_outputs", "gradient", "autograd", "custom_op", "option_info", "cache_export",
-           "cache_import", "cache_list", "cache_verify", "cache_clear", "Program", "Kernel",
+           "cache_import", "cache_list", "cache_push", "cache_pull", "cache_verify", "cache_clear", "Program", "Kernel",
            "Entry", "Options", "Tensor", "TensorInfo", "Param", "OptionInfo", "TuneProgress",
            "CacheRecord", "CacheTrial", "CacheDamage", "Error", "TcInvalidArgumentError",
            "TcSyntaxError", "TcSemanticError", "TcShapeError", "TcUnsupportedError", "TcCompileError",

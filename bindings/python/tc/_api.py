@@ -274,6 +274,14 @@ class Kernel(_Handle):
         check(lib.tc_kernel_cache_hit(self._handle, ctypes.byref(hit)))
         return bool(hit.value)
 
+    @property
+    def cache_tier(self):
+        """Which cache tier served the kernel's knob values: "local", "remote" (option
+        cache.remote; the record is now in the local cache too) or None (tc_kernel_cache_hit)."""
+        hit = ctypes.c_int()
+        check(lib.tc_kernel_cache_hit(self._handle, ctypes.byref(hit)))
+        return {0: None, 1: "local", 2: "remote"}[hit.value]
+
     def describe(self):
         """libtc's description of the kernel (tc_kernel_describe): its options, where its knob
         values came from (cache hit, miss, or why the cache was not used) and its schedule."""
@@ -645,11 +653,47 @@ def cache_import(file, cache_dir=None):
     check(lib.tc_cache_import(_dir(cache_dir), _enc(os.fspath(file))))
 
 
+def _remote_options(remote, remote_key, options):
+    """Options naming the remote tier: cache.remote=remote, cache.remote_key=remote_key."""
+    opts = dict(options)
+    opts["cache.remote"] = remote
+    if remote_key is not None:
+        opts["cache.remote_key"] = os.fspath(remote_key)
+    return Options(**opts)
+
+
+def cache_push(remote, remote_key, cache_dir=None, **options):
+    """Copies every record and tuning history entry of a local compilation cache (cache_dir
+    None: the default) to the remote tier at `remote` ("redis://HOST:PORT[/DB]" or
+    "unix:///PATH"), signing each with the secret in the file `remote_key` (tc_cache_push); the
+    remote keeps the faster record per key. Returns the number of records it stored. Further
+    options, e.g. **{"cache.remote_timeout": 1000}. Raises TcCacheError naming the server, the
+    key file or the cache."""
+    count = ctypes.c_size_t()
+    with _remote_options(remote, remote_key, options) as opts:
+        check(lib.tc_cache_push(_dir(cache_dir), opts._handle, ctypes.byref(count)))
+    return count.value
+
+
+def cache_pull(remote, remote_key, cache_dir=None, **options):
+    """The other way: the remote tier's records whose signature verifies, and their history,
+    into a local cache (created 0700 if missing), keeping the faster per key (tc_cache_pull).
+    Returns the number of records stored locally."""
+    count = ctypes.c_size_t()
+    with _remote_options(remote, remote_key, options) as opts:
+        check(lib.tc_cache_pull(_dir(cache_dir), opts._handle, ctypes.byref(count)))
+    return count.value
+
+
 @contextlib.contextmanager
-def _listing(cache_dir):
-    """A tc_cache_listing of the cache, destroyed on leaving the block."""
+def _listing(cache_dir, remote=None, remote_key=None):
+    """A tc_cache_listing of the cache (or of the remote tier), destroyed on leaving the block."""
     handle = ctypes.c_void_p()
-    check(lib.tc_cache_list(ctypes.byref(handle), _dir(cache_dir)))
+    if remote is None:
+        check(lib.tc_cache_list(ctypes.byref(handle), _dir(cache_dir)))
+    else:
+        with _remote_options(remote, remote_key, {}) as opts:
+            check(lib.tc_cache_list_remote(ctypes.byref(handle), opts._handle))
     try:
         yield handle
     finally:
@@ -660,13 +704,14 @@ def _text(raw):
     return raw.decode("utf-8", "replace")
 
 
-def cache_list(cache_dir=None):
+def cache_list(cache_dir=None, remote=None, remote_key=None):
     """Every sound record of a compilation cache (cache_dir None: the default) with its tuning
     history, as CacheRecord tuples in key-hash order (tc_cache_list). Raises TcCacheError for a
     directory without a cache ("no cache at ..."); damaged entries are left out (cache_verify
-    names them)."""
+    names them). With remote (and remote_key, as for cache_push): the remote tier's records
+    whose signature verifies (tc_cache_list_remote)."""
     records = []
-    with _listing(cache_dir) as h:
+    with _listing(cache_dir, remote, remote_key) as h:
         count = ctypes.c_size_t()
         check(lib.tc_cache_listing_count(h, ctypes.byref(count)))
         for i in range(count.value):
@@ -684,11 +729,13 @@ def cache_list(cache_dir=None):
     return records
 
 
-def cache_verify(cache_dir=None):
+def cache_verify(cache_dir=None, remote=None, remote_key=None):
     """Checks every record and history entry of a compilation cache (checksum, encoding,
     schema, stored under its own key) and returns the damaged ones as CacheDamage tuples; an
-    empty list means the cache is sound. Raises TcCacheError for a directory without a cache."""
-    with _listing(cache_dir) as h:
+    empty list means the cache is sound. Raises TcCacheError for a directory without a cache.
+    With remote (and remote_key): the remote tier's, whose records must also carry a valid
+    signature ("signature does not verify ..." for one signed with another key or changed)."""
+    with _listing(cache_dir, remote, remote_key) as h:
         count = ctypes.c_size_t()
         check(lib.tc_cache_listing_damage_count(h, ctypes.byref(count)))
         damage = []

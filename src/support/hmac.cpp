@@ -1,0 +1,40 @@
+// hmac.cpp — see hmac.h. HMAC(K, m) = H((K' ^ opad) || H((K' ^ ipad) || m)), K' the key padded
+// to SHA-256's 64-byte block (a longer key hashed first), ipad 0x36 and opad 0x5c repeated.
+#include "support/hmac.h"
+
+#include "support/sha256.h"
+
+namespace tc {
+namespace {
+
+constexpr size_t kBlock = 64;
+
+// The 32 raw bytes of a digest given as 64 hex digits.
+std::string raw(const std::string& hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return out;
+}
+
+std::string padded(const std::string& key, unsigned char pad) {
+  std::string k = key.size() > kBlock ? raw(sha256_hex(key)) : key;
+  k.resize(kBlock, '\0');
+  for (char& c : k) c = static_cast<char>(static_cast<unsigned char>(c) ^ pad);
+  return k;
+}
+
+}  // namespace
+
+std::string hmac_sha256_hex(const std::string& key, const std::string& message) {
+  return sha256_hex(padded(key, 0x5c) + raw(sha256_hex(padded(key, 0x36) + message)));
+}
+
+bool digests_equal(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace tc
