@@ -47,8 +47,10 @@
 //!
 //! The autotuner: [`Program::tune`] searches a def's schedule knobs on real inputs and stores
 //! the fastest in the compilation cache, which later [`Program::compile`] calls use
-//! ([`Kernel::cache_hit`]); [`cache_export`] and [`cache_import`] move a cache between machines
-//! (docs/cache-and-tuning.md).
+//! ([`Kernel::cache_hit`]); [`cache_export`] and [`cache_import`] move a cache between machines,
+//! and [`cache_push`] and [`cache_pull`] between a machine and the remote tier a cluster shares
+//! (option `cache.remote`; [`Kernel::cache_tier`] says which tier served a kernel;
+//! docs/cache-and-tuning.md).
 //!
 //! Thread safety follows tc.h: [`Program`] and [`Kernel`] are immutable and `Send + Sync`
 //! (run one kernel from many threads at once); [`Options`] is `Send + Sync` too, and
@@ -62,7 +64,7 @@ mod tune;
 
 pub use error::{Error, Result, Status};
 pub use tensor::{DataType, Element, TensorInfo, TensorMut, TensorRef, BF16, F16};
-pub use tune::{cache_export, cache_import, TuneCallback, TuneProgress};
+pub use tune::{cache_export, cache_import, cache_pull, cache_push, CacheTier, TuneCallback, TuneProgress};
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;

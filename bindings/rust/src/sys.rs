@@ -188,6 +188,8 @@ extern "C" {
     ) -> c_int;
     pub fn tc_cache_export(cache_dir: *const c_char, file: *const c_char) -> c_int;
     pub fn tc_cache_import(cache_dir: *const c_char, file: *const c_char) -> c_int;
+    pub fn tc_cache_push(cache_dir: *const c_char, options: *const tc_options, records: *mut usize) -> c_int;
+    pub fn tc_cache_pull(cache_dir: *const c_char, options: *const tc_options, records: *mut usize) -> c_int;
 
     pub fn tc_kernel_num_outputs(kernel: *const tc_kernel, count: *mut usize) -> c_int;
     pub fn tc_kernel_output_info(kernel: *const tc_kernel, index: usize, info: *mut tc_tensor_info) -> c_int;

@@ -221,7 +221,29 @@ impl Program {
     }
 }
 
+/// Which tier of the compilation cache served a kernel's knob values ([`Kernel::cache_tier`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheTier {
+    /// The local cache (option `cache`).
+    Local,
+    /// The remote tier (option `cache.remote`); the record is now in the local cache too.
+    Remote,
+}
+
 impl Kernel {
+    /// Which cache tier served the kernel's knob values (`tc_kernel_cache_hit`), or `None` when
+    /// they did not come from the cache.
+    pub fn cache_tier(&self) -> Result<Option<CacheTier>> {
+        let mut hit: c_int = 0;
+        // SAFETY: valid handle, out-pointer to a local.
+        check(unsafe { sys::tc_kernel_cache_hit(self.raw.as_ptr(), &mut hit) })?;
+        Ok(match hit {
+            0 => None,
+            1 => Some(CacheTier::Local),
+            _ => Some(CacheTier::Remote),
+        })
+    }
+
     /// True if the kernel's knob values came from the compilation cache
     /// (`tc_kernel_cache_hit`); [`Kernel::describe`] says from where, or why the cache was not
     /// used.
@@ -295,4 +317,36 @@ pub fn cache_export(cache_dir: Option<&Path>, file: impl AsRef<Path>) -> Result<
 /// is `Status::Cache`, naming the path and the problem.
 pub fn cache_import(cache_dir: Option<&Path>, file: impl AsRef<Path>) -> Result<()> {
     transfer(sys::tc_cache_import, cache_dir, file.as_ref())
+}
+
+fn remote_transfer(
+    f: unsafe extern "C" fn(*const std::os::raw::c_char, *const sys::tc_options, *mut usize) -> c_int,
+    cache_dir: Option<&Path>,
+    options: &Options,
+) -> Result<usize> {
+    let dir = cache_dir.map(|d| c_path(d, "cache directory")).transpose()?;
+    let mut records = 0usize;
+    // SAFETY: a C string (or NULL) and a valid options handle that outlive the call; an
+    // out-pointer to a local.
+    check(unsafe {
+        f(dir.as_ref().map_or(ptr::null(), |d| d.as_ptr()), options.raw.as_ptr(), &mut records)
+    })?;
+    Ok(records)
+}
+
+/// Copies every record and tuning history entry of a local compilation cache (`cache_dir`
+/// `None`: the default directory) to the remote tier that `options` name (`cache.remote`,
+/// `cache.remote_key`, `cache.remote_timeout`), which keeps the faster record per key
+/// (`tc_cache_push`). Returns the number of records the remote stored. `cache.remote=off` is
+/// `Status::InvalidArgument`; a server that cannot be used or a key file libtc refuses is
+/// `Status::Cache`, naming it.
+pub fn cache_push(cache_dir: Option<&Path>, options: &Options) -> Result<usize> {
+    remote_transfer(sys::tc_cache_push, cache_dir, options)
+}
+
+/// The other way (`tc_cache_pull`): the remote tier's records whose signature verifies, and
+/// their history, into a local cache (created `0700` if missing), keeping the faster per key.
+/// Returns the number of records stored locally. Errors as [`cache_push`].
+pub fn cache_pull(cache_dir: Option<&Path>, options: &Options) -> Result<usize> {
+    remote_transfer(sys::tc_cache_pull, cache_dir, options)
 }

@@ -1,7 +1,8 @@
 //! The autotuner and the compilation cache through the safe layer: Program::tune with a
 //! progress closure (sane numbers, stopping early, a panic that is resumed, none at all),
-//! Kernel::cache_hit on later compiles, cache_export / cache_import into an empty cache, and
-//! the cache error for an unsafe directory. Every test uses its own cache directory under
+//! Kernel::cache_hit on later compiles, cache_export / cache_import into an empty cache, the
+//! cache error for an unsafe directory, and cache_push / cache_pull / Kernel::cache_tier with a
+//! real redis-server (started on a free loopback port, killed at the end). Every test uses its own cache directory under
 //! std::env::temp_dir() (option cache=DIR), so the user's cache is never read or written.
 //! Run by ctest as bindings.rust (`cargo test`).
 use std::fs;
@@ -13,7 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tc::{cache_export, cache_import, Kernel, Options, Program, Status, TensorMut, TensorRef, TuneProgress};
+use tc::{
+    cache_export, cache_import, cache_pull, cache_push, CacheTier, Kernel, Options, Program, Status,
+    TensorMut, TensorRef, TuneProgress,
+};
 
 const MM: &str = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
 // Large enough that vectorised, tiled code is clearly faster than the scalar starting point
@@ -344,4 +348,80 @@ fn the_progress_struct_has_the_c_layout() {
     // tc.h: int32 generation, generations; int64 candidates_*; four doubles.
     assert_eq!(std::mem::size_of::<tc::sys::tc_tune_progress>(), 56);
     assert_eq!(std::mem::align_of::<tc::sys::tc_tune_progress>(), 8);
+}
+
+/// Debian's redis-server on a free loopback port with a directory of its own, killed on drop.
+struct Redis {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Redis {
+    fn start(dir: &TempDir) -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--logfile")
+            .arg(dir.join("redis.log"))
+            .spawn()
+            .expect("redis-server (Debian's, tools/install-deps.sh installs it)");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        Redis { child, url: format!("redis://127.0.0.1:{}", port) }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn push_pull_and_the_tier_that_served() {
+    let _serial = one_at_a_time();
+    let case = Case::new();
+    let (server_dir, first, other) = (TempDir::new("redis"), TempDir::new("first"), TempDir::new("other"));
+    let redis = Redis::start(&server_dir);
+    let key = server_dir.join("key");
+    fs::write(&key, b"a secret of at least sixteen bytes\n").unwrap();
+    fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+    let remote_with = |cache: &str| {
+        Options::new()
+            .unwrap()
+            .with("cache", cache)
+            .unwrap()
+            .with("cache.remote", &redis.url)
+            .unwrap()
+            .with("cache.remote_key", key.to_str().unwrap())
+            .unwrap()
+    };
+    let remote = remote_with("auto");
+
+    case.tune(&bad_start(&first.as_option()), None).unwrap();
+    assert_eq!(cache_push(Some(first.path()), &remote).unwrap(), 2); // the kernel and the shared code
+    let hit = case.program.compile("mm", &case.inputs(), &remote_with(&other.as_option())).unwrap();
+    assert_eq!(hit.cache_tier().unwrap(), Some(CacheTier::Remote), "{}", hit.describe().unwrap());
+    assert!(hit.cache_hit().unwrap());
+    assert_eq!(case.run(&hit), matmul(&case.a, &case.b));
+    assert_eq!(case.compile(&other.as_option()).cache_tier().unwrap(), Some(CacheTier::Local));
+    assert_eq!(case.compile("off").cache_tier().unwrap(), None);
+    let pulled = TempDir::new("pulled");
+    assert_eq!(cache_pull(Some(pulled.path()), &remote).unwrap(), 2);
+    assert_eq!(case.compile(&pulled.as_option()).cache_tier().unwrap(), Some(CacheTier::Local));
+
+    // No remote named; a key file others can read.
+    let err = cache_push(Some(first.path()), &Options::new().unwrap()).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument, "{}", err);
+    fs::set_permissions(&key, fs::Permissions::from_mode(0o644)).unwrap();
+    let err = cache_pull(Some(pulled.path()), &remote).unwrap_err();
+    assert_eq!(err.status(), Status::Cache, "{}", err);
+    assert!(err.message().contains("can be read or written by group or others"), "{}", err);
 }
