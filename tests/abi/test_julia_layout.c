@@ -11,13 +11,22 @@
  * keyword options in call order and then tune.budget, calls tc_tune with its @cfunction
  * callback (non-zero when the progress function returns true or throws) and a pointer to its
  * state as `user`, destroys the options, then builds the Kernel as compile does; cache_hit,
- * cache_export(file; cache_dir) and cache_import(file; cache_dir) are one call each. The
+ * cache_tier, cache_export(file; cache_dir) and cache_import(file; cache_dir) are one call each;
+ * cache_push and cache_pull(remote, remote_key; cache_dir) create an options object, set
+ * cache.remote and cache.remote_key, call, and destroy it (the testset's redis-server is started
+ * here as runtests.jl starts it: a free loopback port, a temporary directory). The
  * binding reads tc_tune_progress through a Julia struct whose C layout it states as constants;
  * test_julia_tune_progress_layout reads that struct and those constants from the Julia source
  * (TC_JULIA_SOURCE) and checks them against the C struct.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abi_util.h"
@@ -583,6 +592,109 @@ static void test_julia_cache_export_import(void **state) {
   tune_case_free(c);
 }
 
+/* A loopback socket on a free port (listenany); *port set. */
+static int loopback_socket(int *port) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, (struct sockaddr *)&a, sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, (struct sockaddr *)&a, &len);
+  *port = ntohs(a.sin_port);
+  return s;
+}
+
+/* run(`redis-server --port $port ...`; wait=false), then wait until it accepts connections. */
+static pid_t start_redis(const char *dir, int port) {
+  char port_text[16], log[128];
+  snprintf(port_text, sizeof port_text, "%d", port);
+  snprintf(log, sizeof log, "%s/redis.log", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("redis-server", "redis-server", "--port", port_text, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+           "--appendonly", "no", "--logfile", log, (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 200; ++i) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    if (ok) return pid;
+    struct timespec wait = {0, 25 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+  }
+  fail_msg("redis-server on port %d does not answer (tools/install-deps.sh installs it)", port);
+  return pid;
+}
+
+/* cache_push / cache_pull(url, key; cache_dir=dir): the records the other side stored. */
+static int julia_remote_transfer(int (*call)(const char *, const tc_options *, size_t *), const char *url,
+                                 const char *key, const char *dir, size_t *stored) {
+  tc_options *opts = NULL;
+  int rc = tc_options_create(&opts);
+  if (rc != TC_OK) return rc;
+  if ((rc = tc_options_set(opts, "cache.remote", url)) == TC_OK && (rc = tc_options_set(opts, "cache.remote_key", key)) == TC_OK)
+    rc = call(dir, opts, stored);
+  tc_options_destroy(opts);
+  return rc;
+}
+
+/* @testset "cache_push, cache_pull and cache_tier with a redis-server" */
+static void test_julia_remote_cache(void **state) {
+  (void)state;
+  tune_case *c = tune_case_new();
+  int port = 0;
+  close(loopback_socket(&port));
+  pid_t server = start_redis(c->dir, port);
+  char url[64], key[96], tuned[96], other[96], pulled[96];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  snprintf(key, sizeof key, "%s/key", c->dir);
+  snprintf(tuned, sizeof tuned, "%s/tuned", c->dir);
+  snprintf(other, sizeof other, "%s/other", c->dir);
+  snprintf(pulled, sizeof pulled, "%s/pulled", c->dir);
+  FILE *f = fopen(key, "w");
+  assert_non_null(f);
+  fputs("a secret of at least sixteen bytes\n", f);
+  fclose(f);
+  assert_int_equal(chmod(key, 0600), 0);
+
+  progress_log quiet_log = {0};
+  quiet_log.quiet = true;
+  tc_kernel *k = NULL;
+  assert_tc_ok(julia_tune(&k, c, tuned, &quiet_log));
+  tc_kernel_destroy(k);
+  size_t stored = 0;
+  assert_tc_ok(julia_remote_transfer(tc_cache_push, url, key, tuned, &stored));
+  assert_int_equal(stored, 2); /* the kernel and the shared code */
+  /* compile(prog, "mm", A, B; cache=other, remote...) */
+  const char *const with_remote[] = {"cache", other, "cache.remote", url, "cache.remote_key", key, NULL};
+  assert_tc_ok(julia_compile(&k, c->prog, "mm", c->in, 2, with_remote));
+  tc_tensor_info info[1];
+  julia_kernel_outputs(k, info, 1);
+  int hit = -1;
+  assert_tc_ok(tc_kernel_cache_hit(k, &hit));
+  assert_int_equal(hit, TC_CACHE_HIT_REMOTE); /* cache_tier(k) == :remote */
+  assert_runs_mm(c, k);
+  tc_kernel_destroy(k);
+  assert_int_equal(julia_compile_hit(c, other), TC_CACHE_HIT_LOCAL);
+  assert_int_equal(julia_compile_hit(c, "off"), TC_CACHE_MISS);
+  assert_tc_ok(julia_remote_transfer(tc_cache_pull, url, key, pulled, &stored));
+  assert_int_equal(stored, 2);
+  assert_int_equal(julia_compile_hit(c, pulled), TC_CACHE_HIT_LOCAL);
+  assert_int_equal(chmod(key, 0644), 0);
+  assert_fails_with(julia_remote_transfer(tc_cache_pull, url, key, pulled, &stored), TC_ERROR_CACHE);
+  assert_non_null(strstr(tc_last_error_message(), "can be read or written by group or others"));
+
+  kill(server, SIGKILL);
+  waitpid(server, NULL, 0);
+  tune_case_free(c);
+}
+
 /* @testset "an unsafe cache directory is the cache error" */
 static void test_julia_unsafe_cache(void **state) {
   (void)state;
@@ -611,6 +723,7 @@ int main(void) {
       cmocka_unit_test(test_julia_tune_stops),
       cmocka_unit_test(test_julia_cache_export_import),
       cmocka_unit_test(test_julia_unsafe_cache),
+      cmocka_unit_test(test_julia_remote_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,9 @@ Differentiation: `gradient(prog, entry)` is libtc's reverse-mode gradient of a d
 
 The autotuner: `tune` searches a def's schedule knobs on real inputs and stores the fastest in
 the compilation cache, which later `compile` calls use (`cache_hit`); `cache_export` and
-`cache_import` move a cache between machines (libtc's docs/cache-and-tuning.md).
+`cache_import` move a cache between machines, `cache_push` and `cache_pull` between a machine
+and the remote tier a cluster shares (option `cache.remote`; `cache_tier` says which tier
+served a kernel; libtc's docs/cache-and-tuning.md).
 
 The library is `ENV["TC_LIBRARY"]` if set, else `libtc.so.0` from the loader's search path.
 Thread safety is libtc's: a Program or Kernel may be used from many threads at once.
@@ -28,7 +30,7 @@ module TensorComprehensions
 using Libdl
 
 export tc_define, defs, gradient, infer_outputs, compile, run!, TCError, Program, Kernel
-export tune, TuneProgress, cache_hit, cache_export, cache_import
+export tune, TuneProgress, cache_hit, cache_tier, cache_export, cache_import, cache_push, cache_pull
 
 # ---- the library ------------------------------------------------------------------------
 
@@ -38,7 +40,7 @@ const SYMBOLS = (:tc_version_string, :tc_last_error_message, :tc_define, :tc_def
                  :tc_infer_outputs, :tc_options_create, :tc_options_set, :tc_options_destroy,
                  :tc_compile, :tc_kernel_num_outputs, :tc_kernel_output_info, :tc_run,
                  :tc_kernel_destroy, :tc_tune, :tc_kernel_cache_hit, :tc_kernel_describe,
-                 :tc_cache_export, :tc_cache_import)
+                 :tc_cache_export, :tc_cache_import, :tc_cache_push, :tc_cache_pull)
 # Function pointers, resolved once at load time (so a precompiled package follows TC_LIBRARY
 # at run time) and only read afterwards, which makes them safe to use from any thread.
 const FPTR = Dict{Symbol,Ptr{Cvoid}}()
@@ -617,6 +619,53 @@ per key. Records tuned for another target are kept but not used here. Throws `TC
 function cache_import(file::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing)
     check(ccall(FPTR[:tc_cache_import], Cint, (Cstring, Cstring), cstring_or_null(cache_dir), file))
     return nothing
+end
+
+"""
+    cache_tier(kernel) -> Union{Symbol,Nothing}
+
+Which tier of the compilation cache served the kernel's knob values (`tc_kernel_cache_hit`):
+`:local`, `:remote` (option `cache.remote`; the record is now in the local cache too), or
+`nothing` when they did not come from the cache.
+"""
+function cache_tier(k::Kernel)
+    hit = Ref{Cint}(0)
+    check(ccall(FPTR[:tc_kernel_cache_hit], Cint, (Ptr{Cvoid}, Ref{Cint}), k, hit))
+    return hit[] == 0 ? nothing : hit[] == 1 ? :local : :remote
+end
+
+"""
+    cache_push(remote, remote_key; cache_dir=nothing, options...) -> Int
+
+Copies every record and tuning history entry of a local compilation cache (`cache_dir=nothing`:
+the default directory) to the remote tier at `remote` (`"redis://HOST:PORT[/DB]"` or
+`"unix:///PATH"`), signing each with the secret in the file `remote_key` (`tc_cache_push`); the
+remote keeps the faster record per key. Returns the number of records it stored. Further
+keyword arguments are options (`Symbol("cache.remote_timeout") => 1000`). Throws `TCError`
+(`:TC_ERROR_CACHE`) naming the server, the key file or the cache.
+"""
+cache_push(remote::AbstractString, remote_key::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing,
+           options...) = remote_transfer(:tc_cache_push, remote, remote_key, cache_dir, options)
+
+"""
+    cache_pull(remote, remote_key; cache_dir=nothing, options...) -> Int
+
+The other way (`tc_cache_pull`): the remote tier's records whose signature verifies, and their
+history, into a local cache (created 0700 if missing), keeping the faster per key. Returns the
+number of records stored locally.
+"""
+cache_pull(remote::AbstractString, remote_key::AbstractString; cache_dir::Union{Nothing,AbstractString}=nothing,
+           options...) = remote_transfer(:tc_cache_pull, remote, remote_key, cache_dir, options)
+
+# tc_cache_push or tc_cache_pull with options naming the remote tier, then the caller's.
+function remote_transfer(symbol, remote, remote_key, cache_dir, options)
+    stored = Ref{Csize_t}(0)
+    named = (Symbol("cache.remote") => remote, Symbol("cache.remote_key") => remote_key, options...)
+    with_options(named) do opts
+        check(ccall(FPTR[symbol], Cint, (Cstring, Ptr{Cvoid}, Ref{Csize_t}), cstring_or_null(cache_dir), opts,
+                    stored))
+    end
+    return Int(stored[])
 end
 
 end # module

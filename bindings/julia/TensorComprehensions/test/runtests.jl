@@ -1,9 +1,11 @@
 # runtests.jl — Pkg.test for TensorComprehensions: matmul on column-major arrays, strided views in
 # and out without copies, 0-d inputs, several outputs and element types, accumulation, options,
 # errors, the gradient of mm, and finalizers; the autotuner (tune, cache_hit, cache_export,
-# cache_import) against private cache directories. Needs libtc: TC_LIBRARY=/path/to/libtc.so,
+# cache_import) against private cache directories; the remote tier (cache_push, cache_pull,
+# cache_tier) against a redis-server started on a free loopback port. Needs libtc: TC_LIBRARY=/path/to/libtc.so,
 # or libtc.so.0 installed.
 # tests/abi/test_julia_layout.c makes the same libtc calls with the same data from C.
+using Sockets
 using Test
 using TensorComprehensions
 
@@ -233,6 +235,49 @@ tune_inputs() = (Float32[(3i + 7j) % 9 - 4 for i in 1:48, j in 1:32],
         @test occursin("generation 1/2", lines[1]) && occursin("candidates 2/4", lines[1])
         @test occursin("candidates 4/4", lines[2]) && occursin("(2.0x)", lines[2])
         @test !occursin("\r", text)
+    end
+
+    @testset "cache_push, cache_pull and cache_tier with a redis-server" begin
+        A, B = tune_inputs()
+        prog = tc_define(MM)
+        mktempdir() do dir
+            port, probe = listenany(ip"127.0.0.1", 20000)
+            close(probe)
+            server = run(pipeline(`redis-server --port $port --bind 127.0.0.1 --dir $dir --save "" --appendonly no`;
+                                  stdout=devnull); wait=false)
+            try
+                for _ in 1:200
+                    try
+                        close(connect(ip"127.0.0.1", port))
+                        break
+                    catch
+                        sleep(0.025)
+                    end
+                end
+                url, key = "redis://127.0.0.1:$port", joinpath(dir, "key")
+                write(key, "a secret of at least sixteen bytes\n")
+                chmod(key, 0o600)
+                remote = (Symbol("cache.remote") => url, Symbol("cache.remote_key") => key)
+                tuned, other, pulled = joinpath(dir, "tuned"), joinpath(dir, "other"), joinpath(dir, "pulled")
+                tune(prog, "mm", A, B; budget=30, progress=false, cache=tuned, BAD_START...)
+                @test cache_push(url, key; cache_dir=tuned) == 2  # the kernel and the shared code
+                k = compile(prog, "mm", A, B; cache=other, remote...)
+                @test cache_tier(k) == :remote
+                @test cache_hit(k)
+                @test run(k, A, B) == A * B
+                @test cache_tier(compile(prog, "mm", A, B; cache=other)) == :local
+                @test cache_tier(compile(prog, "mm", A, B; cache="off")) === nothing
+                @test cache_pull(url, key; cache_dir=pulled) == 2
+                @test cache_tier(compile(prog, "mm", A, B; cache=pulled)) == :local
+                chmod(key, 0o644)
+                err = try cache_pull(url, key; cache_dir=pulled) catch e; e end
+                @test err isa TCError && err.name == :TC_ERROR_CACHE
+                @test occursin("can be read or written by group or others", err.message)
+            finally
+                kill(server)
+                wait(server)
+            end
+        end
     end
 
     @testset "cache_export, then cache_import into an empty cache" begin
