@@ -9,16 +9,8 @@ namespace {
 
 constexpr size_t kBlock = 64;
 
-// The 32 raw bytes of a digest given as 64 hex digits.
-std::string raw(const std::string& hex) {
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  std::string out(hex.size() / 2, '\0');
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
-  return out;
-}
-
 std::string padded(const std::string& key, unsigned char pad) {
-  std::string k = key.size() > kBlock ? raw(sha256_hex(key)) : key;
+  std::string k = key.size() > kBlock ? sha256_bytes(key) : key;
   k.resize(kBlock, '\0');
   for (char& c : k) c = static_cast<char>(static_cast<unsigned char>(c) ^ pad);
   return k;
@@ -27,7 +19,7 @@ std::string padded(const std::string& key, unsigned char pad) {
 }  // namespace
 
 std::string hmac_sha256_hex(const std::string& key, const std::string& message) {
-  return sha256_hex(padded(key, 0x5c) + raw(sha256_hex(padded(key, 0x36) + message)));
+  return sha256_hex(padded(key, 0x5c) + sha256_bytes(padded(key, 0x36) + message));
 }
 
 bool digests_equal(const std::string& a, const std::string& b) {

@@ -7,7 +7,6 @@
 #include "support/sha256.h"
 
 #include <cstdint>
-#include <cstdio>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -109,6 +108,7 @@ Compress chosen_compress() {
   return compress_portable;
 }
 
+// The 32 bytes of the digest, big-endian words.
 std::string digest(const std::string& data, Compress compress) {
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
@@ -123,18 +123,30 @@ std::string digest(const std::string& data, Compress compress) {
   uint64_t bits = uint64_t(data.size()) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_bytes - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   compress(h, tail, tail_bytes / 64);
-  char out[65];
-  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
-  return std::string(out, 64);
+  std::string out(32, '\0');
+  for (int i = 0; i < 32; ++i) out[i] = static_cast<char>(h[i / 4] >> (24 - 8 * (i % 4)));
+  return out;
+}
+
+std::string hex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
 }
 
 }  // namespace
 
-std::string sha256_hex(const std::string& data) {
+std::string sha256_bytes(const std::string& data) {
   static const Compress compress = chosen_compress();
   return digest(data, compress);
 }
 
-std::string sha256_hex_portable(const std::string& data) { return digest(data, compress_portable); }
+std::string sha256_hex(const std::string& data) { return hex(sha256_bytes(data)); }
+
+std::string sha256_hex_portable(const std::string& data) { return hex(digest(data, compress_portable)); }
 
 }  // namespace tc
