@@ -3,17 +3,11 @@
 
 #include <algorithm>
 
+#include "support/decimal.h"
 #include "support/error.h"
 
 namespace tc::backends {
 namespace {
-
-// "12" -> 12 within [lo, hi]; anything else (signs, spaces, out of range) -> -1.
-int64_t number_in(const std::string& s, int64_t lo, int64_t hi) {
-  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
-  int64_t v = std::stoll(s);
-  return v >= lo && v <= hi ? v : -1;
-}
 
 std::string range_text(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
 
@@ -44,7 +38,7 @@ KnobValue Knob::parse(const std::string& text) const {
   bool ok = false;
   switch (kind) {
     case KnobKind::Integer:
-      v.x = number_in(text, min, max);
+      v.x = decimal_in(text, min, max);
       ok = v.x >= 0;
       break;
     case KnobKind::Boolean:
@@ -54,8 +48,8 @@ KnobValue Knob::parse(const std::string& text) const {
     case KnobKind::Pair: {
       size_t at = text.find('x');
       if (at == std::string::npos) break;
-      v.x = number_in(text.substr(0, at), min, max);
-      v.y = number_in(text.substr(at + 1), min, max);
+      v.x = decimal_in(text.substr(0, at), min, max);
+      v.y = decimal_in(text.substr(at + 1), min, max);
       ok = v.x >= 0 && v.y >= 0;
       break;
     }
@@ -63,7 +57,7 @@ KnobValue Knob::parse(const std::string& text) const {
       ok = true;
       for (size_t from = 0; ok;) {
         size_t at = text.find('x', from);
-        int64_t n = number_in(text.substr(from, at == std::string::npos ? at : at - from), min, max);
+        int64_t n = decimal_in(text.substr(from, at == std::string::npos ? at : at - from), min, max);
         ok = n >= 0 && static_cast<int>(v.sizes.size()) < max_items;
         v.sizes.push_back(n);
         if (at == std::string::npos) break;

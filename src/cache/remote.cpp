@@ -10,12 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 
 #include "cache/signing.h"
+#include "support/decimal.h"
 #include "support/error.h"
 
 namespace tc::cache {
@@ -41,13 +41,6 @@ constexpr int kCasAttempts = 32;
                                       " (expected redis://HOST:PORT[/DB] or unix:///PATH)");
 }
 
-// A decimal number in [lo, hi] that is all of `text`, or -1.
-long number_in(const std::string& text, long lo, long hi) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
-  long v = std::strtol(text.c_str(), nullptr, 10);
-  return v < lo || v > hi ? -1 : v;
-}
-
 Remote::Address parse(const std::string& url) {
   Remote::Address a;
   if (url.rfind("unix://", 0) == 0) {
@@ -59,7 +52,7 @@ Remote::Address parse(const std::string& url) {
   std::string rest = url.substr(8);
   size_t slash = rest.find('/');
   if (slash != std::string::npos) {
-    a.db = static_cast<int>(number_in(rest.substr(slash + 1), 0, 100000));
+    a.db = static_cast<int>(decimal_in(rest.substr(slash + 1), 0, 100000));
     if (a.db < 0) bad_url(url, "the database must be a number");
     rest.resize(slash);
   }
@@ -68,7 +61,7 @@ Remote::Address parse(const std::string& url) {
   if (colon == std::string::npos) bad_url(url, "no port");
   a.host = rest.substr(0, colon);
   if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') a.host = a.host.substr(1, a.host.size() - 2);
-  a.port = static_cast<int>(number_in(rest.substr(colon + 1), 1, 65535));
+  a.port = static_cast<int>(decimal_in(rest.substr(colon + 1), 1, 65535));
   if (a.host.empty()) bad_url(url, "no host");
   if (a.port < 0) bad_url(url, "the port must be a number from 1 to 65535");
   return a;
