@@ -49,10 +49,12 @@ std::string check_dir(const std::string& dir, bool create) {
     return "cache directory '" + dir + "' belongs to another user (uid " + std::to_string(st.st_uid) +
            "); libtc loads kernels only from a cache its user owns";
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    return "cache directory '" + dir + "' is writable by group or others (mode " +
-           std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
-           "); libtc loads kernels only from a directory no one else can write (chmod 700)";
+    return "cache directory '" + dir + "' is writable by group or others (mode " + mode_text(st.st_mode) + "); libtc loads kernels only from a directory no one else can write (chmod 700)";
   return "";
+}
+
+std::string mode_text(unsigned mode) {
+  return std::to_string((mode >> 6) & 7) + std::to_string((mode >> 3) & 7) + std::to_string(mode & 7);
 }
 
 }  // namespace tc::cache

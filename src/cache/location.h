@@ -17,4 +17,7 @@ std::optional<std::string> resolve_dir(const std::string& option_value);
 // With `create`, a missing directory (and missing parents) is created 0700 first.
 std::string check_dir(const std::string& dir, bool create);
 
+// Permission bits as `ls -l`'s owner/group/other digits: "700", "644".
+std::string mode_text(unsigned mode);
+
 }  // namespace tc::cache

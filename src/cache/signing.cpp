@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cache/location.h"
 #include "support/error.h"
 #include "support/hmac.h"
 
@@ -30,10 +31,6 @@ std::string mac(const std::string& secret, const std::string& redis_key, const s
   fail(TC_ERROR_CACHE, "remote cache key file '" + path + "' " + why);
 }
 
-std::string mode_text(mode_t m) {
-  return std::to_string((m >> 6) & 7) + std::to_string((m >> 3) & 7) + std::to_string(m & 7);
-}
-
 }  // namespace
 
 std::string read_secret_key(const std::string& path) {
@@ -52,7 +49,7 @@ std::string read_secret_key(const std::string& path) {
   } else if (st.st_uid != ::geteuid()) {
     problem = "belongs to another user (uid " + std::to_string(st.st_uid) + "); the key must be yours";
   } else if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-    problem = "can be read or written by group or others (mode " + mode_text(st.st_mode & 0777) +
+    problem = "can be read or written by group or others (mode " + mode_text(st.st_mode) +
               "); a key others can read signs code for them (chmod 600)";
   } else {
     char buf[4096];
