@@ -15,6 +15,7 @@
 namespace tc::cache {
 
 struct Moved {
+  size_t offered = 0;  // records read from the sending side
   size_t records = 0;  // stored on the receiving side (new there, or faster)
   size_t history = 0;  // history entries written
 };

@@ -233,11 +233,10 @@ class Tuner {
   std::string publish() {
     if (!remote_) return "";
     try {
-      bool have = store_->get(key_).has_value();
       cache::Moved m = cache::push_key(*store_, *remote_, key_);
       std::string shared = shared_code_key(backend_, target_);
       if (!shared.empty()) cache::push_key(*store_, *remote_, shared);
-      return "; " + remote_note_ + "; published: " + (!have ? "no record" : m.records ? "record stored" : "the remote's record was as fast or faster") +
+      return "; " + remote_note_ + "; published: " + (!m.offered ? "no record" : m.records ? "record stored" : "the remote's record was as fast or faster") +
              ", " + std::to_string(m.history) + " history entries";
     } catch (const Error& e) {
       return "; " + remote_note_ + "; remote not updated: " + e.what();
