@@ -11,6 +11,29 @@ namespace {
 
 std::string range_text(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
 
+// 1500 -> "1.5": milliseconds as the shortest decimal seconds.
+std::string seconds_text(int64_t ms) {
+  std::string out = std::to_string(ms / 1000);
+  if (int64_t frac = ms % 1000) {
+    std::string f = std::to_string(1000 + frac).substr(1);
+    out += "." + f.substr(0, f.find_last_not_of('0') + 1);
+  }
+  return out;
+}
+
+// "0.25" -> 250 within [lo, hi] milliseconds: digits, optionally a point and 1 to 3 more
+// digits; anything else (signs, exponents, a fourth decimal, out of range) -> -1.
+int64_t milliseconds_in(const std::string& text, int64_t lo, int64_t hi) {
+  size_t point = text.find('.');
+  std::string whole = text.substr(0, point), frac = point == std::string::npos ? "" : text.substr(point + 1);
+  if (point != std::string::npos && (frac.empty() || frac.size() > 3)) return -1;
+  int64_t s = decimal_in(whole, 0, hi / 1000 + 1);
+  int64_t f = frac.empty() ? 0 : decimal_in(frac + std::string(3 - frac.size(), '0'), 0, 999);
+  if (s < 0 || f < 0) return -1;
+  int64_t ms = s * 1000 + f;
+  return ms >= lo && ms <= hi ? ms : -1;
+}
+
 }  // namespace
 
 std::string Knob::values_text() const {
@@ -20,6 +43,7 @@ std::string Knob::values_text() const {
     case KnobKind::Boolean: return out + "1|0";
     case KnobKind::Pair: return out + range_text(min, max) + "x" + range_text(min, max);
     case KnobKind::Sizes: return out + "N[xN]... (at most " + std::to_string(max_items) + ", N in " + range_text(min, max) + ")";
+    case KnobKind::Seconds: return out + seconds_text(min) + ".." + seconds_text(max) + " (seconds, up to 3 decimals)";
     case KnobKind::Choice:
     case KnobKind::Text:
       for (size_t i = 0; i < choices.size(); ++i) out += (i ? "|" : "") + choices[i];
@@ -39,6 +63,10 @@ KnobValue Knob::parse(const std::string& text) const {
   switch (kind) {
     case KnobKind::Integer:
       v.x = decimal_in(text, min, max);
+      ok = v.x >= 0;
+      break;
+    case KnobKind::Seconds:
+      v.x = milliseconds_in(text, min, max);
       ok = v.x >= 0;
       break;
     case KnobKind::Boolean:

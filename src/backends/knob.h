@@ -23,13 +23,14 @@ enum class KnobKind {
   Pair,     // XxY, each in min..max
   Text,     // one of `choices`, or any other one-line text (named `text_name` in the values)
   Sizes,    // X, XxY, ... up to `max_items` numbers, each in min..max
+  Seconds,  // a duration: decimal seconds with at most 3 decimals ("0.5"), min..max milliseconds
 };
 
 // A parsed value.
 struct KnobValue {
   std::string text;      // as given, e.g. "32x4"
   bool is_auto = false;  // the word "auto" (where the knob allows it)
-  int64_t x = 0, y = 0;  // Integer, Boolean (0/1) and Pair (XxY) values
+  int64_t x = 0, y = 0;  // Integer, Boolean (0/1) and Pair (XxY) values; Seconds: milliseconds
   std::vector<int64_t> sizes;  // Sizes values, in the order given
 };
 
@@ -40,7 +41,7 @@ struct Knob {
   std::string help;                  // one line
   bool allows_auto = false;          // "auto": the backend decides
   std::vector<std::string> choices;  // Choice
-  int64_t min = 0, max = 0;          // Integer, and each half of a Pair or item of Sizes
+  int64_t min = 0, max = 0;          // Integer, each half of a Pair or item of Sizes; Seconds: ms
   int max_items = 3;                 // Sizes
   std::string text_name;             // Text: what the free text is ("DIR")
   // Text: checks a free text (not one of `choices`) further; throws TC_ERROR_INVALID_ARGUMENT.
@@ -62,6 +63,7 @@ class KnobValues {
   void set(const std::string& key, const std::string& text);  // validates
   const KnobValue& get(const std::string& key) const;  // TC_ERROR_INTERNAL for an undeclared key
   int64_t integer(const std::string& key) const { return get(key).x; }
+  double seconds(const std::string& key) const { return static_cast<double>(get(key).x) / 1000; }
   bool flag(const std::string& key) const { return get(key).x != 0; }
   bool is_auto(const std::string& key) const { return get(key).is_auto; }
   const std::string& text(const std::string& key) const { return get(key).text; }

@@ -56,6 +56,11 @@ std::vector<Knob> general_options() {
                  "crashes or hangs fails alone), none (in the caller's process), auto (process for tensors on a GPU, "
                  "where a fault would poison the caller's CUDA context; none for host memory)"};
   isolation.choices = {"auto", "process", "none"};
+  Knob budget{"tune.budget", KnobKind::Seconds, "60",
+              "tc_tune: seconds for the search after the starting point, which is always measured and stored first "
+              "(0: the starting point only); the best so far is kept"};
+  budget.min = 0;
+  budget.max = 86400 * 1000;
   return {backend,
           checked,
           integer("threads", "0", 0, 1024, "threads a host kernel's parallel loops use, the caller included; 0: all cores"),
@@ -72,7 +77,7 @@ std::vector<Knob> general_options() {
           integer("tune.patience", "3", 0, 1000,
                   "tc_tune: end the search after this many generations in a row found no kernel more than 2% faster "
                   "(0: only tune.budget and tune.generations end it)"),
-          integer("tune.budget", "60", 1, 86400, "tc_tune: seconds for the whole search; the best so far is kept"),
+          budget,
           integer("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores"),
           isolation,
           integer("tune.timeout", "60", 1, 86400,

@@ -150,7 +150,7 @@ class Tuner {
     population_ = static_cast<int>(tune.integer("tune.population"));
     generations_ = static_cast<int>(tune.integer("tune.generations"));
     patience_ = static_cast<int>(tune.integer("tune.patience"));
-    budget_s_ = static_cast<double>(tune.integer("tune.budget"));
+    budget_s_ = tune.seconds("tune.budget");
     threads_ = static_cast<int>(tune.integer("tune.threads"));
     if (threads_ == 0) threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     genetic_ = tune.text("tune.strategy") == "genetic";
@@ -183,9 +183,14 @@ class Tuner {
       for (const Point& p : population) texts.push_back(point_text(knobs_, p));
       testing::first_population(texts);
     }
-    for (gen_ = 1; gen_ <= generations_ && !stop_; ++gen_) {
+    gen_ = 1;
+    double best_before_search = best_.ms;  // the history's: the first generation is measured against it
+    measure_start();
+    if (!stop_ && elapsed() > budget_s_)
+      stop("the budget of " + ms_text(budget_s_) + " s ran out after the starting point (tune.budget)");
+    for (; gen_ <= generations_ && !stop_; ++gen_) {
       settled_ = false;
-      double best_before = best_.ms;
+      double best_before = gen_ == 1 ? best_before_search : best_.ms;
       evaluate(population, best_before);
       if (!settled_ && !stop_) settle_generation(best_before);
       if (!stop_ && elapsed() > budget_s_) stop_budget();  // a generation of known points measures nothing
@@ -193,9 +198,9 @@ class Tuner {
       population = genetic_ ? next_generation() : random_generation();
     }
     if (stop_reason_.empty()) stop_reason_ = "all " + std::to_string(generations_) + " generations (tune.generations)";
-    // Nothing beat the starting point: that is the search's result, stored so that later
-    // processes find it (and its code) instead of compiling.
-    if (!stored_ && done_ > 1 && best_.point == start_point_ && default_ms_ > 0) store_best(true);
+    // Nothing beat the starting point: its record, stored before the search, now counts every
+    // candidate the search measured.
+    if (start_stored_ && done_ > 1 && best_.point == start_point_) store_->replace_if_knobs(best_record(), point_text(knobs_, start_point_));
     confirm();
     Compiled out = result();
     out.provenance += publish();
@@ -317,6 +322,35 @@ class Tuner {
     start_kernel_->run(inputs_, outputs_.views, backends::ExecutionContext{});
     if (testing::after_check_run) testing::after_check_run(0, outputs_.views);
     reference_ = outputs_.read();
+  }
+
+  // The starting point is measured (unless the history knows its time) and stored before the
+  // search spends the budget on anything else: however soon the search ends — a budget shorter
+  // than one more compilation, a machine slower than expected, a killed process — the result
+  // has a time and the cache a measured kernel for the key. It is the first candidate reported.
+  void measure_start() {
+    std::string text = point_text(knobs_, start_point_);
+    if (!(default_ms_ > 0)) {
+      ++planned_;
+      Candidate c{start_point_, std::move(start_kernel_), "", cache::Outcome::Measured, INFINITY};
+      if (testing::measuring) testing::measuring(text);
+      measure(c);
+      start_kernel_ = std::move(c.kernel);
+      measured_[text] = {c.ms, c.point};
+      remember(c);
+      ++done_;
+      if (c.ms < best_.ms) {
+        best_.ms = c.ms;
+        best_.point = c.point;
+        best_.kernel = nullptr;  // the start's code stays in start_kernel_
+      }
+    }
+    if (store_) {
+      store_shared_code_once();
+      start_stored_ = store_->put_if_faster(record_of(start_point_, default_ms_, start_kernel_.get()));
+      stored_ = stored_ || start_stored_;
+    }
+    if (done_ > 0) report();
   }
 
   // The first generation, twice tune.population: the starting point; the knobs of every record
@@ -476,10 +510,6 @@ class Tuner {
     std::atomic<size_t> next{0};
     auto worker = [&] {
       for (size_t i; (i = next++) < fresh.size() && elapsed() <= budget_s_;) {
-        if (fresh[i].point == start_point_ && start_kernel_) {  // compiled by reference_run
-          fresh[i].kernel = std::move(start_kernel_);
-          continue;
-        }
         try {
           fresh[i].kernel = backend_.compile(bound_, target_, options_of(fresh[i].point).values_for(backend_));
         } catch (const std::exception& e) {
@@ -503,13 +533,13 @@ class Tuner {
       if (c.kernel) measure(c);
       measured_[point_text(knobs_, c.point)] = {c.ms, c.point};
       remember(c);
+      ++done_;
       if (c.ms < best_.ms) {
         best_.ms = c.ms;
         best_.point = c.point;
         best_.kernel = std::move(c.kernel);
         store_best();
       }
-      ++done_;
       if (i + 1 == fresh.size()) settle_generation(best_before);
       report();
     }
@@ -609,8 +639,7 @@ class Tuner {
 
   void confirm() {
     if (best_.point == start_point_ || !best_.kernel || !(default_ms_ > 0)) return;
-    std::unique_ptr<backends::Kernel> start = start_kernel_ ? std::move(start_kernel_)
-                                                            : backend_.compile(bound_, target_, options_.values_for(backend_));
+    std::unique_ptr<backends::Kernel> start = std::move(start_kernel_);
     std::vector<double> start_ms, best_ms;
     auto time = [&](const backends::Kernel& k, const Point& p) {
       return adjusted(p, true, timed_run(backend_, k, device_, inputs_, outputs_.views));
@@ -652,23 +681,34 @@ class Tuner {
     store_->put_history(h);
   }
 
-  // `start_is_result`: the search is over and nothing beat the starting point, which is then
-  // its result; before that, the starting point alone is not a tuning result.
-  void store_best(bool start_is_result = false) {
-    if (!store_ || (best_.point == start_point_ && !start_is_result)) return;
-    cache::Record r = best_record();
-    if (!stored_) store_shared_code(*store_, backend_, target_);  // once, before the first kernel that needs it
-    store_->put_if_faster(r);
-    stored_ = true;
+  // A faster kernel than any before it goes to the cache at once (put_if_faster keeps a faster
+  // record another run stored), so that a killed search keeps its progress.
+  void store_best() {
+    if (!store_) return;
+    store_shared_code_once();
+    stored_ = store_->put_if_faster(best_record()) || stored_;
+  }
+
+  // The backend's shared code, before the first kernel that needs it.
+  void store_shared_code_once() {
+    if (shared_code_stored_) return;
+    store_shared_code(*store_, backend_, target_);
+    shared_code_stored_ = true;
   }
 
   cache::Record best_record() const {
+    const backends::Kernel* code = best_.kernel ? best_.kernel.get() : best_.point == start_point_ ? start_kernel_.get() : nullptr;
+    return record_of(best_.point, best_.ms, code);
+  }
+
+  // The record of `point`, timed `ms`, with `code`'s compiled code (none: compiled on a hit).
+  cache::Record record_of(const Point& point, double ms, const backends::Kernel* code) const {
     cache::Record r;
     r.key = key_;
-    r.knobs = point_text(knobs_, best_.point);
-    r.best_ms = best_.ms;
+    r.knobs = point_text(knobs_, point);
+    r.best_ms = ms;
     r.default_ms = default_ms_;
-    r.candidates = done_ + 1;
+    r.candidates = std::max<int64_t>(done_, 1);
     r.date = cache::utc_now();
     r.libtc = TC_VERSION_STRING;
     r.backend = backend_.name();
@@ -676,9 +716,15 @@ class Tuner {
     r.def = bound_.def().name;
     r.sizes = sizes_text(bound_);
     r.target = backend_.target_key(target_);
-    const backends::Kernel* code = best_.kernel ? best_.kernel.get() : best_.point == start_point_ ? start_kernel_.get() : nullptr;
     r.artefact = code ? code->artefact() : std::string();
     return r;
+  }
+
+  // What this search left in the cache.
+  std::string storage_text() const {
+    if (!store_) return "cache off";
+    if (stored_) return "stored in '" + store_->dir() + "'";
+    return "nothing stored in '" + store_->dir() + "': its record of this key is as fast or faster";
   }
 
   std::string isolation_text() const {
@@ -717,8 +763,7 @@ class Tuner {
                   static_cast<long long>(done_), static_cast<long long>(rejected_), best_.ms, default_ms_);
     int generations_run = std::min(gen_, generations_);  // gen_ is one past the last after a full search
     out.provenance = std::string(line) + "; search: " + std::to_string(generations_run) + " generation" +
-                     (generations_run == 1 ? "" : "s") + ", " + stop_reason_ +
-                     (store_ ? ", stored in '" + store_->dir() + "'" : ", cache off") +
+                     (generations_run == 1 ? "" : "s") + ", " + stop_reason_ + ", " + storage_text() +
                      (confirmation_.empty() ? "" : "; " + confirmation_) + "; " + isolation_text();
     return out;
   }
@@ -752,7 +797,9 @@ class Tuner {
   std::shared_ptr<cache::Remote> remote_;  // option cache.remote, or null
   std::string remote_note_;                // what pull() found
   std::string key_, family_;
-  bool stored_ = false;  // a record went to the cache
+  bool stored_ = false;              // a record of this search's went to the cache
+  bool start_stored_ = false;        // the starting point's record did
+  bool shared_code_stored_ = false;  // the backend's shared code went to the cache
   std::string confirmation_;  // what the final comparison of winner and start found
   std::unique_ptr<CandidateProcess> runner_;  // tune.isolation=process: where candidates run
   std::string isolation_note_;                // why they did not, where auto wanted it

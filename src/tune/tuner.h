@@ -8,17 +8,19 @@
 // the cache's records of the same def at any sizes (its `family`; values outside this size's
 // domains moved to the nearest one), the history's best points, then random points. The
 // starting point is compiled and run once first: its outputs are what every candidate's must
-// agree with (a candidate computing something else is discarded, never stored). Candidates of a
+// agree with (a candidate computing something else is discarded, never stored). Then, whatever
+// the budget, it is measured (unless the history knows its time) and stored, so that every tune
+// has an answer: tune.budget bounds the search after it (0: the starting point only). Candidates of a
 // generation are compiled in parallel (tune.threads) and measured one at a time: one checked
 // run, then the median of repeated runs, cut short when far slower than the best. A candidate
 // that fails to compile or run is a failure, not an error. The best so far goes to the cache as
 // it improves, with its compiled code and (once) the backend's shared code, so a killed run
-// keeps its progress and later processes start warm; when nothing beats the starting point,
-// the starting point is stored at the end. Before it returns, the winner is timed against the
+// keeps its progress and later processes start warm. Before it returns, the winner is timed against the
 // starting point in alternation: a winner that does not hold up (it beat a start measured in a
 // slower spell of the machine) gives way to the starting point, in the result and in the cache
-// record the search wrote. The budget (tune.budget seconds) bounds the search (a compile
-// already started runs to its end; the final comparison runs after it). Candidates run on the
+// record the search wrote. The budget (tune.budget seconds) bounds the search after the
+// starting point (a compile already started runs to its end; the final comparison runs after
+// it). The description says what was stored, and when nothing was, why. Candidates run on the
 // inputs' device: the outputs are allocated there by the backend, read back to be compared,
 // and a timed run lasts until the backend's wait() says its queued work is done. With
 // tune.isolation=process (auto: for tensors outside host memory) candidates are checked and

@@ -40,12 +40,21 @@ TEST(Knobs, ParseByKind) {
   EXPECT_EQ(find_option("cuda.tile").parse("1x2x3x4x5x6x7x8").sizes.size(), 8u);
   EXPECT_TRUE(find_option("cuda.grid").parse("auto").is_auto);
   EXPECT_EQ(find_option("cuda.block").values_text(), "auto|N[xN]... (at most 3, N in 1..1024)");
+  // Seconds: decimal seconds, up to 3 decimals, as milliseconds.
+  EXPECT_EQ(find_option("tune.budget").parse("0.1").x, 100);
+  EXPECT_EQ(find_option("tune.budget").parse("0").x, 0);
+  EXPECT_EQ(find_option("tune.budget").parse("2.25").x, 2250);
+  EXPECT_EQ(find_option("tune.budget").parse("0.001").x, 1);
+  EXPECT_EQ(find_option("tune.budget").parse("86400").x, 86400000);
+  EXPECT_EQ(find_option("tune.budget").values_text(), "0..86400 (seconds, up to 3 decimals)");
   for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
            {"cpu.tile", "32x"}, {"cpu.tile", "0x4"}, {"cpu.tile", "+3x4"}, {"cpu.vectorize", "65"},
            {"cpu.vectorize", "-1"}, {"threads", "auto"}, {"cpu.pack", "auto"}, {"cpu.parallel", "inner"},
            {"backend", "gpu"}, {"cpu.unroll", "999999999999999"}, {"cuda.block", "32x"}, {"cuda.block", "x32"},
            {"cuda.block", "1x1x1x1"}, {"cuda.block", "2048"}, {"cuda.tile", "0"}, {"cuda.grid", "4x-1"},
-           {"cuda.fusion", "some"}}) {
+           {"cuda.fusion", "some"}, {"tune.budget", "0.0001"}, {"tune.budget", ".5"}, {"tune.budget", "1."},
+           {"tune.budget", "-1"}, {"tune.budget", "1e3"}, {"tune.budget", "86400.001"}, {"tune.budget", "1.2.3"},
+           {"tune.budget", " 1"}}) {
     std::string m = error_of([&] { find_option(key).parse(bad); }, TC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(m.find("option '" + key + "' cannot be '" + bad + "' (allowed: " + find_option(key).values_text() + ")"),
               std::string::npos)

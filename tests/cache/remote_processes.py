@@ -15,10 +15,10 @@ and stopped here:
 Usage: remote_processes.py TC_BINARY
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -78,16 +78,21 @@ class RemoteProcesses(unittest.TestCase):
         self.assertIn("cache: miss", self.explain("c", size="M=8,K=8,N=8"))
 
     def test_redis_killed_mid_tune_and_restarted(self):
-        # A long enough search: the server goes down after its start and comes back, empty,
-        # before its end; the tune finishes and publishes to the restarted server.
+        # The server goes down in the middle of a search and comes back, empty, before its end;
+        # the tune finishes and publishes to the restarted server. Decided by events, not by
+        # time: the tune's first progress line (its starting point measured, the remote read
+        # before the search) is the middle; the tune is stopped (SIGSTOP) while Redis is killed
+        # and restarted, and continued once the new server answers, so that its end comes after.
         tune = subprocess.Popen(self.tune_cmd("a", budget=4, extra=["--option", "tune.generations=1000"]),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        first = tune.stderr.readline()
+        os.kill(tune.pid, signal.SIGSTOP)
+        self.assertIn("generation 1/1000, candidate 1/", first)
         self.redis.kill()
-        time.sleep(0.5)
         self.redis.start()
+        os.kill(tune.pid, signal.SIGCONT)
         out, err = tune.communicate(timeout=300)
-        self.assertEqual(tune.returncode, 0, out + err)
+        self.assertEqual(tune.returncode, 0, out + first + err)
         self.assertIn("published: record stored", out)
         self.assertEqual(self.remote_defs(), ["M=32"])
         # Down for good: the tune succeeds, stores locally, and says the remote was not updated.

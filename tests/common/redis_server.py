@@ -28,13 +28,14 @@ class RedisServer:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
              "--save", "", "--appendonly", "no", "--logfile", os.path.join(self.dir, "redis.log")])
-        for _ in range(200):
+        deadline = time.monotonic() + 60  # a hang guard: it answers in milliseconds
+        while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.1).close()
                 return
             except OSError:
                 time.sleep(0.025)
-        raise RuntimeError("redis-server on port %d does not answer" % self.port)
+        raise RuntimeError("redis-server on port %d does not answer in 60 s" % self.port)
 
     def kill(self):
         if self.proc:

@@ -17,7 +17,8 @@ process so that a crash fails the test instead of killing it:
   cli_float16              tc run's checksums of float16 and bfloat16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
   cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
-                           tc run reads that cache; tc cache export/import round-trip it
+                           tc run reads that cache; tc cache export/import round-trip it;
+                           --budget 0.1 still measures and stores the starting point
   cli_cache                tc cache ls after a tune lists the def and sizes, show its knobs,
                            key and history; verify exits 0 on the clean cache, and 1 naming
                            the record after a byte of it is changed in data.mdb; clear empties
@@ -337,6 +338,18 @@ def cli_tune():
         if not os.path.isdir(cache2):
             raise AssertionError("tc cache import created no '%s'" % cache2)
 
+        # A budget shorter than one compilation: the starting point is measured and stored
+        # all the same, and the summary says so (on any machine, however slow).
+        short = os.path.join(tmp, "short")
+        p = expect_cli(run_cli("tune", src, "--size", "M=256,K=256,N=256", "--cache", short, "--budget", "0.1",
+                               timeout=300), "tc tune --budget 0.1",
+                       out=["tuned now: ", "the budget of 0.1 s ran out", "stored in '%s'" % short],
+                       err=["generation 1/1000, candidate 1/"])
+        if "tuned now: 0 candidates" in p.stdout or "nothing stored" in p.stdout:
+            raise AssertionError("tc tune --budget 0.1: %r" % p.stdout)
+        expect_cli(run_cli("cache", "ls", "--cache", short), "tc cache ls after tc tune --budget 0.1",
+                   out=["M=256 K=256 N=256", "2 records, "])
+
 
 def cli_cache():
     with mm_dir("tc-cli-cache-") as (tmp, src):
@@ -417,11 +430,10 @@ def cli_tune_together_killed():
             raise AssertionError("two tunes of one key left %d records of it: %r" % (len(rows), rows))
         expect_cli(run_cli("run", src, "--size", "M=64,K=32,N=48", "--option", "cache=" + cache),
            "tc run from the cache two tunes wrote", out=["output C: shape (64, 48) checksum"])
-        # Killed with SIGKILL while tuning, right after its first record landed (still measuring
-        # and writing its history). A size whose scalar start every candidate beats (160x128x144:
-        # 1.1 ms against 0.1), and no early stop: at 80x32x48 the start was as fast as any
-        # candidate (6 us), the search stopped by patience after 4 s and stored its one record
-        # as it ended, sometimes before this loop saw it.
+        # Killed with SIGKILL while tuning, right after its first record landed (the starting
+        # point's, stored before the search; still measuring and writing its history). A size
+        # whose scalar start every candidate beats (160x128x144: 1.1 ms against 0.1), and no
+        # early stop, so that the search is still running when the record lands.
         victim = tune("M=160,K=128,N=144", 120, 100, patience=1000)
         deadline, stored = time.time() + 120, False
         while time.time() < deadline and victim.poll() is None and not stored:

@@ -496,8 +496,10 @@ class Program(_Handle):
         tune.population, tune.generations, tune.patience and tune.threads shape the search
         (keys with a dot go through a dict: **{"tune.population": 8}); tune.isolation="process" measures candidates
         in a child process where a crash or a hang (tune.timeout seconds) fails only that
-        candidate (the default for GPU tensors). budget: seconds for the whole search
-        (option tune.budget, a whole number >= 1); the best so far is kept when it runs out.
+        candidate (the default for GPU tensors). budget: seconds for the search (option
+        tune.budget, 0 to 86400 with up to 3 decimals); the starting point is measured and
+        stored first, whatever the budget (0: that alone), and the best so far is kept when
+        it runs out.
 
         progress: True prints the search's progress on stderr (one line rewritten in place on a
         terminal, else a line per generation); False prints nothing; a callable is called with

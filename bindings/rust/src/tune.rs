@@ -138,7 +138,8 @@ impl Program {
     /// `compile`: the knob values they set are the starting point (the "default"); `cache`
     /// is `auto` (the default directory), `off` (tune without storing) or a directory, which
     /// must be owned by this user and not writable by group or others (created `0700` if
-    /// missing); `tune.budget` (seconds, default 60), `tune.population`, `tune.generations`,
+    /// missing); `tune.budget` (seconds, default 60, up to 3 decimals; the starting point is
+    /// measured and stored first, whatever the budget), `tune.population`, `tune.generations`,
     /// `tune.strategy` and `tune.threads` shape the search. Candidates are timed one at a
     /// time: keep the machine otherwise idle meanwhile.
     ///

@@ -536,8 +536,9 @@ the knobs they set are the starting point (the "default"); `cache="auto"|"off"|d
 cache (a directory must be this user's and not writable by group or others; created 0700 if
 missing); `tune.strategy`, `tune.population`, `tune.generations`, `tune.patience`, `tune.threads` shape the
 search (keys with a dot go as pairs: `tune(p, "mm", A, B; Symbol("tune.population") => 8)`).
-`budget`: seconds for the whole search (option `tune.budget`, a whole number); the best so far
-is kept when it runs out.
+`budget`: seconds for the search (option `tune.budget`, 0 to 86400 with up to 3 decimals); the
+starting point is measured and stored first, whatever the budget (0: that alone), and the best
+so far is kept when it runs out.
 
 `progress`: `true` prints the progress on stderr (a line rewritten in place on a terminal,
 else a line per generation); `false` prints nothing; a function is called with a
