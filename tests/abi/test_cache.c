@@ -38,7 +38,8 @@ static void tune_into(const char *cache) {
   tc_options *o = NULL;
   assert_tc_ok(tc_options_create(&o));
   const char *kv[][2] = {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"},       {"threads", "1"},
-                         {"tune.population", "6"}, {"tune.generations", "2"}, {"cache", cache}};
+                         {"tune.population", "6"}, {"tune.generations", "2"}, {"cache", cache},
+                         {"tune.budget", "86400"}}; /* two generations on any machine, never cut short */
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; ++i) assert_tc_ok(tc_options_set(o, kv[i][0], kv[i][1]));
   tc_kernel *k = NULL;
   assert_tc_ok(tc_tune(&k, p, NULL, in, 2, o, NULL, NULL));

@@ -672,7 +672,8 @@ static void test_julia_remote_cache(void **state) {
   assert_tc_ok(julia_remote_transfer(tc_cache_push, url, key, tuned, &stored));
   assert_int_equal(stored, 2); /* the kernel and the shared code */
   /* compile(prog, "mm", A, B; cache=other, remote...) */
-  const char *const with_remote[] = {"cache", other, "cache.remote", url, "cache.remote_key", key, NULL};
+  const char *const with_remote[] = {"cache", other, "cache.remote", url, "cache.remote_key", key,
+                                     "cache.remote_timeout", "5000", NULL};
   assert_tc_ok(julia_compile(&k, c->prog, "mm", c->in, 2, with_remote));
   tc_tensor_info info[1];
   julia_kernel_outputs(k, info, 1);

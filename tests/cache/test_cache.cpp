@@ -257,12 +257,22 @@ TEST(Store, AWriterKilledAtAnyMomentLosesNothingCommitted) {
   std::string dir = t.path() + "/killed";
   ASSERT_EQ(tc::cache::check_dir(dir, true), "");
   for (int round = 0; round < 3; ++round) {
+    int committed[2];  // the child says when its first write is committed: then it is killed
+    ASSERT_EQ(::pipe(committed), 0);
     pid_t kid = ::fork();
     if (kid == 0) {
+      ::close(committed[0]);
       auto s = Store::open(dir, false);
-      for (int i = 0;; ++i) s->put_if_faster(record("key" + std::to_string(round) + "-" + std::to_string(i % 500), 1.0 / (i + 1)));
+      for (int i = 0;; ++i) {
+        s->put_if_faster(record("key" + std::to_string(round) + "-" + std::to_string(i % 500), 1.0 / (i + 1)));
+        if (i == 0 && ::write(committed[1], "c", 1) != 1) ::_exit(1);
+      }
     }
-    ::usleep(150000 + 50000 * round);
+    ::close(committed[1]);
+    char c = 0;
+    ASSERT_EQ(::read(committed[0], &c, 1), 1);
+    ::close(committed[0]);
+    ::usleep(50000 * round);  // killed after its first write, or later: at any moment of a write
     ::kill(kid, SIGKILL);
     ::waitpid(kid, nullptr, 0);
   }

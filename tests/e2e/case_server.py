@@ -165,15 +165,9 @@ def serve(path, ready_fd):
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     last = time.time()
-    while not stopping and time.time() - last < IDLE_SECONDS:
-        try:
-            readable, _, _ = select.select([listener], [], [], 1.0)
-        except InterruptedError:
-            continue
-        if not readable:
-            continue
+
+    def serve_one():
         conn, _ = listener.accept()
-        last = time.time()
         if os.fork() == 0:
             listener.close()
             try:
@@ -181,11 +175,24 @@ def serve(path, ready_fd):
             finally:
                 os._exit(1)
         conn.close()
-    listener.close()
+
+    while not stopping and time.time() - last < IDLE_SECONDS:
+        try:
+            readable, _, _ = select.select([listener], [], [], 1.0)
+        except InterruptedError:
+            continue
+        if readable:
+            serve_one()
+            last = time.time()
+    # The path goes first, so that a client arriving now finds no server and runs its script
+    # itself; one that connected before is still served (none is left unanswered).
     try:
         os.unlink(path)
     except OSError:
         pass
+    while select.select([listener], [], [], 0)[0]:
+        serve_one()
+    listener.close()
 
 
 def start(path):

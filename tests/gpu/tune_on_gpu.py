@@ -32,6 +32,7 @@ def main():
     a = rng.integers(-4, 5, size=(64, 48)).astype(np.float32)  # small integers: exact sums
     b = rng.integers(-4, 5, size=(48, 40)).astype(np.float32)
     want = a @ b
+    # Two generations on any machine (tune.generations ends the search, never the budget).
     options = {"backend": "cuda", "cache": "off", "cuda.shared": 0, "tune.population": 8, "tune.generations": 2}
     if args.emulate:
         ins = (a, b)
@@ -43,7 +44,7 @@ def main():
         host = lambda x: x.cpu().numpy()  # noqa: E731
     prog = tc.define(MM)
 
-    kernel = prog.tune("mm", *ins, budget=120, progress=False, **options)
+    kernel = prog.tune("mm", *ins, budget=86400, progress=False, **options)
     text = kernel.describe()
     assert "candidates measured in candidate runner processes (" in text, text
     np.testing.assert_array_equal(host(kernel(*ins)), want)
@@ -51,7 +52,7 @@ def main():
 
     os.environ["TC_TEST_RUNNER_FAULT"] = "cuda.shared=1"
     try:
-        kernel = prog.tune("mm", *ins, budget=120, progress=False, **options)
+        kernel = prog.tune("mm", *ins, budget=86400, progress=False, **options)
     finally:
         del os.environ["TC_TEST_RUNNER_FAULT"]
     text = kernel.describe()

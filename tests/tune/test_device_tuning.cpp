@@ -159,7 +159,7 @@ tc::backends::OptionSet search_options() {
   tc::backends::OptionSet o;
   const char* kv[][2] = {{"backend", "cpu"},       {"cache", "off"},          {"threads", "1"},
                          {"cpu.tile", "1x1"},      {"tune.population", "5"},  {"tune.generations", "2"},
-                         {"tune.threads", "1"},    {"tune.budget", "120"},    {"tune.isolation", "none"}};
+                         {"tune.threads", "1"},    {"tune.budget", "86400"},    {"tune.isolation", "none"}};
   for (auto& p : kv) o.set(p[0], p[1]);
   return o;
 }

@@ -37,12 +37,13 @@ struct Fixture : tc_test::MatmulCase {
     tc::tune::testing::timed = nullptr;
   }
 
-  // A deliberately bad start: scalar code, 1x1 tiles, one thread.
+  // A deliberately bad start: scalar code, 1x1 tiles, one thread. The search is two
+  // generations whatever the machine's speed: tune.generations ends it, never the budget.
   tc_options* bad_start(const std::string& cache) {
     tc_options* o = nullptr;
     tc_options_create(&o);
-    const char* kv[][2] = {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"}, {"cpu.unroll", "1"}, {"threads", "1"},
-                           {"tune.population", "6"}, {"tune.generations", "2"}, {"tune.threads", "2"}};
+    const char* kv[][2] = {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"}, {"cpu.unroll", "1"},      {"threads", "1"},
+                           {"tune.population", "6"}, {"tune.generations", "2"}, {"tune.threads", "2"}, {"tune.budget", "86400"}};
     for (auto& p : kv) EXPECT_EQ(tc_options_set(o, p[0], p[1]), TC_OK);
     EXPECT_EQ(tc_options_set(o, "cache", cache.c_str()), TC_OK);
     return o;
@@ -555,7 +556,7 @@ TEST(Isolation, ACandidateThatHangsIsKilledAtTheTimeout) {
         hanging = first.at(2);
         ::setenv("TC_TEST_RUNNER_HANG", hanging.c_str(), 1);
       },
-      3);
+      10);  // every candidate's limit, the start's included: ample for a slow machine's runner
   ::unsetenv("TC_TEST_RUNNER_HANG");
   ASSERT_NE(k, nullptr);
   auto store = tc::cache::Store::open(cache, false);
@@ -563,7 +564,7 @@ TEST(Isolation, ACandidateThatHangsIsKilledAtTheTimeout) {
   const tc::cache::HistoryEntry* h = entry_of(history, hanging);
   ASSERT_NE(h, nullptr) << hanging;
   EXPECT_EQ(h->outcome, tc::cache::Outcome::RunFailed);
-  EXPECT_TRUE(has(h->why, "did not finish within 3 s (tune.timeout): its process was killed")) << h->why;
+  EXPECT_TRUE(has(h->why, "did not finish within 10 s (tune.timeout): its process was killed")) << h->why;
   EXPECT_GE(history.size(), 4u);
   tc_kernel_destroy(k);
 }

@@ -30,7 +30,8 @@ class RemoteCache(unittest.TestCase):
         self.addCleanup(server.kill)
         self.url = server.url
         self.key = write_key(os.path.join(self.dir, "key"))
-        self.remote = {"cache.remote": self.url, "cache.remote_key": self.key}
+        # 5 s: a loaded machine's stall must not turn a hit into a miss (the default is 300 ms).
+        self.remote = {"cache.remote": self.url, "cache.remote_key": self.key, "cache.remote_timeout": 5000}
         rng = np.random.default_rng(3)
         self.A = rng.integers(-4, 5, size=(24, 16)).astype(np.float32)
         self.B = rng.integers(-4, 5, size=(16, 20)).astype(np.float32)

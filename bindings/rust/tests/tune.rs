@@ -402,6 +402,8 @@ fn push_pull_and_the_tier_that_served() {
             .unwrap()
             .with("cache.remote_key", key.to_str().unwrap())
             .unwrap()
+            .with("cache.remote_timeout", "5000") // a loaded machine's stall is not a miss
+            .unwrap()
     };
     let remote = remote_with("auto");
 

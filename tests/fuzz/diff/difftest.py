@@ -6,8 +6,9 @@ What it does: generates random valid TC programs with inputs (gen.py), runs each
 backend=reference and backend=cpu in a worker subprocess (worker.py, through
 tests/e2e/tclib.py), compares, and on a disagreement, crash or hang minimises the case
 (minimize.py) and writes a self-contained reproducer. It never crashes itself on a libtc
-failure: a dead worker is a 'crash', a worker past --timeout is a 'hang', and the worker is
-restarted.
+failure: a dead worker is a 'crash', a worker past --timeout is restarted and the program run
+again with 5 times the limit (a slow machine is not a hang: it is counted 'slow'), and past
+that too it is a 'hang'.
 
 Comparison rule (also in README.md):
   * statuses: both TC_OK, or both the same error status (tclib.STATUS names); a program both
@@ -342,10 +343,15 @@ def load_case(path):
 
 # ---- the driver -------------------------------------------------------------------------------------
 
+# A program past --timeout is run again with this many times the limit before it is a hang.
+kSlowFactor = 5
+
+
 class Stats:
     def __init__(self):
         self.programs = self.rejected = self.documented = self.passed = 0
         self.disagreements = self.crashes = self.hangs = self.harness = 0
+        self.slow = 0       # past --timeout, finished within kSlowFactor times it
         self.fuzz_time = 0.0
         self.classes = {}   # signature -> [count, example path]
 
@@ -403,7 +409,20 @@ class Driver:
             try:
                 t0 = time.time()
                 results = runner.both(case)
-                return results, compare(case, results), time.time() - t0
+                verdict = compare(case, results)
+                slow = False
+                if verdict.failed and verdict.sig[0] == "hang":
+                    # Past --timeout, which is not yet a hang: a slow machine, a sanitizer
+                    # build or the other workers can make a long program slower. It is run
+                    # again with kSlowFactor times the limit; only then does it count.
+                    runner.client.timeout = args.timeout * kSlowFactor
+                    try:
+                        results = runner.both(case)
+                    finally:
+                        runner.client.timeout = args.timeout
+                    verdict = compare(case, results)
+                    slow = not (verdict.failed and verdict.sig[0] == "hang")
+                return results, verdict, time.time() - t0, slow
             finally:
                 idle.put(runner)
 
@@ -415,8 +434,12 @@ class Driver:
                     case = generator.case()
                     pending.append((n, case, executor.submit(run, case)))
                 k, case, future = pending.popleft()
-                results, verdict, secs = future.result()
+                results, verdict, secs, slow = future.result()
                 self.stats.fuzz_time += secs / len(pool)
+                if slow:
+                    self.stats.slow += 1
+                    self.log("slow program %d: past --timeout %g s, finished within %g s" %
+                             (k, args.timeout, args.timeout * kSlowFactor))
                 self.account(k, case, results, verdict)
         for r in pool:
             r.client.stop()
@@ -502,10 +525,11 @@ class Driver:
                 self.log("  %s: %d, %s" % (" / ".join(sig), count, path))
         self.log("summary: %d programs in %.0f s (%.2f programs/s overall, %.2f programs/s fuzzing "
                  "without minimisation), %d rejected by the front end (%.0f%%), %d documented "
-                 "differences, %d disagreements, %d crashes, %d hangs%s"
+                 "differences, %d disagreements, %d crashes, %d hangs%s%s"
                  % (st.programs, elapsed, rate, frate, st.rejected,
                     100.0 * st.rejected / max(1, st.programs), st.documented, st.disagreements,
-                    st.crashes, st.hangs, ", %d harness errors" % st.harness if st.harness else ""))
+                    st.crashes, st.hangs, ", %d harness errors" % st.harness if st.harness else "",
+                    ", %d slow (past --timeout, then finished)" % st.slow if st.slow else ""))
         failed = st.programs - st.passed
         self.log("%d passed, %d failed" % (st.passed, failed))
         return 1 if failed else 0
