@@ -19,6 +19,7 @@
 #include "cache/store.h"
 #include "lang/instantiate.h"
 #include "support/error.h"
+#include "support/sha256.h"
 #include "tune/candidate_process.h"
 #include "tune/measure.h"
 
@@ -335,6 +336,7 @@ class Tuner {
       Candidate c{start_point_, std::move(start_kernel_), "", cache::Outcome::Measured, INFINITY};
       if (testing::measuring) testing::measuring(text);
       measure(c);
+      keep_code_time(c);
       start_kernel_ = std::move(c.kernel);
       measured_[text] = {c.ms, c.point};
       remember(c);
@@ -530,7 +532,10 @@ class Tuner {
         break;
       }
       if (testing::measuring) testing::measuring(point_text(knobs_, c.point));
-      if (c.kernel) measure(c);
+      if (c.kernel && !same_code_as_measured(c)) {
+        measure(c);
+        keep_code_time(c);
+      }
       measured_[point_text(knobs_, c.point)] = {c.ms, c.point};
       remember(c);
       ++done_;
@@ -601,6 +606,30 @@ class Tuner {
     for (double& ms : t.ms) ms = adjusted(c.point, false, ms);
     t.cut_off = r.outcome == protocol::Reply::CutOff;
     take_times(c, t, is_start);
+  }
+
+  // A candidate whose compiled code is byte for byte that of one measured before (knobs the
+  // kernel does not use: a tile size on the contraction route) is not measured again: it takes
+  // that candidate's time and outcome, and the history says whose.
+  bool same_code_as_measured(Candidate& c) {
+    auto it = code_times_.find(code_digest(c));
+    if (it == code_times_.end()) return false;
+    c.ms = it->second.ms;
+    c.outcome = it->second.outcome;
+    c.failure = "the same code as " + it->second.knobs;
+    return true;
+  }
+
+  // After a measurement: the time of this code, for candidates that compile to the same.
+  void keep_code_time(const Candidate& c) {
+    if (c.outcome != cache::Outcome::Measured && c.outcome != cache::Outcome::CutOff) return;
+    std::string digest = code_digest(c);
+    if (!digest.empty()) code_times_.emplace(digest, CodeTime{c.ms, c.outcome, point_text(knobs_, c.point)});
+  }
+
+  static std::string code_digest(const Candidate& c) {
+    std::string code = c.kernel ? c.kernel->artefact() : std::string();
+    return code.empty() ? std::string() : sha256_hex(code);
   }
 
   // Whether a candidate's outputs agree with the starting point's; if not, it is rejected.
@@ -788,6 +817,12 @@ class Tuner {
   bool genetic_ = true, stop_ = false;
   Clock::time_point start_;
   std::map<std::string, std::pair<double, Point>> measured_;
+  struct CodeTime {
+    double ms;
+    cache::Outcome outcome;
+    std::string knobs;  // the candidate that was measured
+  };
+  std::map<std::string, CodeTime> code_times_;  // by the SHA-256 of a measured candidate's code
   Candidate best_;
   Point start_point_;
   std::unique_ptr<backends::Kernel> start_kernel_;  // until a candidate or the result takes it

@@ -4,7 +4,8 @@
 // elites carried over) and `random`. With the cache on, the tuning history (cache/history.h)
 // records every candidate tried for the key — its time, or why it failed — and is read first:
 // a point it knows is never measured again (its stored time is its fitness; a failed point is
-// skipped). The first population holds the starting point (the caller's options), the knobs of
+// skipped), nor is a point whose compiled code is byte for byte a measured one's (knobs the
+// kernel does not use): it takes that one's time. The first population holds the starting point (the caller's options), the knobs of
 // the cache's records of the same def at any sizes (its `family`; values outside this size's
 // domains moved to the nearest one), the history's best points, then random points. The
 // starting point is compiled and run once first: its outputs are what every candidate's must

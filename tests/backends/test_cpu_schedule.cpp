@@ -85,6 +85,9 @@ Outcome run(const char* src, std::vector<Arg*> in, const std::vector<std::pair<s
   tc_options* o = nullptr;
   tc_options_create(&o);
   tc_options_set(o, "cache", "off");
+  // The pipeline's schedule is what these tests are about: a contraction stays on it unless a
+  // test asks for the contraction route.
+  tc_options_set(o, "cpu.contract", "0");
   for (const auto& [k, v] : options) EXPECT_EQ(tc_options_set(o, k.c_str(), v.c_str()), TC_OK) << k << "=" << v;
   tc_kernel* k = nullptr;
   EXPECT_EQ(tc_compile(&k, p, nullptr, ins.data(), ins.size(), o), TC_OK) << tc_last_error_message();

@@ -122,7 +122,7 @@ TEST(Knobs, RegisterBlocksAreNarrowedToTheAccumulatorsThereAre) {
     auto b = tc_test::bind_def(tc_test::build(src), in);
     OptionSet o;
     for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-             {"cpu.tile", tile}, {"cpu.unroll", "8"}, {"cpu.vectorize", "16"}, {"cpu.pack", "0"}})
+             {"cpu.tile", tile}, {"cpu.unroll", "8"}, {"cpu.vectorize", "16"}, {"cpu.pack", "0"}, {"cpu.contract", "0"}})
       o.set(k, v);
     return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
   };
@@ -162,6 +162,7 @@ TEST(Knobs, DefaultRegisterBlockFromTheTargetAndTheExtent) {
     in.f32({64, 32}).f32({32, n});
     auto b = tc_test::bind_def(tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"), in);
     OptionSet o;
+    o.set("cpu.contract", "0");  // the pipeline's register blocks
     return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
   };
   std::string wide = describe(1024), narrow = describe(54);
@@ -185,6 +186,7 @@ TEST(Knobs, FewRowsSplitIntoEqualRegisterBlocks) {
     auto b = tc_test::bind_def(
         tc_test::build("def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }"), in);
     OptionSet o;
+    o.set("cpu.contract", "0");  // the pipeline's register blocks
     return cpu.compile(b, cpu.default_target(), o.values_for(cpu))->describe();
   };
   std::string few = describe(26, 26), even = describe(24, 26), many = describe(60, 26);

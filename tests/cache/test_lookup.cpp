@@ -67,11 +67,11 @@ TEST(CacheLookup, MissThenHitWithTheStoredKnobs) {
   EXPECT_EQ(Fixture::hit(miss), 0);
   EXPECT_TRUE(has(Fixture::describe(miss), "cache: miss (no cache at '" + cache + "' yet)")) << Fixture::describe(miss);
   std::vector<float> want = f.run(miss);
-  f.store(cache, "cpu.vectorize=4 cpu.tile=8x2 cpu.unroll=2");
+  f.store(cache, "cpu.vectorize=4 cpu.tile=8x2 cpu.unroll=2 cpu.contract=0");  // the pipeline's knobs
   tc_kernel* k = f.compile({{"cache", cache}});
   EXPECT_EQ(Fixture::hit(k), 1);
   std::string d = Fixture::describe(k);
-  EXPECT_TRUE(has(d, "cache: hit in '" + cache + "': cpu.vectorize=4 cpu.tile=8x2 cpu.unroll=2 (tuned 2026-11-23T05:00:00Z, 2.00x"))
+  EXPECT_TRUE(has(d, "cache: hit in '" + cache + "': cpu.vectorize=4 cpu.tile=8x2 cpu.unroll=2 cpu.contract=0 (tuned 2026-11-23T05:00:00Z, 2.00x"))
       << d;
   EXPECT_TRUE(has(d, "cpu.tile=8x2")) << d;      // in the options line
   EXPECT_TRUE(has(d, "register-blocked 8x2 (vector 4)")) << d;  // and in the schedule

@@ -46,6 +46,7 @@ struct Fixture : tc_test::MatmulCase {
   std::string artefact(const std::string& key, const std::string& value) {
     tc::backends::OptionSet options;
     options.set(key, value);
+    options.set("cpu.contract", "0");  // the pipeline's object code, which these tests load
     const auto& cpu = tc::backends::find_backend("cpu");
     return cpu.compile(bound(), cpu.default_target(), options.values_for(cpu))->artefact();
   }
@@ -97,7 +98,7 @@ struct Fixture : tc_test::MatmulCase {
 TEST(WarmStart, AHitLinksTheStoredCode) {
   Fixture f;
   std::vector<float> want = f.expected();
-  f.store("cpu.tile=16x4", f.artefact("cpu.tile", "16x4"), 1.0);
+  f.store("cpu.tile=16x4 cpu.contract=0", f.artefact("cpu.tile", "16x4"), 1.0);
   tc_kernel* k = f.compile(f.cache);
   std::string d = f.describe(k);
   EXPECT_EQ(f.hit(k), 1);
@@ -113,7 +114,7 @@ TEST(WarmStart, AHitLinksTheStoredCode) {
 TEST(WarmStart, ARenamedDefTakesTheStoredCode) {
   Fixture f;
   std::vector<float> want = f.expected();
-  f.store("cpu.tile=16x4", f.artefact("cpu.tile", "16x4"), 1.0);
+  f.store("cpu.tile=16x4 cpu.contract=0", f.artefact("cpu.tile", "16x4"), 1.0);
   tc_program* renamed = nullptr;
   ASSERT_EQ(tc_define(&renamed,
                       "def other(float(N) X) -> (Y) { Y(i) = X(i) }\n"
@@ -154,7 +155,7 @@ TEST(WarmStart, CodeThatCannotBeUsedIsCompiledFromTheKnobs) {
                {good.substr(0, good.size() / 2), "cannot link"}};  // a truncated object
   double best = 1.0;
   for (const Case& c : cases) {
-    f.store("cpu.tile=16x4", c.code, best /= 2);
+    f.store("cpu.tile=16x4 cpu.contract=0", c.code, best /= 2);
     tc_kernel* k = f.compile(f.cache);
     std::string d = f.describe(k);
     EXPECT_EQ(f.hit(k), 1) << c.why;
@@ -169,7 +170,7 @@ TEST(WarmStart, CodeThatCannotBeUsedIsCompiledFromTheKnobs) {
 TEST(WarmStart, AFreshProcessLinksTheCachedRuntimeAndKernel) {
   Fixture f;
   std::vector<float> want = f.expected();
-  f.store("cpu.tile=16x4", f.artefact("cpu.tile", "16x4"), 1.0);
+  f.store("cpu.tile=16x4 cpu.contract=0", f.artefact("cpu.tile", "16x4"), 1.0);
   // The runtime goes to the cache the way the tuner puts it there.
   const auto& cpu = tc::backends::find_backend("cpu");
   auto store = tc::cache::Store::open(f.cache, false);

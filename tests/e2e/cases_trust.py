@@ -635,6 +635,15 @@ def main(float32(N,M) A, bool(M,N,N) B) -> (t2) {
             "decoding its keys, and the max= after it combined an int32 with a float: TC_ERROR_INTERNAL "
             "'is_nan only works for float' (seed 212672514, program 357)")
 
+accept("transposed_product_blocked_along_a_dimension_its_host_loops_over", """
+def f(float(A,D,B) In1, float(C,D) In2) -> (Out) { Out(c,b,a) +=! In1(a,d,b) * In2(c,d) }
+""", [np.arange(9 * 16 * 8, dtype=F32).reshape(9, 16, 8) % 7 - 3, np.arange(5 * 16, dtype=F32).reshape(5, 16) % 5 - 2],
+       lambda In1, In2: [np.einsum("adb,cd->cba", In1.astype(F64), In2.astype(F64)).astype(F32)],
+       options={"cpu.contract": "0"}, backends=("reference", "cpu"),
+       note="cpu.transpose=auto computed Out(c,b,a) transposed inside blocks of (a, b) rows and register-blocked "
+            "it along c, which the blocks' host loops over one value at a time: the block was shifted back "
+            "to read In2 at c = -4 (TC_ERROR_INTERNAL 'failed at run time'; found with A=B=D=72, C=5)")
+
 accept("fuzz_guarded_read_of_a_reduction_not_hosted_pointwise", """
 def main(float32(M) A, float(M,M) B) -> (O5) {
   O2(i, j) = B(i, 1) where j in 0:1

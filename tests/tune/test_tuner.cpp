@@ -37,13 +37,15 @@ struct Fixture : tc_test::MatmulCase {
     tc::tune::testing::timed = nullptr;
   }
 
-  // A deliberately bad start: scalar code, 1x1 tiles, one thread. The search is two
-  // generations whatever the machine's speed: tune.generations ends it, never the budget.
+  // A deliberately bad start: the pipeline (not the contraction route) with scalar code, 1x1
+  // tiles, one thread. The search is two generations whatever the machine's speed:
+  // tune.generations ends it, never the budget.
   tc_options* bad_start(const std::string& cache) {
     tc_options* o = nullptr;
     tc_options_create(&o);
-    const char* kv[][2] = {{"cpu.vectorize", "1"}, {"cpu.tile", "1x1"}, {"cpu.unroll", "1"},      {"threads", "1"},
-                           {"tune.population", "6"}, {"tune.generations", "2"}, {"tune.threads", "2"}, {"tune.budget", "86400"}};
+    const char* kv[][2] = {{"cpu.vectorize", "1"},    {"cpu.tile", "1x1"},      {"cpu.unroll", "1"},
+                           {"threads", "1"},          {"cpu.contract", "0"},    {"tune.population", "6"},
+                           {"tune.generations", "2"}, {"tune.threads", "2"},    {"tune.budget", "86400"}};
     for (auto& p : kv) EXPECT_EQ(tc_options_set(o, p[0], p[1]), TC_OK);
     EXPECT_EQ(tc_options_set(o, "cache", cache.c_str()), TC_OK);
     return o;
@@ -234,6 +236,41 @@ TEST(Tuner, ABudgetTooShortForTheSearchStillMeasuresAndStoresTheStart) {
   EXPECT_TRUE(has(f.describe(k), "(tune.budget), cache off")) << f.describe(k);
   tc_kernel_destroy(k);
   tc_options_destroy(off);
+}
+
+// Knobs a kernel does not use (the pipeline's tiles on the contraction route) compile to the
+// same code: such a candidate is measured once, the others take its time, and the history
+// says whose.
+TEST(Tuner, CandidatesOfTheSameCodeAreMeasuredOnce) {
+  Fixture f;
+  std::string cache = f.dir + "/cache";
+  std::map<std::string, int> timed_runs;
+  tc::tune::testing::timed = [&](const std::string& knobs, bool, double ms) {
+    timed_runs[knobs]++;
+    return ms;
+  };
+  tc_options* o = f.bad_start(cache);
+  tc_options_set(o, "cpu.contract", "1");
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  f.expect_same_as_start(k, o);
+  auto store = tc::cache::Store::open(cache, false);
+  std::map<std::string, double> times;
+  int same = 0;
+  auto history = store->all_history(no_damage);
+  for (const auto& h : history) times[h.knobs] = h.ms;
+  for (const auto& h : history) {
+    if (h.why.rfind("the same code as ", 0) != 0) continue;
+    ++same;
+    std::string first = h.why.substr(17);
+    ASSERT_TRUE(times.count(first)) << first;
+    EXPECT_EQ(h.ms, times[first]);
+    EXPECT_EQ(timed_runs.count(h.knobs), 0u) << "timed again: " << h.knobs;
+    EXPECT_GT(timed_runs[first], 0) << first;
+  }
+  EXPECT_GT(same, 0) << "every candidate measured";
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
 }
 
 TEST(Tuner, AWrongCandidateIsNeverStored) {

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <new>
 
+#include "backends/cpu/contraction/contraction.h"
+#include "backends/cpu/contraction/gett.h"
 #include "backends/cpu/gemm_route.h"
 #include "backends/cpu/host_caches.h"
 #include "backends/cpu/jit.h"
@@ -128,6 +130,8 @@ const std::string kArtefactMagic = "tc-cpu-object 3\n";
 // A kernel on the cpu.blas route keeps no object: its artefact is this line and the plan. A
 // process that loads it without a CBLAS compiles the pipeline instead.
 const std::string kBlasArtefactMagic = "tc-cpu-blas 1\n";
+// A kernel on the contraction route keeps no object either: this line and the plan.
+const std::string kContractionArtefactMagic = "tc-cpu-contraction 1\n";
 
 // `text` with each identifier that is a tensor's name, or ends in "_<name>" (Halide's Funcs:
 // "s0_C", "out_C"), given the tensor's position instead ("t2", "s0_t2"), as canonical_text
@@ -212,8 +216,10 @@ class CpuKernel : public Kernel {
     // A stored object is checked now, whatever the route. Not through dense()'s call_once: a
     // throw out of it passes through pthread_once, which ThreadSanitizer's interceptor does not
     // survive (it left "ignores enabled" at exit: WarmStart.CodeThatCannotBeUsedIsCompiledFromTheKnobs).
-    bool stored_object = artefact && artefact->compare(0, kBlasArtefactMagic.size(), kBlasArtefactMagic) != 0;
-    if (!gemm_ || stored_object) {
+    bool stored_object = artefact && artefact->compare(0, kBlasArtefactMagic.size(), kBlasArtefactMagic) != 0 &&
+                         artefact->compare(0, kContractionArtefactMagic.size(), kContractionArtefactMagic) != 0;
+    if (!gemm_ && !stored_object) choose_contraction();
+    if ((!gemm_ && !contraction_) || stored_object) {
       dense_ = build(true, stored_object ? artefact : nullptr);
       dense_built_ = true;
     }
@@ -222,6 +228,7 @@ class CpuKernel : public Kernel {
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
            const ExecutionContext&) const override {
     if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
+    if (contraction_) return run_gett(*contraction_, inputs, outputs, schedule_.threads, blocking_);
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
@@ -270,7 +277,9 @@ class CpuKernel : public Kernel {
     std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
                        std::to_string(schedule_.threads) + "\ncaches: " + host_caches().describe() + "\n";
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
+    if (!contraction_ && !contraction_note_.empty()) text += "contraction: " + contraction_note_ + "\n";
     if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
+    if (contraction_) return text + "schedule:\n" + contraction_line();
     return text + large_note_ + "schedule:\n" + dense().schedule;
   }
 
@@ -282,12 +291,15 @@ class CpuKernel : public Kernel {
       apply_schedule(p, schedule_, target_);
       code_ = lowered_loop_nest(outputs(p), arguments(p), target_, b_.def().name);
       if (gemm_) code_ = "// cpu.blas: " + blas_note_ + "; the pipeline below runs only for layouts BLAS does not take\n" + code_;
+      if (contraction_)
+        code_ = "// " + contraction_line() + "// the pipeline below (cpu.contract=0) does not run\n" + code_;
     });
     return code_;
   }
 
   std::string artefact() const override {
     if (gemm_) return kBlasArtefactMagic + gemm_->describe() + "\n";
+    if (contraction_) return kContractionArtefactMagic + contraction_line();
     const Variant& d = dense();
     return kArtefactMagic + fingerprint(b_, target_, d.schedule) + " " + d.fn->entry_def() + "\n" + d.fn->object();
   }
@@ -350,6 +362,30 @@ class CpuKernel : public Kernel {
     blas_note_ = plan->describe() + " from " + lib->path;
     LoweredPipeline p = lower_pipeline(true);  // the fallback's schedule, described without compiling it
     route_schedule_ = apply_schedule(p, schedule_, target_);
+  }
+
+  // cpu.contract: the contraction route, where the def is one contraction (contraction.h) and
+  // neither cpu.contract=0 nor cpu.fma=0 (its sums are fused multiply-adds) keeps it on the
+  // pipeline; the description says which, and why not where it was asked for.
+  void choose_contraction() {
+    if (schedule_.contract == 0) return;
+    std::string why;
+    std::optional<Contraction> plan = plan_contraction(b_, &why);
+    if (plan && !schedule_.fma) plan.reset(), why = "cpu.fma=0 asks for a multiply and an add per step";
+    if (!plan) {
+      if (schedule_.contract == 1) contraction_note_ = "not used (" + why + "): the pipeline computes it";
+      return;
+    }
+    contraction_ = plan;
+    const CacheSizes& caches = host_caches();
+    blocking_ = default_blocking(plan->type, GettCaches{caches.l1d, caches.l2, caches.l3 > 0 ? caches.l3 : 8 << 20},
+                                 schedule_.threads);
+    contraction_note_ = plan->describe() + "; " + describe_gett(plan->type, blocking_);
+  }
+
+  // "C: contraction route: float32; batch -; M i=64; ...": the route's schedule line.
+  std::string contraction_line() const {
+    return b_.def().tensors[b_.def().stmts[0].lhs_tensor].name + ": contraction route: " + contraction_note_ + "\n";
   }
 
   // The variant for dense tensors: compiled (or taken from the stored object) at construction,
@@ -471,6 +507,9 @@ class CpuKernel : public Kernel {
   const Cblas* blas_ = nullptr;
   std::string blas_note_;
   std::string route_schedule_;  // on the route: the fallback pipeline's schedule, for describe()
+  std::optional<Contraction> contraction_;  // the cpu.contract route, when taken
+  GettOptions blocking_;
+  std::string contraction_note_;
   bool dense_built_ = false;  // by the constructor (else by dense(), once)
   mutable std::once_flag dense_once_;
   mutable Variant dense_;

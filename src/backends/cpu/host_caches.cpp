@@ -32,6 +32,9 @@ CacheSizes read_host_caches() {
   c.l2 = from_sysconf(_SC_LEVEL2_CACHE_SIZE);
   c.source = "sysconf";
 #endif
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  c.l3 = from_sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
   if (c.l1d <= 0 || c.l2 <= 0) c = caches_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
   if (c.l1d <= 0 || c.l2 <= 0) c = CacheSizes{kAssumedL1, kAssumedL2, "assumed"};
   return c;
@@ -64,6 +67,7 @@ CacheSizes caches_from_sysfs(const std::string& dir) {
     if (level.empty() || size <= 0) continue;
     if (level == "1" && (type == "Data" || type == "Unified") && c.l1d == 0) c.l1d = size;
     if (level == "2" && (type == "Unified" || type == "Data") && c.l2 == 0) c.l2 = size;
+    if (level == "3" && type == "Unified" && c.l3 == 0) c.l3 = size;
   }
   return c;
 }

@@ -1,6 +1,7 @@
-// host_caches.h — the sizes of this machine's level 1 data and level 2 caches, as the OS
-// reports them, for the default schedule's cache model (schedule.cpp: how many rows a tile
-// takes, whether a streamed operand is copied into panels). It reads; it decides nothing.
+// host_caches.h — the sizes of this machine's level 1 data, level 2 and level 3 caches, as the
+// OS reports them, for the default schedule's cache model (schedule.cpp: how many rows a tile
+// takes, whether a streamed operand is copied into panels) and the contraction route's blocks
+// (gett.h). It reads; it decides nothing.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@ struct CacheSizes {
   int64_t l1d = 0;     // bytes of level 1 data cache, per core
   int64_t l2 = 0;      // bytes of level 2 cache, per core (or per cluster sharing it)
   std::string source;  // where they came from: "sysconf", "sysfs" or "assumed"
+  int64_t l3 = 0;      // bytes of level 3 cache, shared (0: none reported; the contraction route assumes 8 MiB)
 
   std::string describe() const;  // "L1d 48 KiB, L2 2048 KiB (sysconf)"
 };

@@ -31,6 +31,7 @@
 #include <map>
 #include <thread>
 
+#include "backends/cpu/contraction/contraction.h"
 #include "backends/cpu/gemm_route.h"
 #include "backends/cpu/transpose_result.h"
 #include "backends/cpu/values.h"
@@ -163,7 +164,17 @@ std::vector<Knob> declare() {
   transpose.domain = [](const ir::BoundDef& b) {
     return plan_transposed_results(b, 1).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
   };
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten, transpose};
+  Knob contract{"cpu.contract", KnobKind::Boolean, "auto",
+                "compute a def that is one sum of products of two tensors (any index order, batch indices, float or "
+                "double) with libtc's contraction code: both operands packed into micro-panels straight from their "
+                "layouts, a register-blocked micro-kernel for the vector ISA, blocks sized from the host's caches, "
+                "threads over blocks of the output; 0: the pipeline; auto: 1 unless cpu.fma=0 (its sums are fused "
+                "multiply-adds)",
+                true};
+  contract.domain = [](const ir::BoundDef& b) {
+    return plan_contraction(b) ? std::vector<std::string>{"1", "0"} : std::vector<std::string>{};
+  };
+  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten, transpose, contract};
 }
 
 }  // namespace
@@ -196,6 +207,7 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.fma = o.flag("cpu.fma");
   s.flatten = o.is_auto("cpu.flatten") ? -1 : static_cast<int>(o.integer("cpu.flatten"));
   s.transpose = o.is_auto("cpu.transpose") ? -1 : static_cast<int>(o.integer("cpu.transpose"));
+  s.contract = o.is_auto("cpu.contract") ? -1 : static_cast<int>(o.integer("cpu.contract"));
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;
@@ -254,6 +266,15 @@ class Scheduler {
     if (k_.vector > 0) return std::max(1, k_.vector * 32 / bits);
     Halide::Type t = s.type.is_bool() ? Halide::UInt(8) : s.type;
     return std::max(1, target_.natural_vector_size(t));
+  }
+
+  // The lanes a stage's innermost loop is vectorised with: its vector width, or the largest
+  // power of two its extent holds where that is narrower. Never a scalar loop left for LLVM's
+  // SLP vectoriser, which LLVM 14 turned into a mask broadcast its AVX-512 instruction selection
+  // cannot select (v16i8 X86ISD::VBROADCAST of a v8i1: an abort, with a bool of int16
+  // comparisons over 5 elements).
+  int innermost_lanes(const Stage& s) const {
+    return static_cast<int>(std::min<int64_t>(lanes(s), largest_power_of_two_at_most(s.extents[0])));
   }
 
   void say(const Stage& s, const std::string& what) { log_ += s.func.name() + ": " + what + "\n"; }
@@ -350,11 +371,11 @@ class Scheduler {
     Stage& s = p_.stages[h];
     Func& f = s.func;
     f.compute_root();
-    int L = lanes(s);
+    int L = innermost_lanes(s);
     size_t n = s.vars.size();
     std::string what = "computed at root in blocks of " + std::to_string(block_rows_[h]) + " rows";
     const auto shift = Halide::TailStrategy::ShiftInwards;
-    if (s.extents[0] >= L && L > 1) {
+    if (L > 1) {
       f.vectorize(s.vars[0], L, shift);
       what += ", vectorized " + std::to_string(L);
     }
@@ -371,9 +392,9 @@ class Scheduler {
   void schedule_in_block(Stage s, int h) {
     Func& f = s.func;
     f.compute_at(block_level(h));
-    int L = lanes(s);
+    int L = innermost_lanes(s);
     std::string what = "computed in each row block of " + p_.stages[h].func.name();
-    if (s.extents[0] >= L && L > 1) {
+    if (L > 1) {
       f.vectorize(s.vars[0], L, Halide::TailStrategy::ShiftInwards);
       what += ", vectorized " + std::to_string(L);
     }
@@ -520,7 +541,7 @@ class Scheduler {
       say(s, "computed at root");
       return;
     }
-    int L = lanes(s);
+    int L = innermost_lanes(s);
     std::string what = "computed at root";
     Var inner = s.vars[0];
     bool run_parallel = parallel() && elements(s) >= kMinParallelElements;
@@ -533,7 +554,7 @@ class Scheduler {
       inner = i;
       what += ", chunks of 4096 in parallel";
     }
-    if (s.extents[0] >= L && L > 1) {
+    if (L > 1) {
       f.vectorize(inner, L, Halide::TailStrategy::ShiftInwards);
       what += ", vectorized " + std::to_string(L);
     }
@@ -720,8 +741,14 @@ class Scheduler {
   void schedule_reduction(int i) {
     int h = block_host_[i];
     Stage r = h >= 0 ? in_block(p_.stages[i], h) : p_.stages[i];  // shares the Func
-    // In a transposing host's block its vars[1] spans the block's rows (its tiles stay inside).
-    if (int c = transposing_host_[i]; c >= 0) r.extents[1] = std::min<int64_t>(r.extents[1], transposing_rows_[c]);
+    // In a transposing host's block its vars[1] spans the block's rows (its tiles stay inside),
+    // and the register block runs along them: the host loops over its other dimensions outside
+    // the block, one value per block (a register block along one of those was shifted back
+    // past its start: reads at -4 of a dimension of 5).
+    if (int c = transposing_host_[i]; c >= 0) {
+      r.extents[1] = std::min<int64_t>(r.extents[1], transposing_rows_[c]);
+      if (r.block_var > 1) r.block_var = 1;
+    }
     std::string host_name;
     Func w = host_func(i, r, host_name);
     nested_ = h >= 0 || transposing_host_[i] >= 0;

@@ -34,6 +34,7 @@ struct CpuSchedule {
   bool fma = true;         // a float += reduction of one product accumulates with fused multiply-adds
   int flatten = -1;        // reductions over flattened rows (flatten_rows.h): 1 where possible, 0 none, -1 auto
   int transpose = -1;      // reductions computed transposed (transpose_result.h): 1 where possible, 0 none, -1 auto
+  int contract = -1;       // a def that is one contraction runs on the contraction route (contraction.h): 1, 0, -1 auto
   int threads = 0;         // 0: all cores
   int64_t l1_bytes = host_caches().l1d;  // the cache model's sizes: the host's
   int64_t l2_bytes = host_caches().l2;

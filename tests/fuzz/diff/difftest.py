@@ -19,7 +19,8 @@ Comparison rule (also in README.md):
     is a difference);
   * float outputs element by element: equal (+0 == -0), or both NaN (any payload), or the
     same infinity; in a program with a reduction (R = the longest reduction, the product of
-    its reduction variables' extents, > 1) also finite with |ref - cpu| <=
+    its reduction variables' extents, plus one where it adds to the tensor's values (`+=`
+    without `!`: the cpu backend fuses product and sum), > 1) also finite with |ref - cpu| <=
     max(8 ulp(max(|ref|, |cpu|)), 8 * eps * R * S), where ulp/eps are those of the output
     dtype and S = the largest finite magnitude in that reference output (at least 1): the
     cpu backend splits float sums and products into vector lanes (reassociated). Every other
@@ -387,7 +388,7 @@ class Driver:
         self.log("failing cases go to %s" % self.out)
         self.log("library %s (libtc %s, copied from %s)" % (self.library, self.version, args.library))
         rng = random.Random(seed)
-        generator = gen.Generator(rng, disabled=args.disable)
+        generator = gen.Generator(rng, disabled=args.disable, focus=args.focus)
         start = time.time()
         n = 0
 
@@ -620,6 +621,8 @@ def parse_args(argv):
                     help="minimise at most this many failures of each signature (default 1)")
     ap.add_argument("--disable", default="", help="comma-separated generator features to turn off: "
                     + ", ".join(sorted(gen.FEATURES)))
+    ap.add_argument("--focus", choices=sorted(gen.FOCUS), default=None,
+                    help="every program of this kind (a long run over one class of programs)")
     ap.add_argument("--library", default=os.environ.get("TC_LIBRARY", DEFAULT_LIBRARY),
                     help="libtc.so (default $TC_LIBRARY or build/src/libtc.so)")
     ap.add_argument("--no-copy-library", action="store_true",

@@ -48,6 +48,9 @@ FEATURES = {
                 "cpu.transpose forced (the result computed transposed)",
     "convolutions": "valid 2-D convolutions (O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * W(m,c,kh,kw)), with and "
                     "without cpu.flatten (rows computed as one)",
+    "contractions": "sums of products of two tensors with batch, free and summed indices in any order "
+                    "in each tensor and small, odd sizes (the cpu backend's contraction route, "
+                    "src/backends/cpu/contraction; cpu.contract forced to 0 or 1 in half)",
 }
 
 DATA_NAMES = ["A", "B", "C", "D", "E", "F"]
@@ -103,9 +106,16 @@ class Gather:
         self.index, self.target, self.dim, self.offset = index, target, dim, offset
 
 
+# The kinds of case that have a generator of their own, which --focus makes every case.
+FOCUS = {"products": "_product_case", "convolutions": "_convolution_case", "contractions": "_contraction_case"}
+
+
 class Generator:
-    def __init__(self, rng, disabled=()):
+    def __init__(self, rng, disabled=(), focus=None):
         self.rng = rng
+        self.focus = focus
+        if focus is not None and focus not in FOCUS:
+            raise ValueError("unknown focus %r (one of: %s)" % (focus, ", ".join(sorted(FOCUS))))
         self.off = set(disabled)
         unknown = self.off - set(FEATURES)
         if unknown:
@@ -134,10 +144,14 @@ class Generator:
         self.gathers = []
         self.wild_gather = False
         self.n_callees = 0
+        if self.focus:
+            return getattr(self, FOCUS[self.focus])()
         if self.on("products") and rng.random() < 0.06:
             return self._product_case()
         if self.on("convolutions") and rng.random() < 0.04:
             return self._convolution_case()
+        if self.on("contractions") and rng.random() < 0.06:
+            return self._contraction_case()
         sizes = {n: size_value(rng) for n in rng.sample(SIZE_NAMES, rng.randint(1, 3))}
         d = T.Def("main", [], [], [])
         ds = DefState(self, d, sizes, depth=0)
@@ -179,6 +193,33 @@ class Generator:
         if rng.random() < 0.5:
             return self._single_statement_case(ds, 0.7, "cpu.blas", ["1"])
         return self._single_statement_case(ds, 0.7, "cpu.transpose", ["0", "1"])
+
+    def _contraction_case(self):
+        """O(b.., m.., n..) +=! A(b.., m.., k.. in any order) * B(b.., n.., k.. in any order): 0 to 2
+        indices in each group (batch, M, N, K), each tensor's dimensions shuffled, the output's
+        too, sizes 1 to 13, `+=` or `+=!`, float or double: the contraction route of the cpu
+        backend (src/backends/cpu/contraction), and the pipeline where it is turned off."""
+        rng = self.rng
+        dt = rng.choice(["float32", "float32", "float64"])
+        groups = {g: ["%s%d" % (g, i) for i in range(rng.randint(0, 2))] for g in ("b", "m", "n", "k")}
+        if not groups["k"]:
+            groups["k"] = ["k0"]  # a sum: what makes it a contraction
+        every = [x for g in groups.values() for x in g]
+        sizes = {x.upper(): rng.choice([1, rng.randint(2, 13), rng.randint(2, 13)]) for x in every}
+        d = T.Def("main", [], [], [])
+        ds = DefState(self, d, sizes, depth=0)
+        dims = {"A": groups["b"] + groups["m"] + groups["k"], "B": groups["b"] + groups["n"] + groups["k"]}
+        for name in ("A", "B"):
+            rng.shuffle(dims[name])
+            ds.add_input(name, dt, len(dims[name]), dims=[x.upper() for x in dims[name]])
+        reads = [T.acc(n, [T.var(x) for x in dims[n]]) for n in ("A", "B")]
+        rng.shuffle(reads)
+        out = groups["b"] + groups["m"] + groups["n"]
+        rng.shuffle(out)
+        d.body.append(T.St("O1", out, rng.choice(["+=!", "+=!", "+="]), T.bin_("*", reads[0], reads[1])))
+        d.outputs.append(T.Out("O1"))
+        ds.tensors["O1"] = TensorInfo("O1", "out", dt, [sizes[x.upper()] for x in out], [T.var(x.upper()) for x in out])
+        return self._single_statement_case(ds, 0.5, "cpu.contract", ["0", "1"])
 
     def _convolution_case(self):
         """O1(n, m, h, w) +=! I(n, c, h + kh, w + kw) * Wt(m, c, kh, kw), the batch dimension n

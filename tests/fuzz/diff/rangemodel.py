@@ -276,6 +276,11 @@ class Analyzer:
             n = 1
             for v in red:
                 n *= rng[v][1] - rng[v][0]
+            # `+=` (no `!`) adds the terms to the tensor's entry values: one more term, so a
+            # single product added to them is a chain of two (the cpu backend fuses it into one
+            # multiply-add, one rounding where the reference rounds the product first).
+            if s.op != "=" and not s.op.endswith("!"):
+                n += 1
             self.m.red_len = max(self.m.red_len, n)
             rhs, exists = tcast.inline_lets(s)
             for a in collect_accesses(rhs):

@@ -1,0 +1,337 @@
+// gett.cpp — see gett.h.
+#include "backends/cpu/contraction/gett.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <numeric>
+
+#include "backends/cpu/contraction/microkernel.h"
+#include "runtime/thread_pool.h"
+#include "support/error.h"
+
+namespace tc::backends::cpu {
+
+using runtime::TensorView;
+
+namespace {
+
+constexpr int kMaxMR = 16, kMaxNR = 32;  // the largest micro-kernel's tile (microkernel.h)
+
+// One group's indices flattened into one range: per flat index, its offset (in elements) in
+// each tensor the group indexes (empty for one it does not).
+struct Flat {
+  int64_t size = 1;
+  std::vector<int64_t> o, a, b;
+};
+
+// The group's indices ordered by descending |stride| in `v`: the index with the smallest
+// stride varies fastest, so consecutive flat indices are near one another in v.
+std::vector<size_t> flatten_order(const std::vector<ContractionIndex>& g, const TensorView& v,
+                                  int ContractionIndex::*dim) {
+  std::vector<size_t> order(g.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::llabs(v.strides[g[x].*dim]) > std::llabs(v.strides[g[y].*dim]);
+  });
+  return order;
+}
+
+// The offsets in `v` of every flat index of `g`, flattened in `order` (the last fastest).
+std::vector<int64_t> offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
+                             const TensorView& v, int ContractionIndex::*dim, int64_t size) {
+  std::vector<int64_t> out(static_cast<size_t>(size));
+  std::vector<int64_t> idx(g.size(), 0);
+  int64_t base = 0;
+  for (const auto& x : g) base += x.lo * v.strides[x.*dim];
+  for (int64_t i = 0; i < size; ++i) {
+    int64_t off = base;
+    for (size_t q = 0; q < order.size(); ++q) off += idx[q] * v.strides[g[order[q]].*dim];
+    out[static_cast<size_t>(i)] = off;
+    for (size_t q = order.size(); q-- > 0;) {
+      const ContractionIndex& x = g[order[q]];
+      if (++idx[q] < x.hi - x.lo) break;
+      idx[q] = 0;
+    }
+  }
+  return out;
+}
+
+Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by, int ContractionIndex::*order_dim,
+             const TensorView* o, const TensorView* a, const TensorView* b) {
+  Flat f;
+  for (const auto& x : g) f.size *= x.hi - x.lo;
+  std::vector<size_t> order = flatten_order(g, order_by, order_dim);
+  if (o) f.o = offsets(g, order, *o, &ContractionIndex::o, f.size);
+  if (a) f.a = offsets(g, order, *a, &ContractionIndex::a, f.size);
+  if (b) f.b = offsets(g, order, *b, &ContractionIndex::b, f.size);
+  return f;
+}
+
+// Per panel of `width` flat indices: whether all `width` are there and their offsets follow one
+// another (one memcpy or one vector access reads or writes the panel).
+std::vector<char> contiguous_panels(const std::vector<int64_t>& off, int width) {
+  size_t n = off.size(), panels = (n + width - 1) / width;
+  std::vector<char> out(panels, 0);
+  for (size_t p = 0; p < panels; ++p) {
+    size_t first = p * width;
+    bool ok = first + width <= n;
+    for (int j = 1; ok && j < width; ++j) ok = off[first + j] == off[first] + j;
+    out[p] = ok;
+  }
+  return out;
+}
+
+// What one thread packs into: an A block (mc x kc) and a B block (kc x nc), 64-byte aligned,
+// kept for the thread's next calls.
+struct PackBuffers {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> a, b;
+  size_t a_bytes = 0, b_bytes = 0;
+
+  static void* grow(std::unique_ptr<void, Free>& p, size_t& have, size_t want) {
+    if (want <= have) return p.get();
+    size_t bytes = (want + 63) / 64 * 64;
+    void* q = std::aligned_alloc(64, bytes);
+    if (!q) throw std::bad_alloc();
+    p.reset(q);
+    have = bytes;
+    return q;
+  }
+};
+
+PackBuffers& thread_buffers() {
+  thread_local PackBuffers buffers;
+  return buffers;
+}
+
+// A piece of the work one task does: one batch entry, a range of M and of N (each starting at
+// a multiple of MR, NR).
+struct Task {
+  int64_t batch = 0, m0 = 0, m1 = 0, n0 = 0, n1 = 0;
+};
+
+template <typename T>
+struct Problem {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  T* o = nullptr;
+  Flat batch, m, n, k;
+  std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
+  MicroKernel<T> uk;
+  int64_t mc = 0, kc = 0, nc = 0;
+  bool accumulate = false;
+  std::vector<Task> tasks;
+};
+
+template <typename T>
+void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
+  const int mr = p.uk.mr;
+  const int64_t* ka = p.k.a.data() + p0;
+  for (int64_t q = 0; q * mr < mb; ++q, dst += mr * kb) {
+    int64_t i = i0 + q * mr, rows = std::min<int64_t>(mr, mb - q * mr);
+    if (rows == mr && p.a_panels[static_cast<size_t>(i / mr)]) {
+      const T* src = p.a + ab + p.m.a[static_cast<size_t>(i)];
+      for (int64_t k = 0; k < kb; ++k) std::memcpy(dst + k * mr, src + ka[k], sizeof(T) * mr);
+      continue;
+    }
+    const int64_t* ma = p.m.a.data() + i;
+    for (int64_t k = 0; k < kb; ++k) {
+      const T* src = p.a + ab + ka[k];
+      for (int r = 0; r < mr; ++r) dst[k * mr + r] = r < rows ? src[ma[r]] : T(0);
+    }
+  }
+}
+
+template <typename T>
+void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int64_t p0, int64_t kb) {
+  const int nr = p.uk.nr;
+  const int64_t* kbo = p.k.b.data() + p0;
+  for (int64_t q = 0; q * nr < nb; ++q, dst += nr * kb) {
+    int64_t j = j0 + q * nr, cols = std::min<int64_t>(nr, nb - q * nr);
+    if (cols == nr && p.b_panels[static_cast<size_t>(j / nr)]) {
+      const T* src = p.b + bb + p.n.b[static_cast<size_t>(j)];
+      for (int64_t k = 0; k < kb; ++k) std::memcpy(dst + k * nr, src + kbo[k], sizeof(T) * nr);
+      continue;
+    }
+    const int64_t* nbo = p.n.b.data() + j;
+    for (int64_t k = 0; k < kb; ++k) {
+      const T* src = p.b + bb + kbo[k];
+      for (int c = 0; c < nr; ++c) dst[k * nr + c] = c < cols ? src[nbo[c]] : T(0);
+    }
+  }
+}
+
+// One micro-tile at (i, j): straight into O where the tile is whole and its rows' columns
+// follow one another in O, else through a tile on the stack.
+template <typename T>
+void micro_tile(const Problem<T>& p, int64_t ob, int64_t i, int64_t rows, int64_t j, int64_t cols, const T* a,
+                const T* b, int64_t kb, bool add) {
+  const int mr = p.uk.mr, nr = p.uk.nr;
+  int64_t offs[kMaxMR];
+  if (rows == mr && cols == nr && p.o_panels[static_cast<size_t>(j / nr)]) {
+    for (int r = 0; r < mr; ++r) offs[r] = ob + p.m.o[static_cast<size_t>(i + r)];
+    p.uk.run(kb, a, b, p.o + p.n.o[static_cast<size_t>(j)], offs, add);
+    return;
+  }
+  alignas(64) T tile[kMaxMR * kMaxNR];
+  for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
+  p.uk.run(kb, a, b, tile, offs, false);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = p.o + ob + p.m.o[static_cast<size_t>(i + r)];
+    for (int64_t c = 0; c < cols; ++c) {
+      T& out = row[p.n.o[static_cast<size_t>(j + c)]];
+      out = add ? out + tile[r * nr + c] : tile[r * nr + c];
+    }
+  }
+}
+
+template <typename T>
+void run_task(const Problem<T>& p, const Task& t) {
+  const int mr = p.uk.mr, nr = p.uk.nr;
+  const int64_t K = p.k.size;
+  int64_t kc = std::min(p.kc, K);
+  int64_t mc = std::min(p.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
+  int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
+  PackBuffers& buf = thread_buffers();
+  T* ap = static_cast<T*>(PackBuffers::grow(buf.a, buf.a_bytes, sizeof(T) * static_cast<size_t>(mc * kc)));
+  T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
+  size_t bi = static_cast<size_t>(t.batch);
+  int64_t ob = p.batch.o[bi], ab = p.batch.a[bi], bb = p.batch.b[bi];
+  for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
+    int64_t nb = std::min(nc, t.n1 - j0);
+    for (int64_t p0 = 0; p0 < K; p0 += kc) {
+      int64_t kb = std::min(kc, K - p0);
+      bool add = p.accumulate || p0 > 0;
+      pack_b(p, bp, bb, j0, nb, p0, kb);
+      for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
+        int64_t mb = std::min(mc, t.m1 - i0);
+        pack_a(p, ap, ab, i0, mb, p0, kb);
+        for (int64_t jr = 0; jr < nb; jr += nr)
+          for (int64_t ir = 0; ir < mb; ir += mr)
+            micro_tile(p, ob, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
+                       ap + ir * kb, bp + jr * kb, kb, add);
+      }
+    }
+  }
+}
+
+template <typename T>
+int task_entry(void*, int index, uint8_t* closure) {
+  auto& p = *reinterpret_cast<Problem<T>*>(closure);
+  try {
+    run_task(p, p.tasks[static_cast<size_t>(index)]);
+    return 0;
+  } catch (...) {
+    return 1;  // std::bad_alloc, the only thing that throws here: reported by run_gett
+  }
+}
+
+// The tasks: every batch entry cut into `parts` pieces along N or M (whichever has more micro-
+// panels), so that the number of tasks is a multiple of the threads (equal pieces, no thread
+// idle at the end) where the panels allow.
+std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int mr, int nr, int threads) {
+  int64_t P = std::max(1, threads);
+  int64_t parts = P / std::gcd(std::max<int64_t>(batches, 1), P);
+  int64_t mp = (M + mr - 1) / mr, np = (N + nr - 1) / nr;
+  bool along_n = np >= mp;
+  int64_t panels = along_n ? np : mp;
+  parts = std::max<int64_t>(1, std::min(parts, panels));
+  int64_t per = (panels + parts - 1) / parts;
+  std::vector<Task> tasks;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t q = 0; q * per < panels; ++q) {
+      Task t{b, 0, M, 0, N};
+      int64_t w = along_n ? nr : mr, extent = along_n ? N : M;
+      int64_t lo = q * per * w, hi = std::min(extent, (q + 1) * per * w);
+      (along_n ? t.n0 : t.m0) = lo;
+      (along_n ? t.n1 : t.m1) = hi;
+      tasks.push_back(t);
+    }
+  return tasks;
+}
+
+template <typename T>
+void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, int threads,
+               const GettOptions& options) {
+  Problem<T> p;
+  p.uk = options.isa.empty() ? host_microkernel<T>() : microkernel_for<T>(options.isa);
+  if (!p.uk.run) fail(TC_ERROR_UNSUPPORTED, "cpu backend: this CPU has no " + options.isa + " micro-kernel");
+  p.a = reinterpret_cast<const T*>(a.data);
+  p.b = reinterpret_cast<const T*>(b.data);
+  p.o = reinterpret_cast<T*>(o.data);
+  p.accumulate = c.accumulate;
+  using CI = ContractionIndex;
+  p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b);
+  p.m = flatten(c.m, a, &CI::a, &o, &a, nullptr);
+  p.n = flatten(c.n, o, &CI::o, &o, nullptr, &b);
+  p.k = flatten(c.k, a, &CI::a, nullptr, &a, &b);
+  if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
+  if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is
+    if (c.accumulate) return;
+    for (int64_t bi : p.batch.o)
+      for (int64_t mi : p.m.o)
+        for (int64_t ni : p.n.o) p.o[bi + mi + ni] = T(0);
+    return;
+  }
+  p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
+  p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
+  p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
+  if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
+    fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
+  p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
+  p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
+  p.kc = options.kc;
+  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.uk.mr, p.uk.nr, threads);
+  int status = runtime::parallel_for(threads, task_entry<T>, nullptr, 0, static_cast<int>(p.tasks.size()),
+                                     reinterpret_cast<uint8_t*>(&p));
+  if (status == runtime::kThreadStartFailed)
+    fail(TC_ERROR_NO_MEMORY, "cpu backend: could not start a thread: " + runtime::thread_start_failure());
+  if (status != 0) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's packed blocks");
+}
+
+int64_t round_down(int64_t v, int64_t to, int64_t lo, int64_t hi) { return std::clamp(v / to * to, lo, hi); }
+
+template <typename T>
+GettOptions blocking_for(const GettCaches& caches, int threads) {
+  const MicroKernel<T>& uk = host_microkernel<T>();
+  int64_t sz = sizeof(T);
+  GettOptions b;
+  b.kc = round_down(caches.l1 / 2 / (uk.nr * sz), 8, 64, 1024);
+  b.mc = round_down(caches.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
+  b.nc = round_down(caches.l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
+  return b;
+}
+
+}  // namespace
+
+GettOptions default_blocking(ScalarType type, const GettCaches& caches, int threads) {
+  return type == ScalarType::Float64 ? blocking_for<double>(caches, threads) : blocking_for<float>(caches, threads);
+}
+
+std::string describe_gett(ScalarType type, const GettOptions& b) {
+  auto text = [&](const char* isa, int mr, int nr) {
+    return std::string("micro-kernel ") + isa + " " + std::to_string(mr) + "x" + std::to_string(nr) + ", blocks mc " +
+           std::to_string(b.mc) + " kc " + std::to_string(b.kc) + " nc " + std::to_string(b.nc);
+  };
+  if (type == ScalarType::Float64) {
+    auto uk = b.isa.empty() ? host_microkernel<double>() : microkernel_for<double>(b.isa);
+    return text(uk.isa, uk.mr, uk.nr);
+  }
+  auto uk = b.isa.empty() ? host_microkernel<float>() : microkernel_for<float>(b.isa);
+  return text(uk.isa, uk.mr, uk.nr);
+}
+
+void run_gett(const Contraction& c, const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+              int threads, const GettOptions& options) {
+  const TensorView &a = inputs[static_cast<size_t>(c.a)], &b = inputs[static_cast<size_t>(c.b)];
+  const TensorView& o = outputs[static_cast<size_t>(c.o)];
+  if (c.type == ScalarType::Float64) run_typed<double>(c, a, b, o, threads, options);
+  else run_typed<float>(c, a, b, o, threads, options);
+}
+
+}  // namespace tc::backends::cpu

@@ -1,0 +1,46 @@
+// gett.h — computing a contraction (contraction.h) the way a BLAS computes a matrix product,
+// generalised to tensors (GETT): each index group is flattened into one range through tables of
+// offsets, so any order of indices and any strides are read directly; the five loops of BLIS
+// (N blocks of nc, K blocks of kc with a packed B block, M blocks of mc with a packed A block,
+// then NR and MR micro-panels) around the micro-kernel (microkernel.h); threads take blocks of
+// the output (and whole batches), each packing what it reads. What it does not do: decide
+// whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/contraction/contraction.h"
+#include "runtime/tensor_view.h"
+
+namespace tc::backends::cpu {
+
+// Block sizes, in elements, and the micro-kernel's ISA ("avx512", "avx2", "scalar"; empty: the
+// best this CPU runs).
+struct GettOptions {
+  int64_t mc = 0, kc = 0, nc = 0;
+  std::string isa;
+};
+
+// The cache sizes the default blocking is derived from (bytes: level 1 data and level 2 per
+// core, level 3 shared).
+struct GettCaches {
+  int64_t l1 = 0, l2 = 0, l3 = 0;
+};
+
+// The blocks this machine's micro-kernel for `type` gets by default: a B micro-panel
+// (kc x NR) in half of L1, an A block (mc x kc) in half of L2, a B block (kc x nc) in half of
+// each thread's share of L3; multiples of MR and NR.
+GettOptions default_blocking(ScalarType type, const GettCaches& caches, int threads);
+
+// "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
+std::string describe_gett(ScalarType type, const GettOptions& options);
+
+// O from A and B (positions as in `c`), on up to `threads` threads (the caller's included).
+// Any strides (negative, zero for broadcast dimensions, overlapping reads) are read as they
+// are; O is written only at the contraction's output box.
+void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& inputs,
+              const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options);
+
+}  // namespace tc::backends::cpu

@@ -1,0 +1,247 @@
+// test_contraction.cpp — the cpu backend's contraction route (src/backends/cpu/contraction),
+// white-box: which defs are contractions and how their indices are grouped and oriented (with
+// the reason for those that are not); and the GETT code against a plain loop in double
+// precision on random contractions — every grouping of 0 to 2 indices per group, odd extents,
+// operands in random dimension orders with padded, broadcast (stride 0) and negative strides,
+// `+=` and `+=!`, an empty sum — on every micro-kernel this CPU runs, one to three threads, and
+// blocks small enough that every loop takes several trips. Its results through the C API (the
+// corpus, cpu against reference) are in tests/e2e.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "backends/cpu/contraction/contraction.h"
+#include "backends/cpu/contraction/gett.h"
+#include "backends/cpu/contraction/microkernel.h"
+#include "infer_test_util.h"
+
+using tc::ScalarType;
+using tc::backends::cpu::Contraction;
+using tc::backends::cpu::ContractionIndex;
+using tc::backends::cpu::GettOptions;
+using tc::runtime::TensorView;
+using namespace tc_test;
+
+namespace {
+
+std::optional<Contraction> plan_of(const std::string& src, const std::vector<Shape>& shapes, std::string* why = nullptr,
+                                   ScalarType type = ScalarType::Float32) {
+  ProgramPtr p = build(src);
+  Inputs in;
+  for (const auto& s : shapes) in.add(type, s);
+  return tc::backends::cpu::plan_contraction(bind_def(p, in), why);
+}
+
+std::string names(const std::vector<ContractionIndex>& g) {
+  std::string out;
+  for (const auto& x : g) out += x.name;
+  return out;
+}
+
+}  // namespace
+
+TEST(Contraction, GroupsTheIndicesAndWritesAlongN) {
+  // A coupled-cluster term: no index in its place, O written along a, which B (X) has.
+  auto c = plan_of("def f(float(F,B,E,A) X, float(E,C,F,D) Y) -> (Z) { Z(d,c,b,a) +=! X(f,b,e,a) * Y(e,c,f,d) }",
+                   {{2, 3, 4, 5}, {4, 6, 2, 7}});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->a, 1);  // Y: the operand without O's innermost index
+  EXPECT_EQ(c->b, 0);
+  EXPECT_EQ(c->o, 0);
+  EXPECT_EQ(names(c->m), "dc");
+  EXPECT_EQ(names(c->n), "ba");
+  EXPECT_EQ(names(c->k), "fe");
+  EXPECT_TRUE(c->batch.empty());
+  EXPECT_FALSE(c->accumulate);
+  EXPECT_EQ(c->describe(), "float32; batch -; M d=7 c=6; N b=3 a=5; K f=2 e=4");
+  EXPECT_EQ(c->flops(), 2.0 * 7 * 6 * 3 * 5 * 2 * 4);
+
+  // Batched, `+=`, double, one tensor read twice.
+  auto b = plan_of("def g(double(B,N,N) X) -> (Y) { Y(b,i,j) += X(b,i,k) * X(b,k,j) }", {{3, 4, 4}}, nullptr,
+                   ScalarType::Float64);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(names(b->batch), "b");
+  EXPECT_EQ(names(b->m), "i");
+  EXPECT_EQ(names(b->n), "j");
+  EXPECT_EQ(names(b->k), "k");
+  EXPECT_TRUE(b->accumulate);
+  EXPECT_EQ(b->type, ScalarType::Float64);
+}
+
+TEST(Contraction, RefusesWhatIsNotOneAndSaysWhy) {
+  struct Case {
+    const char* src;
+    std::vector<Shape> in;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) + 1 }", {{4, 5}, {5, 6}},
+       "not a product of two tensor reads"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) max=! A(i,k) * B(k,j) }", {{4, 5}, {5, 6}},
+       "not a += reduction"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  T(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) = T(i,j)\n}",
+       {{4, 5}, {5, 6}}, "2 statements"},
+      {"def f(float(M,K) A, float(N) B) -> (C) { C(i,j) +=! A(i,k) * B(j) }", {{4, 5}, {6}},
+       "index 'k' is summed over one operand alone"},
+      {"def f(float(M) A, float(N) B) -> (C) { C(i,j,l) +=! A(i) * B(j) where l in 0:3 }", {{4}, {6}},
+       "index 'l' of the output is in neither operand"},
+      {"def f(float(M,M) A, float(M) B) -> (C) { C(i) +=! A(i,i) * B(i) }", {{4, 4}, {4}},
+       "not distinct index variables"},
+      {"def f(float(M,K) A, float(K) B) -> (C) { C(i) +=! A(i,k) * B(k + 1) where k in 0:K-1 }", {{4, 5}, {5}},
+       "not distinct index variables"},
+  };
+  for (const Case& c : cases) {
+    std::string why;
+    auto plan = plan_of(c.src, c.in, &why);
+    EXPECT_FALSE(plan) << c.src;
+    EXPECT_TRUE(has(why, c.why)) << c.src << ": " << why;
+  }
+}
+
+namespace {
+
+// A tensor of doubles or floats in memory of its own, its dimensions laid out in a random
+// order with random padding, some strides negative, a dimension of extent 1 with stride 0.
+template <typename T>
+struct Operand {
+  std::vector<T> memory;
+  TensorView v;
+
+  Operand(const std::vector<int64_t>& shape, std::mt19937& rng, ScalarType type) {
+    v.type = type;
+    v.ndim = static_cast<int>(shape.size());
+    std::vector<int> order(shape.size());
+    for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
+    std::shuffle(order.begin(), order.end(), rng);
+    int64_t stride = 1;
+    for (int d : order) {  // innermost first
+      v.shape[d] = shape[static_cast<size_t>(d)];
+      v.strides[d] = shape[static_cast<size_t>(d)] == 1 && rng() % 2 ? 0 : stride;
+      stride *= shape[static_cast<size_t>(d)] + static_cast<int64_t>(rng() % 3 == 0 ? rng() % 3 : 0);
+    }
+    memory.resize(static_cast<size_t>(stride) + 1);
+    int64_t base = 0;
+    for (int d = 0; d < v.ndim; ++d)
+      if (rng() % 4 == 0 && v.shape[d] > 1) {  // walk this dimension backwards
+        base += (v.shape[d] - 1) * v.strides[d];
+        v.strides[d] = -v.strides[d];
+      }
+    std::uniform_real_distribution<double> value(-1, 1);
+    for (T& x : memory) x = static_cast<T>(value(rng));
+    v.data = reinterpret_cast<char*>(memory.data() + base);
+  }
+  T& at(const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (int d = 0; d < v.ndim; ++d) off += idx[static_cast<size_t>(d)] * v.strides[d];
+    return reinterpret_cast<T*>(v.data)[off];
+  }
+};
+
+// Every index of the contraction runs over all its values: the plain loop, in double.
+template <typename T>
+void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, double tolerance) {
+  Contraction c;
+  c.type = type;
+  c.a = 0, c.b = 1, c.o = 0;
+  c.accumulate = rng() % 3 == 0;
+  std::uniform_int_distribution<int> count(0, 2), extent(1, 13);
+  int na = 0, nb = 0, no = 0;
+  std::vector<int64_t> sa, sb, so;
+  auto add = [&](std::vector<ContractionIndex>& g, bool o, bool a, bool b, const char* name) {
+    ContractionIndex x;
+    x.name = name + std::to_string(g.size());
+    int64_t e = extent(rng);
+    if (rng() % 8 == 0) e = 1;
+    x.lo = rng() % 4 == 0 ? 1 : 0;  // a box that starts inside the tensor
+    x.hi = x.lo + e;
+    if (o) x.o = no++, so.push_back(x.hi + (rng() % 2));
+    if (a) x.a = na++, sa.push_back(x.hi + (rng() % 2));
+    if (b) x.b = nb++, sb.push_back(x.hi);
+    g.push_back(x);
+  };
+  for (int i = count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
+  for (int i = count(rng); i > 0; --i) add(c.m, true, true, false, "m");
+  for (int i = count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
+  for (int i = count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  if (rng() % 20 == 0 && !c.k.empty()) c.k[0].hi = c.k[0].lo;  // an empty sum
+  Operand<T> A(sa, rng, type), B(sb, rng, type), O(so, rng, type);
+  for (auto& x : O.memory) x = T(7);  // outside the box: must stay 7
+  std::vector<T> entry(O.memory);
+  std::vector<ContractionIndex> all;
+  for (auto* g : {&c.batch, &c.m, &c.n, &c.k}) all.insert(all.end(), g->begin(), g->end());
+  // Random dimension orders: each tensor's dimensions are permuted by Operand; the indices
+  // name dimensions positionally, so permute which index takes which dimension too.
+  GettOptions options;
+  options.isa = isa;
+  options.mc = 2 * (1 + rng() % 3) * 16, options.kc = 1 + rng() % 9, options.nc = 32 * (1 + rng() % 2);
+  int threads = 1 + static_cast<int>(rng() % 3);
+  std::string what = c.describe() + " isa " + isa + " threads " + std::to_string(threads) + " blocks " +
+                     std::to_string(options.mc) + "/" + std::to_string(options.kc) + "/" + std::to_string(options.nc);
+  tc::backends::cpu::run_gett(c, {A.v, B.v}, {O.v}, threads, options);
+  // The plain loop over the box of O, each point summed over K.
+  std::vector<int64_t> io(so.size()), ia(sa.size()), ib(sb.size());
+  std::vector<int64_t> cur(all.size());
+  size_t outer = c.batch.size() + c.m.size() + c.n.size();
+  std::function<void(size_t)> over = [&](size_t q) {
+    if (q == outer) {
+      double sum = 0;
+      std::function<void(size_t)> inner = [&](size_t r) {
+        if (r == all.size()) {
+          for (size_t i = 0; i < all.size(); ++i) {
+            if (all[i].a >= 0) ia[static_cast<size_t>(all[i].a)] = cur[i];
+            if (all[i].b >= 0) ib[static_cast<size_t>(all[i].b)] = cur[i];
+          }
+          sum += static_cast<double>(A.at(ia)) * static_cast<double>(B.at(ib));
+          return;
+        }
+        for (cur[r] = all[r].lo; cur[r] < all[r].hi; ++cur[r]) inner(r + 1);
+      };
+      inner(outer);
+      for (size_t i = 0; i < outer; ++i) io[static_cast<size_t>(all[i].o)] = cur[i];
+      T& got = O.at(io);
+      int64_t off = &got - O.memory.data();
+      double want = sum + (c.accumulate ? static_cast<double>(entry[static_cast<size_t>(off)]) : 0.0);
+      ASSERT_NEAR(static_cast<double>(got), want, tolerance * (1 + std::fabs(want))) << what;
+      got = T(7);  // checked: back to the untouched value
+      return;
+    }
+    for (cur[q] = all[q].lo; cur[q] < all[q].hi; ++cur[q]) over(q + 1);
+  };
+  over(0);
+  for (size_t i = 0; i < O.memory.size(); ++i) ASSERT_EQ(O.memory[i], T(7)) << what << ": written outside the box";
+}
+
+std::vector<std::string> isas() {
+  std::vector<std::string> out;
+  for (const char* isa : {"avx512", "avx2", "scalar"})
+    if (tc::backends::cpu::microkernel_for<float>(isa).run) out.push_back(isa);
+  return out;
+}
+
+}  // namespace
+
+TEST(Contraction, GettEqualsThePlainLoopOnRandomContractions) {
+  std::mt19937 rng(20261128);
+  for (const std::string& isa : isas())
+    for (int trial = 0; trial < 150; ++trial) {
+      expect_gett<float>(rng, ScalarType::Float32, isa, 1e-4);
+      expect_gett<double>(rng, ScalarType::Float64, isa, 1e-12);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST(Contraction, DefaultBlocksFitTheCaches) {
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
+    GettOptions b = tc::backends::cpu::default_blocking(t, {32 << 10, 512 << 10, 32 << 20}, 2);
+    int64_t sz = t == ScalarType::Float64 ? 8 : 4;
+    auto uk_nr = t == ScalarType::Float64 ? tc::backends::cpu::host_microkernel<double>().nr
+                                          : tc::backends::cpu::host_microkernel<float>().nr;
+    EXPECT_LE(b.kc * uk_nr * sz, 16 << 10);   // a B micro-panel in half of L1
+    EXPECT_LE(b.mc * b.kc * sz, 256 << 10);  // the A block in half of L2
+    EXPECT_LE(b.kc * b.nc * sz, 8 << 20);    // each thread's B block in half its share of L3
+    EXPECT_GE(b.kc, 64);
+    EXPECT_TRUE(has(tc::backends::cpu::describe_gett(t, b), "micro-kernel ")) << tc::backends::cpu::describe_gett(t, b);
+  }
+}
