@@ -105,7 +105,7 @@ def tc_source(spec, dtype):
     c, a, b = spec.split("-")
     t = "float" if dtype == "float32" else "double"
     dims = lambda s: ",".join(x.upper() for x in s)  # noqa: E731
-    return "def contract(%s(%s) A, %s(%s) B) -> (C) { C(%s) +=! A(%s) * B(%s) }" % (
+    return "def contract(%s(%s) lhs, %s(%s) rhs) -> (out) { out(%s) +=! lhs(%s) * rhs(%s) }" % (
         t, dims(a), t, dims(b), ",".join(c), ",".join(a), ",".join(b))
 
 
@@ -148,7 +148,7 @@ def child(args):
             out = np.empty(tuple(sizes[x] for x in c), dtype=dtype)
             result = {"name": name, "dtype": dtype}
             if args.child == "libtc":
-                options = {"threads": args.threads, "cache": "off"}
+                options = {"threads": str(args.threads), "cache": "off"}
                 options.update(dict(o.split("=", 1) for o in args.option))
                 prog = tclib.Program(tc_source(spec, dtype))
                 t0 = time.perf_counter()

@@ -48,6 +48,9 @@ struct Knob {
   std::function<void(const std::string& text)> check_text;
   // What a tuner tries for `bound` (as value texts); empty: not tuned.
   std::function<std::vector<std::string>(const ir::BoundDef& bound)> domain;
+  // The tuner measures each of its other values (with the starting point's other knobs) in its
+  // first generation, before its random points: another route to the same result.
+  bool tried_first = false;
 
   // "auto|1..64", "cpu|reference", "auto|1..4096x1..4096", "1|0".
   std::string values_text() const;

@@ -454,6 +454,17 @@ TEST(Tuner, TheFirstGenerationIsTwiceThePopulationWithTheStartsNeighbours) {
     neighbours += changed == 1;
   }
   EXPECT_GE(neighbours, 6);
+  // The other routes come right after the start (the bad start is on the pipeline,
+  // cpu.contract=0: the contraction route is that knob's other value; the system's BLAS, where
+  // one loads, is cpu.blas's), each the start with that one knob changed.
+  auto second = knobs_of(first[1]);
+  EXPECT_TRUE(second["cpu.contract"] == "1" || second["cpu.blas"] == "1") << first[1];
+  bool contract = false;
+  for (size_t i = 1; i <= 2; ++i) {
+    auto p = knobs_of(first[i]);
+    contract = contract || (p["cpu.contract"] == "1" && p["cpu.tile"] == "1x1");
+  }
+  EXPECT_TRUE(contract) << first[1] << "\n" << first[2];
 }
 
 // A candidate that looked faster during the search (the hook divides its times by 1000) but

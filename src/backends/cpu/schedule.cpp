@@ -138,6 +138,7 @@ std::vector<Knob> declare() {
             "compute a def that is one plain (batched) matrix product with the system's CBLAS sgemm/dgemm (loaded "
             "at run time: $TC_CBLAS, else OpenBLAS, BLIS, libblas.so.3); where there is none, or the def is not such "
             "a product, the pipeline computes it"};
+  blas.tried_first = true;
   blas.domain = [](const ir::BoundDef& b) {
     return plan_gemm(b) && cblas() ? std::vector<std::string>{"0", "1"} : std::vector<std::string>{};
   };
@@ -171,6 +172,7 @@ std::vector<Knob> declare() {
                 "threads over blocks of the output; 0: the pipeline; auto: 1 unless cpu.fma=0 (its sums are fused "
                 "multiply-adds)",
                 true};
+  contract.tried_first = true;
   contract.domain = [](const ir::BoundDef& b) {
     return plan_contraction(b) ? std::vector<std::string>{"1", "0"} : std::vector<std::string>{};
   };

@@ -2,6 +2,7 @@
 #include "backends/cpu/contraction/gett.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -122,6 +123,7 @@ struct Problem {
   T* o = nullptr;
   Flat batch, m, n, k;
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
+  std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K
   MicroKernel<T> uk;
   int64_t mc = 0, kc = 0, nc = 0;
   bool accumulate = false;
@@ -140,6 +142,13 @@ void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int
       continue;
     }
     const int64_t* ma = p.m.a.data() + i;
+    if (p.ka_runs[static_cast<size_t>(p0)] >= kb) {  // each row's K block is one run: read rows
+      for (int r = 0; r < mr; ++r) {
+        const T* row = p.a + ab + ka[0] + (r < rows ? ma[r] : 0);
+        for (int64_t k = 0; k < kb; ++k) dst[k * mr + r] = r < rows ? row[k] : T(0);
+      }
+      continue;
+    }
     for (int64_t k = 0; k < kb; ++k) {
       const T* src = p.a + ab + ka[k];
       for (int r = 0; r < mr; ++r) dst[k * mr + r] = r < rows ? src[ma[r]] : T(0);
@@ -159,6 +168,13 @@ void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int
       continue;
     }
     const int64_t* nbo = p.n.b.data() + j;
+    if (p.kb_runs[static_cast<size_t>(p0)] >= kb) {  // each column's K block is one run: read them
+      for (int c = 0; c < nr; ++c) {
+        const T* col = p.b + bb + kbo[0] + (c < cols ? nbo[c] : 0);
+        for (int64_t k = 0; k < kb; ++k) dst[k * nr + c] = c < cols ? col[k] : T(0);
+      }
+      continue;
+    }
     for (int64_t k = 0; k < kb; ++k) {
       const T* src = p.b + bb + kbo[k];
       for (int c = 0; c < nr; ++c) dst[k * nr + c] = c < cols ? src[nbo[c]] : T(0);
@@ -255,6 +271,52 @@ std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int mr, int nr, int
   return tasks;
 }
 
+// The share of `panels` that are contiguous.
+double share(const std::vector<char>& panels) {
+  if (panels.empty()) return 1;
+  size_t n = 0;
+  for (char x : panels) n += x != 0;
+  return static_cast<double>(n) / static_cast<double>(panels.size());
+}
+
+// Per flat index i: how many offsets from i on follow one another (off[i + j] == off[i] + j),
+// capped at 2^30: where a packing loop can read a K block as one row.
+std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off) {
+  std::vector<int32_t> runs(off.size(), 1);
+  for (size_t i = off.size(); i-- > 1;)
+    if (off[i] == off[i - 1] + 1 && runs[i] < (1 << 30)) runs[i - 1] = runs[i] + 1;
+  return runs;
+}
+
+// The orders N and K are flattened in, each by the strides of one of its tensors: N by O's
+// (the micro-kernel's stores run along O's memory) or by B's (B's packing reads rows), K by
+// A's or B's (the packing reads along K where the packed index is not contiguous). A cost in
+// elements moved, weighted by how each is moved (a vector or memcpy, a row read, a gather
+// through the tables), decides: O is written once per K block, A packed once per N block, B
+// once; the order of M is A's (its rows are addressed through a table anyway).
+template <typename T>
+void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, Problem<T>& p,
+                   int64_t kc) {
+  using CI = ContractionIndex;
+  Flat n_by[2] = {flatten(c.n, o, &CI::o, &o, nullptr, &b), flatten(c.n, b, &CI::b, &o, nullptr, &b)};
+  Flat k_by[2] = {flatten(c.k, a, &CI::a, nullptr, &a, &b), flatten(c.k, b, &CI::b, nullptr, &a, &b)};
+  const double M = static_cast<double>(p.m.size), N = static_cast<double>(n_by[0].size);
+  const double K = static_cast<double>(k_by[0].size);
+  const double a_moves = M * K, b_moves = K * N, o_moves = M * N * std::ceil(K / static_cast<double>(kc));
+  const double a_rows = share(contiguous_panels(p.m.a, p.uk.mr));
+  auto pack = [](double rows, bool along_k) { return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : 3.0); };
+  auto k_along = [](const std::vector<int64_t>& off) { return off.size() < 2 || share(contiguous_panels(off, 8)) > 0.5; };
+  double best = INFINITY;
+  for (int ni = 0; ni < 2; ++ni)
+    for (int ki = 0; ki < 2; ++ki) {
+      double o_rows = share(contiguous_panels(n_by[ni].o, p.uk.nr));
+      double b_rows = share(contiguous_panels(n_by[ni].b, p.uk.nr));
+      double cost = a_moves * pack(a_rows, k_along(k_by[ki].a)) + b_moves * pack(b_rows, k_along(k_by[ki].b)) +
+                    o_moves * (o_rows * 0.3 + (1 - o_rows) * 3.0);
+      if (cost < best) best = cost, p.n = n_by[ni], p.k = k_by[ki];
+    }
+}
+
 template <typename T>
 void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, int threads,
                const GettOptions& options) {
@@ -268,8 +330,9 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   using CI = ContractionIndex;
   p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b);
   p.m = flatten(c.m, a, &CI::a, &o, &a, nullptr);
-  p.n = flatten(c.n, o, &CI::o, &o, nullptr, &b);
-  p.k = flatten(c.k, a, &CI::a, nullptr, &a, &b);
+  if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
+    fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
+  choose_orders(c, a, b, o, p, options.kc);
   if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
   if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is
     if (c.accumulate) return;
@@ -281,8 +344,8 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
   p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
   p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
-  if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
-    fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
+  p.ka_runs = contiguous_runs(p.k.a);
+  p.kb_runs = contiguous_runs(p.k.b);
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
