@@ -380,6 +380,9 @@ class CpuKernel : public Kernel {
     const CacheSizes& caches = host_caches();
     blocking_ = default_blocking(plan->type, GettCaches{caches.l1d, caches.l2, caches.l3 > 0 ? caches.l3 : 8 << 20},
                                  schedule_.threads);
+    if (schedule_.blocks[0] > 0) blocking_.mc = schedule_.blocks[0];  // cpu.blocks, each size given
+    if (schedule_.blocks[1] > 0) blocking_.kc = schedule_.blocks[1];
+    if (schedule_.blocks[2] > 0) blocking_.nc = schedule_.blocks[2];
     contraction_note_ = plan->describe() + "; " + describe_gett(plan->type, blocking_);
   }
 

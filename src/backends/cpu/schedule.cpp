@@ -172,11 +172,25 @@ std::vector<Knob> declare() {
                 "threads over blocks of the output; 0: the pipeline; auto: 1 unless cpu.fma=0 (its sums are fused "
                 "multiply-adds)",
                 true};
+  Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
+              "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
+              "micro-kernel's), steps of the sum, columns of B packed at a time; auto: from the host's caches "
+              "(an A block in half of L2, a B micro-panel in half of L1, a B block in half a thread's share of L3)",
+              true};
+  blocks.min = 1;
+  blocks.max = 1 << 20;
+  blocks.max_items = 3;
+  blocks.domain = [](const ir::BoundDef& b) {
+    return plan_contraction(b) ? std::vector<std::string>{"auto", "96x128x4096", "144x256x4096", "288x256x8192",
+                                                           "192x512x4096", "480x384x8192", "96x1024x2048"}
+                               : std::vector<std::string>{};
+  };
   contract.tried_first = true;
   contract.domain = [](const ir::BoundDef& b) {
     return plan_contraction(b) ? std::vector<std::string>{"1", "0"} : std::vector<std::string>{};
   };
-  return {vectorize, tile, unroll, parallel, inline_, pack, fuse, kblock, rows, panel, blas, fma, flatten, transpose, contract};
+  return {vectorize, tile, unroll,    parallel,  inline_,  pack,     fuse,    kblock,
+          rows,      panel, blas, fma, flatten, transpose, contract, blocks};
 }
 
 }  // namespace
@@ -210,6 +224,10 @@ CpuSchedule CpuSchedule::from_options(const KnobValues& o) {
   s.flatten = o.is_auto("cpu.flatten") ? -1 : static_cast<int>(o.integer("cpu.flatten"));
   s.transpose = o.is_auto("cpu.transpose") ? -1 : static_cast<int>(o.integer("cpu.transpose"));
   s.contract = o.is_auto("cpu.contract") ? -1 : static_cast<int>(o.integer("cpu.contract"));
+  if (!o.is_auto("cpu.blocks")) {
+    const std::vector<int64_t>& b = o.get("cpu.blocks").sizes;
+    s.blocks = {b[0], b.size() > 1 ? b[1] : 0, b.size() > 2 ? b[2] : 0};
+  }
   s.threads = static_cast<int>(o.integer("threads"));
   if (s.threads == 0) s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return s;

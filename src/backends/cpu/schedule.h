@@ -6,6 +6,7 @@
 // directives on a lowered pipeline; it never changes what is computed.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include <Halide.h>
@@ -35,6 +36,7 @@ struct CpuSchedule {
   int flatten = -1;        // reductions over flattened rows (flatten_rows.h): 1 where possible, 0 none, -1 auto
   int transpose = -1;      // reductions computed transposed (transpose_result.h): 1 where possible, 0 none, -1 auto
   int contract = -1;       // a def that is one contraction runs on the contraction route (contraction.h): 1, 0, -1 auto
+  std::array<int64_t, 3> blocks{};  // the contraction route's MC, KC, NC; 0: from the host's caches
   int threads = 0;         // 0: all cores
   int64_t l1_bytes = host_caches().l1d;  // the cache model's sizes: the host's
   int64_t l2_bytes = host_caches().l2;

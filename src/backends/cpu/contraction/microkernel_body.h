@@ -13,6 +13,13 @@ template <typename Ops, typename T, int MR, int NV>
 inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict a, const T* __restrict b, T* c,
                                                 const int64_t* rows, bool add) {
   constexpr int L = Ops::kLanes;
+  // The tile's rows of C are read or written at the end: fetched now, while the sum runs (C is
+  // out of cache, each row in a line of its own).
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    __builtin_prefetch(c + rows[r], 1);
+    __builtin_prefetch(c + rows[r] + NV * L - 1, 1);
+  }
   typename Ops::V acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
