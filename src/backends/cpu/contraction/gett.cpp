@@ -44,31 +44,61 @@ std::vector<size_t> flatten_order(const std::vector<ContractionIndex>& g, const 
 std::vector<int64_t> offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
                              const TensorView& v, int ContractionIndex::*dim, int64_t size) {
   std::vector<int64_t> out(static_cast<size_t>(size));
-  std::vector<int64_t> idx(g.size(), 0);
   int64_t base = 0;
   for (const auto& x : g) base += x.lo * v.strides[x.*dim];
-  for (int64_t i = 0; i < size; ++i) {
-    int64_t off = base;
-    for (size_t q = 0; q < order.size(); ++q) off += idx[q] * v.strides[g[order[q]].*dim];
-    out[static_cast<size_t>(i)] = off;
-    for (size_t q = order.size(); q-- > 0;) {
-      const ContractionIndex& x = g[order[q]];
-      if (++idx[q] < x.hi - x.lo) break;
-      idx[q] = 0;
-    }
+  if (size == 0) return out;
+  out[0] = base;
+  // Each index in turn, innermost first: the table so far, repeated at each of its values.
+  size_t filled = 1;
+  for (size_t q = order.size(); q-- > 0;) {
+    const ContractionIndex& x = g[order[q]];
+    int64_t stride = v.strides[x.*dim], extent = x.hi - x.lo;
+    for (int64_t j = 1; j < extent; ++j)
+      for (size_t i = 0; i < filled; ++i) out[j * filled + i] = out[i] + j * stride;
+    filled *= static_cast<size_t>(extent);
   }
   return out;
 }
 
-Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by, int ContractionIndex::*order_dim,
-             const TensorView* o, const TensorView* a, const TensorView* b) {
+// The length of the runs of consecutive elements of `v` that the flat index of `g` (in `order`)
+// walks: the innermost indices' extents while each one's stride is the product of those inside
+// it (1 for the innermost); 1 where the innermost index's stride is not 1.
+int64_t run_length(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView& v,
+                   int ContractionIndex::*dim) {
+  int64_t run = 1;
+  for (size_t q = order.size(); q-- > 0;) {
+    const ContractionIndex& x = g[order[q]];
+    int64_t extent = x.hi - x.lo;
+    if (extent > 1 && v.strides[x.*dim] != run) break;
+    run *= extent;
+  }
+  return run;
+}
+
+// The share of panels of `width` flat indices (starting at multiples of it) that lie within one
+// run of `run` (run_length), over `size` indices.
+double panel_share(int64_t run, int64_t size, int width) {
+  if (size < width) return 0;
+  if (run >= size) return static_cast<double>(size / width * width) / static_cast<double>(size);
+  int64_t period = std::lcm<int64_t>(run, width), panels = period / width, inside = 0;
+  if (panels > 4096) return run >= width ? 1.0 - static_cast<double>(width) / static_cast<double>(run) : 0;
+  for (int64_t p = 0; p < panels; ++p) inside += (p * width) / run == (p * width + width - 1) / run;
+  return static_cast<double>(inside) / static_cast<double>(panels);
+}
+
+Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView* o,
+             const TensorView* a, const TensorView* b) {
   Flat f;
   for (const auto& x : g) f.size *= x.hi - x.lo;
-  std::vector<size_t> order = flatten_order(g, order_by, order_dim);
   if (o) f.o = offsets(g, order, *o, &ContractionIndex::o, f.size);
   if (a) f.a = offsets(g, order, *a, &ContractionIndex::a, f.size);
   if (b) f.b = offsets(g, order, *b, &ContractionIndex::b, f.size);
   return f;
+}
+
+Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by, int ContractionIndex::*order_dim,
+             const TensorView* o, const TensorView* a, const TensorView* b) {
+  return flatten(g, flatten_order(g, order_by, order_dim), o, a, b);
 }
 
 // Per panel of `width` flat indices: whether all `width` are there and their offsets follow one
@@ -130,6 +160,26 @@ struct Problem {
   std::vector<Task> tasks;
 };
 
+// `n` values from src to dst: a micro-panel's step (the micro-kernels' widths are known here, so
+// the copy is a few vector moves, not a call).
+template <typename T, int W>
+inline void copy_fixed(T* __restrict dst, const T* __restrict src) {
+  __builtin_memcpy(dst, src, sizeof(T) * W);  // a constant size: inlined as vector moves
+}
+
+template <typename T>
+inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
+  switch (n) {
+    case 4: return copy_fixed<T, 4>(dst, src);
+    case 6: return copy_fixed<T, 6>(dst, src);
+    case 8: return copy_fixed<T, 8>(dst, src);
+    case 12: return copy_fixed<T, 12>(dst, src);
+    case 16: return copy_fixed<T, 16>(dst, src);
+    case 32: return copy_fixed<T, 32>(dst, src);
+    default: std::memcpy(dst, src, sizeof(T) * static_cast<size_t>(n));
+  }
+}
+
 template <typename T>
 void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
   const int mr = p.uk.mr;
@@ -138,7 +188,7 @@ void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int
     int64_t i = i0 + q * mr, rows = std::min<int64_t>(mr, mb - q * mr);
     if (rows == mr && p.a_panels[static_cast<size_t>(i / mr)]) {
       const T* src = p.a + ab + p.m.a[static_cast<size_t>(i)];
-      for (int64_t k = 0; k < kb; ++k) std::memcpy(dst + k * mr, src + ka[k], sizeof(T) * mr);
+      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * mr, src + ka[k], mr);
       continue;
     }
     const int64_t* ma = p.m.a.data() + i;
@@ -164,7 +214,7 @@ void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int
     int64_t j = j0 + q * nr, cols = std::min<int64_t>(nr, nb - q * nr);
     if (cols == nr && p.b_panels[static_cast<size_t>(j / nr)]) {
       const T* src = p.b + bb + p.n.b[static_cast<size_t>(j)];
-      for (int64_t k = 0; k < kb; ++k) std::memcpy(dst + k * nr, src + kbo[k], sizeof(T) * nr);
+      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * nr, src + kbo[k], nr);
       continue;
     }
     const int64_t* nbo = p.n.b.data() + j;
@@ -288,33 +338,50 @@ std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off) {
   return runs;
 }
 
-// The orders N and K are flattened in, each by the strides of one of its tensors: N by O's
-// (the micro-kernel's stores run along O's memory) or by B's (B's packing reads rows), K by
-// A's or B's (the packing reads along K where the packed index is not contiguous). A cost in
-// elements moved, weighted by how each is moved (a vector or memcpy, a row read, a gather
-// through the tables), decides: O is written once per K block, A packed once per N block, B
-// once; the order of M is A's (its rows are addressed through a table anyway).
+// The orders N and K are flattened in: N by O's strides (the micro-kernel's stores run along O's
+// memory), by B's (B's packing copies rows) or by O's with B's innermost index second (a packed
+// panel gathers B's values along O's order, but the panels after it, B's innermost index next,
+// read the same lines while they are still in cache); K by A's or by B's strides (a packing
+// loop reads along K where the packed index is not contiguous). A cost in elements moved,
+// weighted by how each is moved (a vector or a copy, a row read, a gather through the tables),
+// decides: O is written once per K block, A packed once per N block, B once. M is flattened
+// by A's strides (its rows are addressed through a table anyway).
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, Problem<T>& p,
                    int64_t kc) {
   using CI = ContractionIndex;
-  Flat n_by[2] = {flatten(c.n, o, &CI::o, &o, nullptr, &b), flatten(c.n, b, &CI::b, &o, nullptr, &b)};
-  Flat k_by[2] = {flatten(c.k, a, &CI::a, nullptr, &a, &b), flatten(c.k, b, &CI::b, nullptr, &a, &b)};
-  const double M = static_cast<double>(p.m.size), N = static_cast<double>(n_by[0].size);
-  const double K = static_cast<double>(k_by[0].size);
-  const double a_moves = M * K, b_moves = K * N, o_moves = M * N * std::ceil(K / static_cast<double>(kc));
+  std::vector<size_t> by_o = flatten_order(c.n, o, &CI::o), by_b = flatten_order(c.n, b, &CI::b), mixed = by_o;
+  if (mixed.size() >= 2 && by_b.back() != mixed.back()) {
+    mixed.erase(std::find(mixed.begin(), mixed.end(), by_b.back()));
+    mixed.insert(mixed.end() - 1, by_b.back());
+  }
+  const std::vector<size_t>* n_orders[3] = {&by_o, &by_b, &mixed};
+  const double gather[3] = {3.0, 3.0, mixed != by_o ? 1.2 : 3.0};
+  std::vector<size_t> k_orders[2] = {flatten_order(c.k, a, &CI::a), flatten_order(c.k, b, &CI::b)};
+  int64_t N = 1, K = 1;
+  for (const auto& x : c.n) N *= x.hi - x.lo;
+  for (const auto& x : c.k) K *= x.hi - x.lo;
+  const double M = static_cast<double>(p.m.size);
+  const double a_moves = M * static_cast<double>(K), b_moves = static_cast<double>(K) * static_cast<double>(N);
+  const double o_moves = M * static_cast<double>(N) * std::ceil(static_cast<double>(K) / static_cast<double>(kc));
   const double a_rows = share(contiguous_panels(p.m.a, p.uk.mr));
-  auto pack = [](double rows, bool along_k) { return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : 3.0); };
-  auto k_along = [](const std::vector<int64_t>& off) { return off.size() < 2 || share(contiguous_panels(off, 8)) > 0.5; };
+  auto pack = [](double rows, bool along_k, double gathered) {
+    return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : gathered);
+  };
   double best = INFINITY;
-  for (int ni = 0; ni < 2; ++ni)
+  int best_n = 0, best_k = 0;
+  for (int ni = 0; ni < 3; ++ni)
     for (int ki = 0; ki < 2; ++ki) {
-      double o_rows = share(contiguous_panels(n_by[ni].o, p.uk.nr));
-      double b_rows = share(contiguous_panels(n_by[ni].b, p.uk.nr));
-      double cost = a_moves * pack(a_rows, k_along(k_by[ki].a)) + b_moves * pack(b_rows, k_along(k_by[ki].b)) +
+      double o_rows = panel_share(run_length(c.n, *n_orders[ni], o, &CI::o), N, p.uk.nr);
+      double b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
+      bool a_along = panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
+      bool b_along = panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
+      double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gather[ni]) +
                     o_moves * (o_rows * 0.3 + (1 - o_rows) * 3.0);
-      if (cost < best) best = cost, p.n = n_by[ni], p.k = k_by[ki];
+      if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
+  p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b);
+  p.k = flatten(c.k, k_orders[best_k], nullptr, &a, &b);
 }
 
 template <typename T>
