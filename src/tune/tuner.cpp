@@ -468,14 +468,24 @@ class Tuner {
       return ranked.back().second;
     };
     double mutation = 1.0 / std::max<size_t>(1, knobs_.size());
+    // A child that is a point measured before, or one of this generation's, is drawn again (a
+    // generation of known points measures nothing); after kDraws tries, a random point.
+    constexpr int kDraws = 20;
+    auto known = [&](const Point& p) {
+      return measured_.count(point_text(knobs_, p)) > 0 || std::find(out.begin(), out.end(), p) != out.end();
+    };
     while (static_cast<int>(out.size()) < population_) {
-      const Point* parents[3] = {&pick(), &pick(), &pick()};
       Point child;
-      for (size_t k = 0; k < knobs_.size(); ++k) {
-        child.push_back((*parents[std::uniform_int_distribution<int>(0, 2)(rng_)])[k]);
-        if (std::uniform_real_distribution<double>(0, 1)(rng_) < mutation)
-          child[k] = knobs_[k].values[std::uniform_int_distribution<size_t>(0, knobs_[k].values.size() - 1)(rng_)];
+      for (int draw = 0; draw < kDraws && (child.empty() || known(child)); ++draw) {
+        const Point* parents[3] = {&pick(), &pick(), &pick()};
+        child.clear();
+        for (size_t k = 0; k < knobs_.size(); ++k) {
+          child.push_back((*parents[std::uniform_int_distribution<int>(0, 2)(rng_)])[k]);
+          if (std::uniform_real_distribution<double>(0, 1)(rng_) < mutation)
+            child[k] = knobs_[k].values[std::uniform_int_distribution<size_t>(0, knobs_[k].values.size() - 1)(rng_)];
+        }
       }
+      if (known(child)) child = random_point();
       out.push_back(std::move(child));
     }
     return out;

@@ -1,7 +1,7 @@
 // tuner.h — the autotuner: searches the knobs a backend declares (it knows no backend) for the
 // fastest kernel of a bound def on the caller's own inputs. Strategies: `genetic` (the TC paper's:
 // fitness 1/time, roulette selection of three parents, uniform crossover, mutation, elites carried
-// over) and `random`. With the cache on, the tuning history (cache/history.h) records every
+// over; a child that is a known point is drawn again, then replaced by a random one) and `random`. With the cache on, the tuning history (cache/history.h) records every
 // candidate tried for the key — its time, or why it failed — and is read first: a point it knows is
 // never measured again (its stored time is its fitness; a failed point is skipped), nor is a point
 // whose compiled code is byte for byte a measured one's (knobs the kernel does not use): it takes
