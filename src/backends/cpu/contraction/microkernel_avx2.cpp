@@ -7,8 +7,13 @@
 
 #include "backends/cpu/contraction/microkernel.h"
 
+// GCC and Clang spell "compile what follows for this ISA" differently.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 
 #include "backends/cpu/contraction/microkernel_body.h"
 
@@ -49,7 +54,11 @@ void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int6
 
 }  // namespace
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2"}; }
 MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2"}; }

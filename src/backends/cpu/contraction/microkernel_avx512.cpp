@@ -7,8 +7,13 @@
 
 #include "backends/cpu/contraction/microkernel.h"
 
+// GCC and Clang spell "compile what follows for this ISA" differently.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#endif
 
 #include "backends/cpu/contraction/microkernel_body.h"
 
@@ -49,7 +54,11 @@ void f64_12x16(int64_t kc, const double* a, const double* b, double* c, const in
 
 }  // namespace
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 MicroKernel<float> avx512_f32() { return {12, 32, f32_12x32, "avx512"}; }
 MicroKernel<double> avx512_f64() { return {12, 16, f64_12x16, "avx512"}; }

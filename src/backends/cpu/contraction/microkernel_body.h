@@ -1,5 +1,5 @@
 // microkernel_body.h — the register-blocked micro-kernel (microkernel.h) as a template over a
-// vector ISA's operations, included by one file per ISA after its `#pragma GCC target`, so the
+// vector ISA's operations, included by one file per ISA inside its target pragma, so the
 // same loop is compiled for each. Nothing else may be defined here: code compiled for AVX-512
 // must not be shared (inline, template) with code that runs on CPUs without it.
 //
