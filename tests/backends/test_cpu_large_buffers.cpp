@@ -164,7 +164,7 @@ TEST(CpuLargeBuffers, ATemporaryAndAnOutputPast4GiBCompileWithWideOffsets) {
 
 // A temporary kept in memory (two consumers: not inlined) past 2^31-1 bytes, run: 23200^2
 // floats (2.15e9 bytes). Halide 14 sizes an allocation of constant extents in 32 bits whatever
-// the target; its extent is given through an opaque value (schedule.cpp, bound_whole), so it
+// the target; its extent is given through an opaque value (schedule/scheduler.cpp, bound_whole), so it
 // is allocated at run time with 64-bit sizes. One of 4e12 bytes compiles too; running it is
 // TC_ERROR_NO_MEMORY naming it (not run under AddressSanitizer, whose allocator aborts on it;
 // under ThreadSanitizer the test is skipped).

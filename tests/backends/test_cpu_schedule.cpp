@@ -1,5 +1,5 @@
 // test_cpu_schedule.cpp — the cpu backend's schedule knobs of issue 12 (src/backends/cpu/
-// schedule.cpp), through the C API only, each against the reference backend and against the
+// schedule/), through the C API only, each against the reference backend and against the
 // schedule without it:
 //   - row blocks (cpu.rows): a def's row reductions and the stages they feed computed together
 //     block by block. Every value (off, 1, odd, larger than the rows) and thread count gives
@@ -705,7 +705,7 @@ TEST(Checks, ABadIndexLeavesEveryOutputUntouched) {
   tc_program_destroy(p);
 }
 
-// Fusion (schedule.cpp, last_of_inlined_chain): a reduction whose pointwise consumer is itself
+// Fusion (schedule/scheduler.cpp, last_of_inlined_chain): a reduction whose pointwise consumer is itself
 // inlined into the output's copy is computed tile by tile inside that copy, so the bias and
 // ReLU run in the tile's loop, not in a second pass over the whole output.
 TEST(Fusion, AnInlinedPointwiseConsumerHandsTheTileLoopsToItsConsumer) {
@@ -760,7 +760,7 @@ TEST(Fusion, AConsumerReadTwiceKeepsTheTileLoops) {
 }
 
 // ---- scatters (issue 14): computed left-hand side subscripts --------------------------------
-// A scatter's update is never scheduled (schedule.cpp): it runs serially, so points that hit
+// A scatter's update is never scheduled (schedule/scheduler.cpp): it runs serially, so points that hit
 // one element all add, whatever the knobs say. Every knob at both ends of its range (and
 // every thread count) gives the reference's values; the histogram's bins are hit thousands of
 // times each, and its init is long enough (40000 elements) to run in parallel chunks.

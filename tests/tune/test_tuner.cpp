@@ -1,4 +1,4 @@
-// test_tuner.cpp — tc_tune (src/tune/tuner.cpp) through the C API: it beats a bad start and
+// test_tuner.cpp — tc_tune (src/tune/) through the C API: it beats a bad start and
 // stores the winner; wrong candidates are never stored; the callback stops it; the tuning
 // history remembers every candidate, so a second tune of the same key measures none of them
 // again; records of the same def at other sizes seed the first population; a winner that does

@@ -9,7 +9,7 @@
 // reads need no other change; the generated code is given I with its innermost dimension
 // Hin·Win long (cpu_backend.cpp) and requires the rows to be dense (else the general variant
 // runs). Every output element sums the same terms in the same order: the bits are those of
-// the unflattened stage. It decides; lower.cpp builds the stages, schedule.cpp schedules them.
+// the unflattened stage. It decides; lower.cpp builds the stages, schedule/ schedules them.
 #pragma once
 
 #include <vector>

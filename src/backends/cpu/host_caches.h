@@ -1,5 +1,5 @@
 // host_caches.h — the sizes of this machine's level 1 data, level 2 and level 3 caches, as the
-// OS reports them, for the default schedule's cache model (schedule.cpp: how many rows a tile
+// OS reports them, for the default schedule's cache model (schedule/panels.cpp: how many rows a tile
 // takes, whether a streamed operand is copied into panels) and the contraction route's blocks
 // (gett.h). It reads; it decides nothing.
 #pragma once

@@ -39,7 +39,7 @@ struct Use {
 // Halide's code addresses a buffer with 32-bit offsets unless its target has large_buffers
 // (64-bit offsets): the cpu backend takes that only for a kernel with a buffer past this size
 // (cpu_backend.cpp), whose kept temporaries past it get a size known only when they are
-// allocated (schedule.cpp: Halide 14 sizes constant allocations in 32 bits).
+// allocated (schedule/scheduler.cpp: Halide 14 sizes constant allocations in 32 bits).
 constexpr int64_t kMaxBufferBytes = INT32_MAX;
 
 // Bytes of a box of `extents` elements of `element_bytes` each, saturating at INT64_MAX.
@@ -95,7 +95,7 @@ struct Stage {
   int packed_var = -1;
   // Scatter only: the outermost RDom dimension that is exactly one of the written subscripts
   // (no two of its values write one element), or -1; the update runs in parallel over it when
-  // it is the RDom's outermost dimension (schedule.cpp).
+  // it is the RDom's outermost dimension (schedule/register_blocks.cpp).
   int scatter_parallel_rvar = -1;
 };
 

@@ -4,8 +4,8 @@
 // dimension innermost before its vectors can run along n. Copying B (N x K) costs more than
 // copying A (M x K) where N > M: computed as `Ct(n,m) +=! B(n,k) * A(m,k)`, its vectors running
 // along m, the copy is of A, and the result is transposed back into C (M x N) in 8x8 tiles
-// (schedule.cpp). Every element sums the same terms in the same order: the bits are those of
-// the untransposed stage. It decides; lower.cpp builds the stages, schedule.cpp schedules them.
+// (schedule/transposing_hosts.cpp). Every element sums the same terms in the same order: the bits are those of
+// the untransposed stage. It decides; lower.cpp builds the stages, schedule/ schedules them.
 #pragma once
 
 #include <vector>
