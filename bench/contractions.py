@@ -3,8 +3,9 @@
 tuned libtc for: the 48 of the TCCG benchmark (Springer and Bientinesi, "Design of a
 high-performance GEMM-like tensor-tensor multiplication", 2016: coupled-cluster terms CCSD and
 CCSD(T), AO-to-MO transformations, tensor-times-matrix products), sized as TCCG sizes them (the
-largest tensor about --megabytes, stride-1 indices multiples of 24, the others of 4), and 8
-more from attention, multi-head projections and tensor networks. Run by hand on an idle
+largest tensor about --megabytes, stride-1 indices multiples of 24, the others of 4), and 10
+more: plain matrix products at 1024^3 and 5136x5120x5136 (the sizes of the sgemm targets),
+attention, multi-head projections and tensor networks. Run by hand on an idle
 machine; not part of CI.
 
     /usr/bin/python3 bench/contractions.py [--dtype float32|float64|both] [--threads N]
@@ -58,6 +59,8 @@ TCCG_FIXED = {"intensli": {"j": 24}}
 # Row-major specs (C-A-B) with their sizes: attention with heads, multi-head projections,
 # tensor-times-matrix (Tucker), tensor-network contractions.
 OTHERS = [
+    ("sgemm_1024", "ij-ik-kj", {"i": 1024, "j": 1024, "k": 1024}),
+    ("sgemm_5136", "ij-ik-kj", {"i": 5136, "j": 5136, "k": 5120}),
     ("attn_scores", "bhqk-bqhd-bkhd", {"b": 8, "h": 16, "q": 512, "k": 512, "d": 64}),
     ("attn_values", "bqhd-bhqk-bkhd", {"b": 8, "h": 16, "q": 512, "k": 512, "d": 64}),
     ("mh_project", "bshe-bsd-dhe", {"b": 8, "s": 512, "d": 1024, "h": 16, "e": 64}),
