@@ -5,23 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <map>
-#include <optional>
-#include <random>
-#include <sstream>
 #include <thread>
 
-#include "cache/location.h"
-#include "cache/remote_transfer.h"
-#include "cache/store.h"
-#include "lang/instantiate.h"
 #include "support/error.h"
 #include "support/sha256.h"
-#include "tune/candidate_process.h"
-#include "tune/measure.h"
 #include "tune/tuner_internal.h"
 
 namespace tc::tune::tuning {

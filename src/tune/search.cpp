@@ -2,26 +2,16 @@
 // the family's records, the history's best, the routes a backend marks tried_first, neighbours,
 // random points), then genetic or random generations that skip known points. Measures nothing.
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <random>
 #include <sstream>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include "cache/location.h"
-#include "cache/remote_transfer.h"
-#include "cache/store.h"
-#include "lang/instantiate.h"
 #include "support/error.h"
-#include "support/sha256.h"
-#include "tune/candidate_process.h"
-#include "tune/measure.h"
 #include "tune/tuner_internal.h"
 
 namespace tc::tune::tuning {
