@@ -245,3 +245,36 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
     EXPECT_TRUE(has(tc::backends::cpu::describe_gett(t, b), "micro-kernel ")) << tc::backends::cpu::describe_gett(t, b);
   }
 }
+
+// The transposing packs (a row of an operand per panel column, K along the rows) against the
+// definition, for every panel width the kernels use, K steps below, at and past the 8 (4) a
+// transpose takes, and runs at any alignment.
+template <typename T>
+void expect_transposing_pack(const tc::backends::cpu::MicroKernel<T>& uk) {
+  for (int width : {uk.mr, uk.nr})
+    for (int64_t kc : {1, 3, 4, 7, 8, 9, 17, 64}) {
+      std::vector<T> memory(static_cast<size_t>(width * (kc + 5) + 3));
+      for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<T>(i) + T(0.5);
+      std::vector<const T*> src(static_cast<size_t>(width));
+      for (int c = 0; c < width; ++c) src[static_cast<size_t>(c)] = memory.data() + 1 + ((c * 7) % width) * (kc + 5);
+      std::vector<T> dst(static_cast<size_t>(width * kc + 8), T(-1));
+      uk.pack_transposed(dst.data(), src.data(), width, kc);
+      for (int64_t k = 0; k < kc; ++k)
+        for (int c = 0; c < width; ++c)
+          ASSERT_EQ(dst[static_cast<size_t>(k * width + c)], src[static_cast<size_t>(c)][k])
+              << uk.isa << " width " << width << " kc " << kc << " k " << k << " c " << c;
+      for (size_t i = static_cast<size_t>(width * kc); i < dst.size(); ++i)
+        ASSERT_EQ(dst[i], T(-1)) << uk.isa << " width " << width << " kc " << kc << ": written past the panel";
+    }
+}
+
+TEST(Contraction, TransposingPacksEqualTheDefinition) {
+  int tried = 0;
+  for (const std::string& isa : isas()) {
+    auto f = tc::backends::cpu::microkernel_for<float>(isa);
+    auto d = tc::backends::cpu::microkernel_for<double>(isa);
+    if (f.pack_transposed) expect_transposing_pack(f), ++tried;
+    if (d.pack_transposed) expect_transposing_pack(d), ++tried;
+  }
+  if (tried == 0) GTEST_SKIP() << "no micro-kernel of this CPU has a transposing pack";
+}

@@ -193,6 +193,12 @@ void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int
     }
     const int64_t* ma = p.m.a.data() + i;
     if (p.ka_runs[static_cast<size_t>(p0)] >= kb) {  // each row's K block is one run: read rows
+      if (rows == mr && p.uk.pack_transposed) {
+        const T* src[kMaxMR];
+        for (int r = 0; r < mr; ++r) src[r] = p.a + ab + ka[0] + ma[r];
+        p.uk.pack_transposed(dst, src, mr, kb);
+        continue;
+      }
       for (int r = 0; r < mr; ++r) {
         const T* row = p.a + ab + ka[0] + (r < rows ? ma[r] : 0);
         for (int64_t k = 0; k < kb; ++k) dst[k * mr + r] = r < rows ? row[k] : T(0);
@@ -219,6 +225,12 @@ void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int
     }
     const int64_t* nbo = p.n.b.data() + j;
     if (p.kb_runs[static_cast<size_t>(p0)] >= kb) {  // each column's K block is one run: read them
+      if (cols == nr && p.uk.pack_transposed) {
+        const T* src[kMaxNR];
+        for (int c = 0; c < nr; ++c) src[c] = p.b + bb + kbo[0] + nbo[c];
+        p.uk.pack_transposed(dst, src, nr, kb);
+        continue;
+      }
       for (int c = 0; c < nr; ++c) {
         const T* col = p.b + bb + kbo[0] + (c < cols ? nbo[c] : 0);
         for (int64_t k = 0; k < kb; ++k) dst[k * nr + c] = c < cols ? col[k] : T(0);

@@ -16,11 +16,19 @@ namespace tc::backends::cpu {
 template <typename T>
 using MicroKernelFn = void (*)(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add);
 
+// Packs `width` runs into a micro-panel: dst[k * width + c] = src[c][k] for c < width, k < kc
+// (a transpose: each run is one row or column of an operand whose K values follow one another,
+// the panel holds `width` values per step of K). Vector loads and in-register transposes
+// where the ISA has them; the packing's generic loops otherwise (null).
+template <typename T>
+using TransposePackFn = void (*)(T* dst, const T* const* src, int width, int64_t kc);
+
 template <typename T>
 struct MicroKernel {
   int mr = 0, nr = 0;
   MicroKernelFn<T> run = nullptr;
   const char* isa = "";  // "avx512", "avx2", "scalar"
+  TransposePackFn<T> pack_transposed = nullptr;
 };
 
 // The fastest micro-kernel this CPU runs, per element type (float, double).

@@ -52,6 +52,88 @@ void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int6
   ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add);
 }
 
+// 8 x 8 floats: rows r[0..7] become columns.
+inline void transpose8(__m256 r[8]) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// 4 x 4 doubles.
+inline void transpose4(__m256d r[4]) {
+  __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// The first n of 8 (4) lanes: a maskstore's mask.
+inline __m256i first_lanes32(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline __m256i first_lanes64(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
+
+// Groups of 8 runs, 8 steps of K at a time through registers; a group of fewer runs (a width
+// of 6 or 12) repeats its first run in the lanes it lacks and stores only its own lanes.
+void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc) {
+  for (int c0 = 0; c0 < width; c0 += 8) {
+    int n = width - c0 < 8 ? width - c0 : 8;
+    const float* s[8];
+    for (int c = 0; c < 8; ++c) s[c] = src[c0 + (c < n ? c : 0)];
+    __m256i mask = first_lanes32(n);
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+      __m256 r[8];
+      for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(s[c] + k);
+      transpose8(r);
+      for (int i = 0; i < 8; ++i) {
+        float* d = dst + (k + i) * width + c0;
+        if (n == 8) _mm256_storeu_ps(d, r[i]);
+        else _mm256_maskstore_ps(d, mask, r[i]);
+      }
+    }
+    for (; k < kc; ++k)
+      for (int c = 0; c < n; ++c) dst[k * width + c0 + c] = s[c][k];
+  }
+}
+
+void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc) {
+  for (int c0 = 0; c0 < width; c0 += 4) {
+    int n = width - c0 < 4 ? width - c0 : 4;
+    const double* s[4];
+    for (int c = 0; c < 4; ++c) s[c] = src[c0 + (c < n ? c : 0)];
+    __m256i mask = first_lanes64(n);
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      __m256d r[4];
+      for (int c = 0; c < 4; ++c) r[c] = _mm256_loadu_pd(s[c] + k);
+      transpose4(r);
+      for (int i = 0; i < 4; ++i) {
+        double* d = dst + (k + i) * width + c0;
+        if (n == 4) _mm256_storeu_pd(d, r[i]);
+        else _mm256_maskstore_pd(d, mask, r[i]);
+      }
+    }
+    for (; k < kc; ++k)
+      for (int c = 0; c < n; ++c) dst[k * width + c0 + c] = s[c][k];
+  }
+}
+
 }  // namespace
 
 #if defined(__clang__)
@@ -60,7 +142,7 @@ void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int6
 #pragma GCC pop_options
 #endif
 
-MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2"}; }
-MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2"}; }
+MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2", pack_transposed_f32}; }
+MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2", pack_transposed_f64}; }
 
 }  // namespace tc::backends::cpu
