@@ -19,6 +19,7 @@
 
 using tc::ScalarType;
 using tc::backends::cpu::Contraction;
+using tc::backends::cpu::ContractionPlan;
 using tc::backends::cpu::ContractionIndex;
 using tc::backends::cpu::GettOptions;
 using tc::runtime::TensorView;
@@ -26,12 +27,17 @@ using namespace tc_test;
 
 namespace {
 
-std::optional<Contraction> plan_of(const std::string& src, const std::vector<Shape>& shapes, std::string* why = nullptr,
-                                   ScalarType type = ScalarType::Float32) {
+std::optional<ContractionPlan> plan_of(const std::string& src, const std::vector<Shape>& shapes,
+                                       std::string* why = nullptr, ScalarType type = ScalarType::Float32) {
   ProgramPtr p = build(src);
   Inputs in;
   for (const auto& s : shapes) in.add(type, s);
   return tc::backends::cpu::plan_contraction(bind_def(p, in), why);
+}
+
+// The def's describe() of each stage, for the def in `src`.
+std::string described(const std::string& src, const ContractionPlan& plan, size_t stage) {
+  return plan.stages[stage].describe(*build(src)->ir[0]);
 }
 
 std::string names(const std::vector<ContractionIndex>& g) {
@@ -44,24 +50,28 @@ std::string names(const std::vector<ContractionIndex>& g) {
 
 TEST(Contraction, GroupsTheIndicesAndWritesAlongN) {
   // A coupled-cluster term: no index in its place, O written along a, which B (X) has.
-  auto c = plan_of("def f(float(F,B,E,A) X, float(E,C,F,D) Y) -> (Z) { Z(d,c,b,a) +=! X(f,b,e,a) * Y(e,c,f,d) }",
-                   {{2, 3, 4, 5}, {4, 6, 2, 7}});
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->a, 1);  // Y: the operand without O's innermost index
+  const char* cc = "def f(float(F,B,E,A) X, float(E,C,F,D) Y) -> (Z) { Z(d,c,b,a) +=! X(f,b,e,a) * Y(e,c,f,d) }";
+  auto plan = plan_of(cc, {{2, 3, 4, 5}, {4, 6, 2, 7}});
+  ASSERT_TRUE(plan);
+  ASSERT_EQ(plan->stages.size(), 1u);
+  const Contraction* c = &plan->stages[0];
+  EXPECT_EQ(c->a, 1);  // Y: the operand without O's innermost index (tensors: X, Y, Z)
   EXPECT_EQ(c->b, 0);
-  EXPECT_EQ(c->o, 0);
+  EXPECT_EQ(c->o, 2);
   EXPECT_EQ(names(c->m), "dc");
   EXPECT_EQ(names(c->n), "ba");
   EXPECT_EQ(names(c->k), "fe");
   EXPECT_TRUE(c->batch.empty());
   EXPECT_FALSE(c->accumulate);
-  EXPECT_EQ(c->describe(), "float32; batch -; M d=7 c=6; N b=3 a=5; K f=2 e=4");
+  EXPECT_EQ(described(cc, *plan, 0), "float32; batch -; M d=7 c=6; N b=3 a=5; K f=2 e=4");
   EXPECT_EQ(c->flops(), 2.0 * 7 * 6 * 3 * 5 * 2 * 4);
+  EXPECT_TRUE(c->epilogue.empty());
 
   // Batched, `+=`, double, one tensor read twice.
-  auto b = plan_of("def g(double(B,N,N) X) -> (Y) { Y(b,i,j) += X(b,i,k) * X(b,k,j) }", {{3, 4, 4}}, nullptr,
-                   ScalarType::Float64);
-  ASSERT_TRUE(b);
+  auto bp = plan_of("def g(double(B,N,N) X) -> (Y) { Y(b,i,j) += X(b,i,k) * X(b,k,j) }", {{3, 4, 4}}, nullptr,
+                    ScalarType::Float64);
+  ASSERT_TRUE(bp);
+  const Contraction* b = &bp->stages[0];
   EXPECT_EQ(names(b->batch), "b");
   EXPECT_EQ(names(b->m), "i");
   EXPECT_EQ(names(b->n), "j");
@@ -82,7 +92,15 @@ TEST(Contraction, RefusesWhatIsNotOneAndSaysWhy) {
       {"def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) max=! A(i,k) * B(k,j) }", {{4, 5}, {5, 6}},
        "not a += reduction"},
       {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  T(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) = T(i,j)\n}",
-       {{4, 5}, {5, 6}}, "2 statements"},
+       {{4, 5}, {5, 6}}, "statement 2: the statement is not a += reduction"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  C(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) = exp(C(i,j))\n}",
+       {{4, 5}, {5, 6}}, "statement 2: after the product, the statement has the function exp"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  C(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) = C(i,j) * A(i,0)\n}",
+       {{4, 5}, {5, 6}}, "a read whose subscripts are not distinct indices: A(i, 0)"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  C(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) = C(i,j) > 0 ? C(i,j) : 0\n}",
+       {{4, 5}, {5, 6}}, "a comparison or a condition"},
+      {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  T(i,j) += A(i,k) * B(k,j)\n  C(i,j) +=! T(i,k) * B(k,j)\n}",
+       {{4, 5}, {5, 5}}, "it adds to a temporary nothing wrote before"},
       {"def f(float(M,K) A, float(N) B) -> (C) { C(i,j) +=! A(i,k) * B(j) }", {{4, 5}, {6}},
        "index 'k' is summed over one operand alone"},
       {"def f(float(M) A, float(N) B) -> (C) { C(i,j,l) +=! A(i) * B(j) where l in 0:3 }", {{4}, {6}},
@@ -98,6 +116,33 @@ TEST(Contraction, RefusesWhatIsNotOneAndSaysWhy) {
     EXPECT_FALSE(plan) << c.src;
     EXPECT_TRUE(has(why, c.why)) << c.src << ": " << why;
   }
+}
+
+TEST(Contraction, PointwiseStatementsAfterAProductAreItsEpilogue) {
+  // fcrelu: a bias and a ReLU after the product, in one statement or two.
+  const char* fc = "def fc(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n"
+                   "  O(b,n) = O(b,n) + bias(n)\n  O(b,n) = fmax(O(b,n), 0)\n}";
+  auto plan = plan_of(fc, {{3, 5}, {4, 5}, {4}});
+  ASSERT_TRUE(plan);
+  ASSERT_EQ(plan->stages.size(), 1u);
+  const Contraction& c = plan->stages[0];
+  ASSERT_EQ(c.epilogue.size(), 2u);
+  EXPECT_EQ(c.epilogue_reads, std::vector<int>{2});  // bias
+  EXPECT_EQ(described(fc, *plan, 0), "float32; batch -; M b=3; N n=4; K k=5; then 2 pointwise statements reading bias");
+  EXPECT_EQ(c.n[0].e, std::vector<int>{0});  // n walks bias's dimension 0
+  EXPECT_EQ(c.m[0].e, std::vector<int>{-1});
+
+  // MLP3: three layers through two temporaries.
+  const char* mlp = "def mlp3(float(B,M) I, float(O,M) W1, float(O) B1, float(P,O) W2, float(P) B2,\n"
+                    "         float(Q,P) W3, float(Q) B3) -> (Y) {\n"
+                    "  H1(b,o) +=! I(b,m) * W1(o,m)\n  H1(b,o) = fmax(H1(b,o) + B1(o), 0)\n"
+                    "  H2(b,p) +=! H1(b,o) * W2(p,o)\n  H2(b,p) = fmax(H2(b,p) + B2(p), 0)\n"
+                    "  Y(b,q) +=! H2(b,p) * W3(q,p)\n  Y(b,q) = fmax(Y(b,q) + B3(q), 0)\n}";
+  auto m = plan_of(mlp, {{4, 6}, {5, 6}, {5}, {3, 5}, {3}, {2, 3}, {2}});
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->stages.size(), 3u);
+  for (const Contraction& s : m->stages) EXPECT_EQ(s.epilogue.size(), 1u);
+  EXPECT_EQ(m->flops(), 2.0 * 4 * (6 * 5 + 5 * 3 + 3 * 2));
 }
 
 namespace {
@@ -139,12 +184,53 @@ struct Operand {
   }
 };
 
+// One of a few epilogues (a bias, a ReLU, a scale, max/min/fmin, a negation), one or two
+// statements, each reading O and (some) E.
+std::vector<std::vector<tc::backends::cpu::EpilogueOp>> random_epilogue(std::mt19937& rng) {
+  using K = tc::backends::cpu::EpilogueOp::Kind;
+  using Op = tc::backends::cpu::EpilogueOp;
+  const std::vector<std::vector<Op>> kinds = {
+      {{K::Out}, {K::Read, 0, 0}, {K::Add}},                                  // O + E
+      {{K::Out}, {K::Const, 0}, {K::Fmax}},                                   // fmax(O, 0)
+      {{K::Out}, {K::Const, -0.25}, {K::Max}},                                // max(O, -0.25)
+      {{K::Const, 0.5}, {K::Out}, {K::Neg}, {K::Min}},                        // min(0.5, -O)
+      {{K::Out}, {K::Const, 2}, {K::Div}, {K::Read, 0, 0}, {K::Mul}},        // O / 2 * E
+      {{K::Read, 0, 0}, {K::Out}, {K::Sub}, {K::Const, 0.1}, {K::Fmin}},     // fmin(E - O, 0.1)
+  };
+  std::vector<std::vector<Op>> out{kinds[rng() % kinds.size()]};
+  if (rng() % 2) out.push_back(kinds[rng() % kinds.size()]);
+  return out;
+}
+
+// The epilogue in double: o the sum, e E's value at the element.
+double epilogue_value(const std::vector<std::vector<tc::backends::cpu::EpilogueOp>>& epilogue, double o, double e) {
+  using K = tc::backends::cpu::EpilogueOp::Kind;
+  for (const auto& stmt : epilogue) {
+    std::vector<double> st;
+    for (const auto& op : stmt) {
+      if (op.kind == K::Const) st.push_back(op.value);
+      else if (op.kind == K::Out) st.push_back(o);
+      else if (op.kind == K::Read) st.push_back(e);
+      else if (op.kind == K::Neg) st.back() = -st.back();
+      else {
+        double x = st.back();
+        st.pop_back();
+        double y = st.back();
+        st.back() = op.kind == K::Add ? y + x : op.kind == K::Sub ? y - x : op.kind == K::Mul ? y * x
+                  : op.kind == K::Div ? y / x : op.kind == K::Fmax || op.kind == K::Max ? std::max(y, x) : std::min(y, x);
+      }
+    }
+    o = st.back();
+  }
+  return o;
+}
+
 // Every index of the contraction runs over all its values: the plain loop, in double.
 template <typename T>
 void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, double tolerance) {
   Contraction c;
   c.type = type;
-  c.a = 0, c.b = 1, c.o = 0;
+  c.a = 0, c.b = 1, c.o = 2;
   c.accumulate = rng() % 3 == 0;
   std::uniform_int_distribution<int> count(0, 2), extent(1, 13);
   int na = 0, nb = 0, no = 0;
@@ -165,8 +251,33 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   for (int i = count(rng); i > 0; --i) add(c.m, true, true, false, "m");
   for (int i = count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
   for (int i = count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  // The plain loop below takes every point of the whole box: keep it under 300k points.
+  for (;;) {
+    ContractionIndex* widest = nullptr;
+    double points = 1;
+    for (auto* g : {&c.batch, &c.m, &c.n, &c.k})
+      for (auto& x : *g) {
+        points *= static_cast<double>(x.hi - x.lo);
+        if (!widest || x.hi - x.lo > widest->hi - widest->lo) widest = &x;
+      }
+    if (points <= 300000) break;
+    widest->hi = widest->lo + (widest->hi - widest->lo + 1) / 2;  // its tensors' extents stay larger: padding
+  }
   if (rng() % 20 == 0 && !c.k.empty()) c.k[0].hi = c.k[0].lo;  // an empty sum
-  Operand<T> A(sa, rng, type), B(sb, rng, type), O(so, rng, type);
+  // Half of them with an epilogue reading E, a tensor over a random choice of O's indices.
+  std::vector<int64_t> se;
+  int ne = 0;
+  if (rng() % 2) {
+    c.epilogue = random_epilogue(rng);
+    c.epilogue_reads = {3};
+    for (auto* g : {&c.batch, &c.m, &c.n, &c.k})
+      for (auto& x : *g) {
+        bool in_e = g != &c.k && rng() % 2;
+        x.e = {in_e ? ne++ : -1};
+        if (in_e) se.push_back(x.hi + (rng() % 2));
+      }
+  }
+  Operand<T> A(sa, rng, type), B(sb, rng, type), O(so, rng, type), E(se, rng, type);
   for (auto& x : O.memory) x = T(7);  // outside the box: must stay 7
   std::vector<T> entry(O.memory);
   std::vector<ContractionIndex> all;
@@ -177,11 +288,12 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   options.isa = isa;
   options.mc = 2 * (1 + rng() % 3) * 16, options.kc = 1 + rng() % 9, options.nc = 32 * (1 + rng() % 2);
   int threads = 1 + static_cast<int>(rng() % 3);
-  std::string what = c.describe() + " isa " + isa + " threads " + std::to_string(threads) + " blocks " +
+  std::string what = std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
+                     std::to_string(c.n.size()) + "/" + std::to_string(c.k.size()) + " indices, isa " + isa + " threads " + std::to_string(threads) + " blocks " +
                      std::to_string(options.mc) + "/" + std::to_string(options.kc) + "/" + std::to_string(options.nc);
-  tc::backends::cpu::run_gett(c, {A.v, B.v}, {O.v}, threads, options);
+  tc::backends::cpu::run_gett(c, {A.v, B.v, O.v, E.v}, threads, options);
   // The plain loop over the box of O, each point summed over K.
-  std::vector<int64_t> io(so.size()), ia(sa.size()), ib(sb.size());
+  std::vector<int64_t> io(so.size()), ia(sa.size()), ib(sb.size()), ie(se.size());
   std::vector<int64_t> cur(all.size());
   size_t outer = c.batch.size() + c.m.size() + c.n.size();
   std::function<void(size_t)> over = [&](size_t q) {
@@ -203,6 +315,11 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
       T& got = O.at(io);
       int64_t off = &got - O.memory.data();
       double want = sum + (c.accumulate ? static_cast<double>(entry[static_cast<size_t>(off)]) : 0.0);
+      if (!c.epilogue.empty()) {
+        for (size_t i = 0; i < outer; ++i)
+          if (all[i].e[0] >= 0) ie[static_cast<size_t>(all[i].e[0])] = cur[i];
+        want = epilogue_value(c.epilogue, want, static_cast<double>(E.at(ie)));
+      }
       ASSERT_NEAR(static_cast<double>(got), want, tolerance * (1 + std::fabs(want))) << what;
       got = T(7);  // checked: back to the untouched value
       return;

@@ -228,7 +228,7 @@ class CpuKernel : public Kernel {
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
            const ExecutionContext&) const override {
     if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
-    if (contraction_) return run_gett(*contraction_, inputs, outputs, schedule_.threads, blocking_);
+    if (contraction_) return run_contraction_plan(*contraction_, b_, inputs, outputs, schedule_.threads, blocking_);
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
@@ -279,7 +279,7 @@ class CpuKernel : public Kernel {
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
     if (!contraction_ && !contraction_note_.empty()) text += "contraction: " + contraction_note_ + "\n";
     if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
-    if (contraction_) return text + "schedule:\n" + contraction_line();
+    if (contraction_) return text + "schedule:\n" + contraction_lines();
     return text + large_note_ + "schedule:\n" + dense().schedule;
   }
 
@@ -292,14 +292,14 @@ class CpuKernel : public Kernel {
       code_ = lowered_loop_nest(outputs(p), arguments(p), target_, b_.def().name);
       if (gemm_) code_ = "// cpu.blas: " + blas_note_ + "; the pipeline below runs only for layouts BLAS does not take\n" + code_;
       if (contraction_)
-        code_ = "// " + contraction_line() + "// the pipeline below (cpu.contract=0) does not run\n" + code_;
+        code_ = "// " + contraction_lines("// ") + "// the pipeline below (cpu.contract=0) does not run\n" + code_;
     });
     return code_;
   }
 
   std::string artefact() const override {
     if (gemm_) return kBlasArtefactMagic + gemm_->describe() + "\n";
-    if (contraction_) return kContractionArtefactMagic + contraction_line();
+    if (contraction_) return kContractionArtefactMagic + contraction_lines();
     const Variant& d = dense();
     return kArtefactMagic + fingerprint(b_, target_, d.schedule) + " " + d.fn->entry_def() + "\n" + d.fn->object();
   }
@@ -370,25 +370,36 @@ class CpuKernel : public Kernel {
   void choose_contraction() {
     if (schedule_.contract == 0) return;
     std::string why;
-    std::optional<Contraction> plan = plan_contraction(b_, &why);
+    std::optional<ContractionPlan> plan = plan_contraction(b_, &why);
     if (plan && !schedule_.fma) plan.reset(), why = "cpu.fma=0 asks for a multiply and an add per step";
+    if (plan && schedule_.contract < 0 && plan->pipeline_preferred()) {
+      contraction_note_ = "not used by default (matrix products with an epilogue: the pipeline fuses it; "
+                          "cpu.contract=1 takes the route)";
+      return;
+    }
     if (!plan) {
       if (schedule_.contract == 1) contraction_note_ = "not used (" + why + "): the pipeline computes it";
       return;
     }
     contraction_ = plan;
     const CacheSizes& caches = host_caches();
-    blocking_ = default_blocking(plan->type, GettCaches{caches.l1d, caches.l2, caches.l3 > 0 ? caches.l3 : 8 << 20},
+    ScalarType type = plan->stages[0].type;
+    blocking_ = default_blocking(type, GettCaches{caches.l1d, caches.l2, caches.l3 > 0 ? caches.l3 : 8 << 20},
                                  schedule_.threads);
     if (schedule_.blocks[0] > 0) blocking_.mc = schedule_.blocks[0];  // cpu.blocks, each size given
     if (schedule_.blocks[1] > 0) blocking_.kc = schedule_.blocks[1];
     if (schedule_.blocks[2] > 0) blocking_.nc = schedule_.blocks[2];
-    contraction_note_ = plan->describe() + "; " + describe_gett(plan->type, blocking_);
+    contraction_note_ = describe_gett(type, blocking_);
   }
 
-  // "C: contraction route: float32; batch -; M i=64; ...": the route's schedule line.
-  std::string contraction_line() const {
-    return b_.def().tensors[b_.def().stmts[0].lhs_tensor].name + ": contraction route: " + contraction_note_ + "\n";
+  // "C: contraction route: float32; batch -; M i=64; ...; micro-kernel ...": the route's
+  // schedule, a line per stage, each after `prefix`.
+  std::string contraction_lines(const std::string& prefix = "") const {
+    std::string text;
+    for (const Contraction& c : contraction_->stages)
+      text += (text.empty() ? "" : prefix) + b_.def().tensors[static_cast<size_t>(c.o)].name +
+              ": contraction route: " + c.describe(b_.def()) + "; " + contraction_note_ + "\n";
+    return text;
   }
 
   // The variant for dense tensors: compiled (or taken from the stored object) at construction,
@@ -510,7 +521,7 @@ class CpuKernel : public Kernel {
   const Cblas* blas_ = nullptr;
   std::string blas_note_;
   std::string route_schedule_;  // on the route: the fallback pipeline's schedule, for describe()
-  std::optional<Contraction> contraction_;  // the cpu.contract route, when taken
+  std::optional<ContractionPlan> contraction_;  // the cpu.contract route, when taken
   GettOptions blocking_;
   std::string contraction_note_;
   bool dense_built_ = false;  // by the constructor (else by dense(), once)

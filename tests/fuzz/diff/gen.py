@@ -49,7 +49,8 @@ FEATURES = {
     "convolutions": "valid 2-D convolutions (O(n,m,h,w) +=! I(n,c,h+kh,w+kw) * W(m,c,kh,kw)), with and "
                     "without cpu.flatten (rows computed as one)",
     "contractions": "sums of products of two tensors with batch, free and summed indices in any order "
-                    "in each tensor and small, odd sizes (the cpu backend's contraction route, "
+                    "in each tensor and small, odd sizes, some followed by pointwise statements (a bias, a "
+                    "ReLU) or a second product reading the first (the cpu backend's contraction route, "
                     "src/backends/cpu/contraction; cpu.contract forced to 0 or 1 in half)",
 }
 
@@ -197,7 +198,8 @@ class Generator:
     def _contraction_case(self):
         """O(b.., m.., n..) +=! A(b.., m.., k.. in any order) * B(b.., n.., k.. in any order): 0 to 2
         indices in each group (batch, M, N, K), each tensor's dimensions shuffled, the output's
-        too, sizes 1 to 13, `+=` or `+=!`, float or double: the contraction route of the cpu
+        too, sizes 1 to 13, `+=` or `+=!`, float or double; some with an epilogue (pointwise
+        statements on O) and a second product reading O: the contraction route of the cpu
         backend (src/backends/cpu/contraction), and the pipeline where it is turned off."""
         rng = self.rng
         dt = rng.choice(["float32", "float32", "float64"])
@@ -219,7 +221,46 @@ class Generator:
         d.body.append(T.St("O1", out, rng.choice(["+=!", "+=!", "+="]), T.bin_("*", reads[0], reads[1])))
         d.outputs.append(T.Out("O1"))
         ds.tensors["O1"] = TensorInfo("O1", "out", dt, [sizes[x.upper()] for x in out], [T.var(x.upper()) for x in out])
+        if rng.random() < 0.4:
+            self._contraction_epilogue(ds, "O1", out, dt, "E1")
+        if out and rng.random() < 0.3:  # a second product reading the first's result
+            summed = rng.sample(out, rng.randint(1, len(out)))
+            sizes["P0"] = rng.choice([1, rng.randint(2, 13)])
+            cdims = summed + ["p0"]
+            rng.shuffle(cdims)
+            ds.add_input("C", dt, len(cdims), dims=[x.upper() for x in cdims])
+            out2 = [x for x in out if x not in summed] + ["p0"]
+            rng.shuffle(out2)
+            pair = [T.acc("O1", [T.var(x) for x in out]), T.acc("C", [T.var(x) for x in cdims])]
+            rng.shuffle(pair)
+            d.body.append(T.St("O2", out2, "+=!", T.bin_("*", pair[0], pair[1])))
+            d.outputs.append(T.Out("O2"))
+            ds.tensors["O2"] = TensorInfo("O2", "out", dt, [sizes[x.upper()] for x in out2],
+                                          [T.var(x.upper()) for x in out2])
+            if rng.random() < 0.4:
+                self._contraction_epilogue(ds, "O2", out2, dt, "E2")
         return self._single_statement_case(ds, 0.5, "cpu.contract", ["0", "1"])
+
+    def _contraction_epilogue(self, ds, name, out, dt, extra):
+        """A pointwise statement after a product (the route's epilogue): O's value with a bias-like
+        input `extra` over some of O's indices, a constant, + - * /, fmax, fmin, max, min or a
+        negation, one or two statements."""
+        rng = self.rng
+        some = [x for x in out if rng.random() < 0.5]
+        rng.shuffle(some)
+        ds.add_input(extra, dt, len(some), dims=[x.upper() for x in some])
+        for _ in range(rng.choice([1, 1, 2])):
+            o = T.acc(name, [T.var(x) for x in out])
+            e = T.acc(extra, [T.var(x) for x in some])
+            c = T.flit(rng.choice(["0.5", "2.0", "-0.25", "0.0"]))
+            rhs = rng.choice([
+                lambda: T.call("fmax", T.bin_("+", o, e), T.flit("0.0")),
+                lambda: T.bin_("-", T.bin_("*", o, c), e),
+                lambda: T.call(rng.choice(["max", "min", "fmin"]), o, e),
+                lambda: T.bin_("/", T.un("-", o), T.flit("2.0")),
+                lambda: T.bin_("+", o, T.bin_("*", e, c)),
+            ])()
+            ds.d.body.append(T.St(name, out, "=", rhs))
 
     def _convolution_case(self):
         """O1(n, m, h, w) +=! I(n, c, h + kh, w + kw) * Wt(m, c, kh, kw), the batch dimension n

@@ -1,14 +1,17 @@
-// contraction.h — the cpu backend's contraction route: a def that is one sum of products of two
-// tensors,
+// contraction.h — the cpu backend's contraction route: a def made of sums of products of two
+// tensors, each
 //   O(b..., m..., n...) +=! A(any order of b, m, k) * B(any order of b, n, k)
 // with any number of batch (b: in O, A and B), M (in O and A), N (in O and B) and K (in A and B,
 // summed) indices, in any order in each tensor, float or double, `+=` adding to O's entry
-// values, is computed by libtc's own GEMM-structured code (gett.h) instead of the Halide
-// pipeline: A and B packed into micro-panels straight from their strided layouts (the
+// values, and each followed by any number of pointwise statements updating O (an epilogue: a
+// bias, a ReLU, a scale), is computed by libtc's own GEMM-structured code (gett.h) instead of
+// the Halide pipeline: A and B packed into micro-panels straight from their strided layouts (the
 // permutation happens in the packing, never as a separate transpose), a register-blocked
 // micro-kernel for the vector ISA, cache blocking from the host's cache sizes, threads over
-// blocks of the output. What it recognises and how it is described; not when to use it (the
-// cpu.contract knob) and not the loops (gett.h).
+// blocks of the output, the epilogue applied to each block of O as its sum is finished. A
+// later contraction may read what an earlier one wrote (an MLP's layers through temporaries).
+// What it recognises and how it is described; not when to use it (the cpu.contract knob) and
+// not the loops (gett.h).
 #pragma once
 
 #include <optional>
@@ -25,24 +28,54 @@ struct ContractionIndex {
   std::string name;
   int64_t lo = 0, hi = 0;  // the statement variable's range
   int o = -1, a = -1, b = -1;  // the dimension of O, A, B it subscripts
+  std::vector<int> e;          // per read of the epilogue (Contraction::epilogue_reads): the dimension
 };
+
+// One step of an epilogue statement, in postfix order: each pushes a value per element of O
+// (Const, Out: O's value there, Read: an epilogue read) or replaces the top one (Neg) or two
+// (the rest) by their result, computed as the reference computes it in O's type.
+struct EpilogueOp {
+  enum class Kind { Const, Out, Read, Neg, Add, Sub, Mul, Div, Fmax, Fmin, Max, Min };
+  Kind kind = Kind::Const;
+  double value = 0;  // Const
+  int read = -1;     // Read: the entry of Contraction::epilogue_reads
+};
+
+// The deepest stack an epilogue statement may need (deeper ones stay on the pipeline).
+constexpr int kMaxEpilogueDepth = 8;
 
 struct Contraction {
   ScalarType type = ScalarType::Float32;
-  int a = -1, b = -1;   // input parameter positions (may be the same tensor)
-  int o = -1;           // output parameter position
+  int a = -1, b = -1;   // the operands: tensors of the def (Def::tensors; may be the same one)
+  int o = -1;           // the tensor written
   bool accumulate = false;  // `+=` without `!`: O's entry values are added to
   std::vector<ContractionIndex> batch, m, n, k;  // the groups; m: O and A, n: O and B
+  // Pointwise statements after the sum, in order: each sets every element of O's box to the
+  // value of its ops. epilogue_reads: the tensor of each read they make besides O's own value.
+  std::vector<std::vector<EpilogueOp>> epilogue;
+  std::vector<int> epilogue_reads;
 
-  // "O(i,j) = A(i,k) B(k,j): batch -, M i, N j, K k" with the group sizes.
-  std::string describe() const;
+  // "float32; batch -; M i=64; N j=32; K k=16" (and "; then 2 pointwise statements reading bias").
+  std::string describe(const ir::Def& def) const;
   // Multiply-adds of one call.
   double flops() const;
 };
 
-// The plan for `bound` if its def is one such contraction, else nullopt and `why` (when
-// given) says what does not fit. A and B are ordered so that O's innermost dimension (the one
-// it is written along) belongs to the N group where it belongs to either.
-std::optional<Contraction> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr);
+// A def on the route: its contractions in the def's order.
+struct ContractionPlan {
+  std::vector<Contraction> stages;
+  double flops() const;
+  // Whether cpu.contract=auto leaves the def to the pipeline: matrix products (one index per
+  // group, no batch) with an epilogue or several of them (an FC layer with its bias and ReLU,
+  // an MLP), which the pipeline's register-blocked schedule computes with the epilogue fused
+  // and without packing what it reads once (measured faster: docs/contractions.md).
+  bool pipeline_preferred() const;
+};
+
+// The plan for `bound` if its def is such a sequence of contractions, else nullopt and `why`
+// (when given) says what does not fit. A and B are ordered so that O's innermost dimension
+// (the one it is written along) belongs to the N group where it belongs to either. An operand
+// is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`.
+std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr);
 
 }  // namespace tc::backends::cpu

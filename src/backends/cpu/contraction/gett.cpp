@@ -20,13 +20,27 @@ using runtime::TensorView;
 namespace {
 
 constexpr int kMaxMR = 16, kMaxNR = 32;  // the largest micro-kernel's tile (microkernel.h)
+constexpr double kFlopsPerThread = 1e6;   // the least work worth another thread
+
+// The epilogue's loops over a block of O are worth vectorising (with the baseline ISA), which
+// GCC does at -O2 only for loops of a known trip count; Clang does at -O2.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TC_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define TC_VECTORISE
+#endif
 
 // One group's indices flattened into one range: per flat index, its offset (in elements) in
-// each tensor the group indexes (empty for one it does not).
+// each tensor the group indexes (empty for one it does not), and in each read of the epilogue.
 struct Flat {
   int64_t size = 1;
   std::vector<int64_t> o, a, b;
+  std::vector<std::vector<int64_t>> e;
 };
+
+// The stride in `v` of the dimension `d` an index walks there (0 where it walks none: the
+// values repeat along it).
+int64_t stride_of(const TensorView& v, int d) { return d < 0 ? 0 : v.strides[d]; }
 
 // The group's indices ordered by descending |stride| in `v`: the index with the smallest
 // stride varies fastest, so consecutive flat indices are near one another in v.
@@ -40,19 +54,21 @@ std::vector<size_t> flatten_order(const std::vector<ContractionIndex>& g, const 
   return order;
 }
 
-// The offsets in `v` of every flat index of `g`, flattened in `order` (the last fastest).
+// The offsets in `v` of every flat index of `g`, flattened in `order` (the last fastest); dim(x):
+// the dimension of v that index x walks (-1: none).
+template <typename DimOf>
 std::vector<int64_t> offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
-                             const TensorView& v, int ContractionIndex::*dim, int64_t size) {
+                             const TensorView& v, DimOf dim, int64_t size) {
   std::vector<int64_t> out(static_cast<size_t>(size));
   int64_t base = 0;
-  for (const auto& x : g) base += x.lo * v.strides[x.*dim];
+  for (const auto& x : g) base += x.lo * stride_of(v, dim(x));
   if (size == 0) return out;
   out[0] = base;
   // Each index in turn, innermost first: the table so far, repeated at each of its values.
   size_t filled = 1;
   for (size_t q = order.size(); q-- > 0;) {
     const ContractionIndex& x = g[order[q]];
-    int64_t stride = v.strides[x.*dim], extent = x.hi - x.lo;
+    int64_t stride = stride_of(v, dim(x)), extent = x.hi - x.lo;
     for (int64_t j = 1; j < extent; ++j)
       for (size_t i = 0; i < filled; ++i) out[j * filled + i] = out[i] + j * stride;
     filled *= static_cast<size_t>(extent);
@@ -86,19 +102,24 @@ double panel_share(int64_t run, int64_t size, int width) {
   return static_cast<double>(inside) / static_cast<double>(panels);
 }
 
+// `epilogue`: the tensor of each epilogue read, when the group is one of O's (else none).
 Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView* o,
-             const TensorView* a, const TensorView* b) {
+             const TensorView* a, const TensorView* b, const std::vector<const TensorView*>& epilogue = {}) {
   Flat f;
   for (const auto& x : g) f.size *= x.hi - x.lo;
-  if (o) f.o = offsets(g, order, *o, &ContractionIndex::o, f.size);
-  if (a) f.a = offsets(g, order, *a, &ContractionIndex::a, f.size);
-  if (b) f.b = offsets(g, order, *b, &ContractionIndex::b, f.size);
+  auto member = [](int ContractionIndex::*dim) { return [dim](const ContractionIndex& x) { return x.*dim; }; };
+  if (o) f.o = offsets(g, order, *o, member(&ContractionIndex::o), f.size);
+  if (a) f.a = offsets(g, order, *a, member(&ContractionIndex::a), f.size);
+  if (b) f.b = offsets(g, order, *b, member(&ContractionIndex::b), f.size);
+  for (size_t q = 0; q < epilogue.size(); ++q)
+    f.e.push_back(offsets(g, order, *epilogue[q], [q](const ContractionIndex& x) { return x.e[q]; }, f.size));
   return f;
 }
 
 Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by, int ContractionIndex::*order_dim,
-             const TensorView* o, const TensorView* a, const TensorView* b) {
-  return flatten(g, flatten_order(g, order_by, order_dim), o, a, b);
+             const TensorView* o, const TensorView* a, const TensorView* b,
+             const std::vector<const TensorView*>& epilogue = {}) {
+  return flatten(g, flatten_order(g, order_by, order_dim), o, a, b, epilogue);
 }
 
 // Per panel of `width` flat indices: whether all `width` are there and their offsets follow one
@@ -151,8 +172,11 @@ struct Problem {
   const T* a = nullptr;
   const T* b = nullptr;
   T* o = nullptr;
+  const std::vector<std::vector<EpilogueOp>>* epilogue = nullptr;  // empty: none
+  std::vector<const T*> e;  // each epilogue read's tensor
   Flat batch, m, n, k;
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
+  std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K
   MicroKernel<T> uk;
   int64_t mc = 0, kc = 0, nc = 0;
@@ -244,16 +268,103 @@ void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int
   }
 }
 
-// One micro-tile at (i, j): straight into O where the tile is whole and its rows' columns
-// follow one another in O, else through a tile on the stack.
+// A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
 template <typename T>
-void micro_tile(const Problem<T>& p, int64_t ob, int64_t i, int64_t rows, int64_t j, int64_t cols, const T* a,
-                const T* b, int64_t kb, bool add) {
+TC_VECTORISE inline void binary_op(EpilogueOp::Kind kind, T* __restrict y, const T* __restrict x, int64_t n) {
+  using K = EpilogueOp::Kind;
+  switch (kind) {
+    case K::Add: for (int64_t c = 0; c < n; ++c) y[c] = y[c] + x[c]; break;
+    case K::Sub: for (int64_t c = 0; c < n; ++c) y[c] = y[c] - x[c]; break;
+    case K::Mul: for (int64_t c = 0; c < n; ++c) y[c] = y[c] * x[c]; break;
+    case K::Div: for (int64_t c = 0; c < n; ++c) y[c] = y[c] / x[c]; break;
+    // fmax and fmin as the C library defines them (a NaN operand gives the other), spelled so
+    // that they vectorise instead of calling libm per element
+    case K::Fmax: for (int64_t c = 0; c < n; ++c) y[c] = y[c] < x[c] || y[c] != y[c] ? x[c] : y[c]; break;
+    case K::Fmin: for (int64_t c = 0; c < n; ++c) y[c] = x[c] < y[c] || y[c] != y[c] ? x[c] : y[c]; break;
+    // max and min as the language defines them: a NaN operand gives NaN
+    case K::Max:
+      for (int64_t c = 0; c < n; ++c) y[c] = std::isnan(y[c]) || std::isnan(x[c]) ? T(NAN) : y[c] < x[c] ? x[c] : y[c];
+      break;
+    case K::Min:
+      for (int64_t c = 0; c < n; ++c) y[c] = std::isnan(y[c]) || std::isnan(x[c]) ? T(NAN) : y[c] < x[c] ? y[c] : x[c];
+      break;
+    default: break;
+  }
+}
+
+// The epilogue on a finished block of O: rows i.., columns j.. of batch entry bi, gathered into
+// one array (each op then runs over the whole block), through the statements in order (each
+// sees the one before's result), and written back.
+template <typename T>
+TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols) {
+  using K = EpilogueOp::Kind;
+  constexpr int kBlock = kMaxMR * kMaxNR;
+  alignas(64) T out[kBlock], stack[kMaxEpilogueDepth][kBlock];
+  const int64_t n = rows * cols;
+  const int64_t* no = p.n.o.data() + j;
+  // A whole panel's columns may follow one another (O's, a read's): copied as rows then.
+  const bool whole = cols == p.uk.nr, o_rows = whole && p.o_panels[static_cast<size_t>(j / cols)];
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = p.o + p.batch.o[bi] + p.m.o[static_cast<size_t>(i + r)];
+    if (o_rows) std::memcpy(out + r * cols, row + no[0], sizeof(T) * static_cast<size_t>(cols));
+    else
+      for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = row[no[c]];
+  }
+  for (const std::vector<EpilogueOp>& stmt : *p.epilogue) {
+    int top = -1;
+    for (const EpilogueOp& op : stmt) {
+      switch (op.kind) {
+        case K::Const: {
+          T v = static_cast<T>(op.value);
+          T* dst = stack[++top];
+          for (int64_t c = 0; c < n; ++c) dst[c] = v;
+          break;
+        }
+        case K::Out: std::memcpy(stack[++top], out, sizeof(T) * static_cast<size_t>(n)); break;
+        case K::Read: {
+          size_t q = static_cast<size_t>(op.read);
+          const int64_t* ne = p.n.e[q].data() + j;
+          const bool e_rows = whole && p.e_panels[q][static_cast<size_t>(j / cols)];
+          T* dst = stack[++top];
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* base = p.e[q] + p.batch.e[q][bi] + p.m.e[q][static_cast<size_t>(i + r)];
+            if (e_rows) std::memcpy(dst + r * cols, base + ne[0], sizeof(T) * static_cast<size_t>(cols));
+            else
+              for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = base[ne[c]];
+          }
+          break;
+        }
+        case K::Neg:
+          for (int64_t c = 0; c < n; ++c) stack[top][c] = -stack[top][c];
+          break;
+        default:
+          binary_op(op.kind, stack[top - 1], stack[top], n);
+          --top;
+      }
+    }
+    std::memcpy(out, stack[0], sizeof(T) * static_cast<size_t>(n));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = p.o + p.batch.o[bi] + p.m.o[static_cast<size_t>(i + r)];
+    if (o_rows) std::memcpy(row + no[0], out + r * cols, sizeof(T) * static_cast<size_t>(cols));
+    else
+      for (int64_t c = 0; c < cols; ++c) row[no[c]] = out[r * cols + c];
+  }
+}
+
+// One micro-tile at (i, j): straight into O where the tile is whole and its rows' columns
+// follow one another in O, else through a tile on the stack; `last`: its sum is finished (the
+// epilogue follows).
+template <typename T>
+void micro_tile(const Problem<T>& p, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols, const T* a,
+                const T* b, int64_t kb, bool add, bool last) {
   const int mr = p.uk.mr, nr = p.uk.nr;
+  const int64_t ob = p.batch.o[bi];
   int64_t offs[kMaxMR];
   if (rows == mr && cols == nr && p.o_panels[static_cast<size_t>(j / nr)]) {
     for (int r = 0; r < mr; ++r) offs[r] = ob + p.m.o[static_cast<size_t>(i + r)];
     p.uk.run(kb, a, b, p.o + p.n.o[static_cast<size_t>(j)], offs, add);
+    if (last && !p.epilogue->empty()) apply_epilogue(p, bi, i, rows, j, cols);
     return;
   }
   alignas(64) T tile[kMaxMR * kMaxNR];
@@ -266,6 +377,7 @@ void micro_tile(const Problem<T>& p, int64_t ob, int64_t i, int64_t rows, int64_
       out = add ? out + tile[r * nr + c] : tile[r * nr + c];
     }
   }
+  if (last && !p.epilogue->empty()) apply_epilogue(p, bi, i, rows, j, cols);
 }
 
 template <typename T>
@@ -279,20 +391,20 @@ void run_task(const Problem<T>& p, const Task& t) {
   T* ap = static_cast<T*>(PackBuffers::grow(buf.a, buf.a_bytes, sizeof(T) * static_cast<size_t>(mc * kc)));
   T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
   size_t bi = static_cast<size_t>(t.batch);
-  int64_t ob = p.batch.o[bi], ab = p.batch.a[bi], bb = p.batch.b[bi];
+  int64_t ab = p.batch.a[bi], bb = p.batch.b[bi];
   for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
     int64_t nb = std::min(nc, t.n1 - j0);
     for (int64_t p0 = 0; p0 < K; p0 += kc) {
       int64_t kb = std::min(kc, K - p0);
-      bool add = p.accumulate || p0 > 0;
+      bool add = p.accumulate || p0 > 0, last = p0 + kb == K;
       pack_b(p, bp, bb, j0, nb, p0, kb);
       for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
         int64_t mb = std::min(mc, t.m1 - i0);
         pack_a(p, ap, ab, i0, mb, p0, kb);
         for (int64_t jr = 0; jr < nb; jr += nr)
           for (int64_t ir = 0; ir < mb; ir += mr)
-            micro_tile(p, ob, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
-                       ap + ir * kb, bp + jr * kb, kb, add);
+            micro_tile(p, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
+                       ap + ir * kb, bp + jr * kb, kb, add, last);
       }
     }
   }
@@ -359,8 +471,8 @@ std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off) {
 // decides: O is written once per K block, A packed once per N block, B once. M is flattened
 // by A's strides (its rows are addressed through a table anyway).
 template <typename T>
-void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, Problem<T>& p,
-                   int64_t kc) {
+void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, int64_t kc) {
   using CI = ContractionIndex;
   std::vector<size_t> by_o = flatten_order(c.n, o, &CI::o), by_b = flatten_order(c.n, b, &CI::b), mixed = by_o;
   if (mixed.size() >= 2 && by_b.back() != mixed.back()) {
@@ -392,13 +504,13 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
                     o_moves * (o_rows * 0.3 + (1 - o_rows) * 3.0);
       if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
-  p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b);
+  p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b, epilogue);
   p.k = flatten(c.k, k_orders[best_k], nullptr, &a, &b);
 }
 
 template <typename T>
-void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o, int threads,
-               const GettOptions& options) {
+void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+               const std::vector<const TensorView*>& epilogue, int threads, const GettOptions& options) {
   Problem<T> p;
   p.uk = options.isa.empty() ? host_microkernel<T>() : microkernel_for<T>(options.isa);
   if (!p.uk.run) fail(TC_ERROR_UNSUPPORTED, "cpu backend: this CPU has no " + options.isa + " micro-kernel");
@@ -406,28 +518,38 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   p.b = reinterpret_cast<const T*>(b.data);
   p.o = reinterpret_cast<T*>(o.data);
   p.accumulate = c.accumulate;
+  p.epilogue = &c.epilogue;
+  for (const TensorView* v : epilogue) p.e.push_back(reinterpret_cast<const T*>(v->data));
   using CI = ContractionIndex;
-  p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b);
-  p.m = flatten(c.m, a, &CI::a, &o, &a, nullptr);
+  p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b, epilogue);
+  p.m = flatten(c.m, a, &CI::a, &o, &a, nullptr, epilogue);
   if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
-  choose_orders(c, a, b, o, p, options.kc);
+  choose_orders(c, a, b, o, epilogue, p, options.kc);
   if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
-  if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is
-    if (c.accumulate) return;
-    for (int64_t bi : p.batch.o)
-      for (int64_t mi : p.m.o)
-        for (int64_t ni : p.n.o) p.o[bi + mi + ni] = T(0);
+  p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
+  for (const auto& e : p.n.e) p.e_panels.push_back(contiguous_panels(e, p.uk.nr));
+  if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is; the epilogue follows
+    for (size_t bi = 0; bi < p.batch.o.size(); ++bi)
+      for (int64_t i = 0; i < p.m.size; ++i) {
+        if (!c.accumulate)
+          for (int64_t ni : p.n.o) p.o[p.batch.o[bi] + p.m.o[static_cast<size_t>(i)] + ni] = T(0);
+        if (!c.epilogue.empty())
+          for (int64_t j = 0; j < p.n.size; j += p.uk.nr)
+            apply_epilogue(p, bi, i, 1, j, std::min<int64_t>(p.uk.nr, p.n.size - j));
+      }
     return;
   }
   p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
   p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
-  p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
   p.ka_runs = contiguous_runs(p.k.a);
   p.kb_runs = contiguous_runs(p.k.b);
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
+  // A thread's start and join cost about what a few hundred thousand multiply-adds do: a small
+  // contraction (an MLP's narrow layer) runs on fewer threads than it may.
+  threads = static_cast<int>(std::clamp<double>(c.flops() / kFlopsPerThread, 1, std::max(1, threads)));
   p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.uk.mr, p.uk.nr, threads);
   int status = runtime::parallel_for(threads, task_entry<T>, nullptr, 0, static_cast<int>(p.tasks.size()),
                                      reinterpret_cast<uint8_t*>(&p));
@@ -468,12 +590,34 @@ std::string describe_gett(ScalarType type, const GettOptions& b) {
   return text(uk.isa, uk.mr, uk.nr);
 }
 
-void run_gett(const Contraction& c, const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
-              int threads, const GettOptions& options) {
-  const TensorView &a = inputs[static_cast<size_t>(c.a)], &b = inputs[static_cast<size_t>(c.b)];
-  const TensorView& o = outputs[static_cast<size_t>(c.o)];
-  if (c.type == ScalarType::Float64) run_typed<double>(c, a, b, o, threads, options);
-  else run_typed<float>(c, a, b, o, threads, options);
+void run_gett(const Contraction& c, const std::vector<TensorView>& tensors, int threads, const GettOptions& options) {
+  const TensorView &a = tensors[static_cast<size_t>(c.a)], &b = tensors[static_cast<size_t>(c.b)];
+  const TensorView& o = tensors[static_cast<size_t>(c.o)];
+  std::vector<const TensorView*> epilogue;
+  for (int t : c.epilogue_reads) epilogue.push_back(&tensors[static_cast<size_t>(t)]);
+  if (c.type == ScalarType::Float64) run_typed<double>(c, a, b, o, epilogue, threads, options);
+  else run_typed<float>(c, a, b, o, epilogue, threads, options);
+}
+
+void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound, const std::vector<TensorView>& inputs,
+                          const std::vector<TensorView>& outputs, int threads, const GettOptions& options) {
+  const ir::Def& def = bound.def();
+  std::vector<TensorView> tensors(def.tensors.size());
+  std::vector<std::unique_ptr<char[]>> temporaries;
+  for (size_t t = 0; t < def.tensors.size(); ++t) {
+    const ir::Tensor& x = def.tensors[t];
+    if (x.role == ir::TensorRole::Input) tensors[t] = inputs[static_cast<size_t>(x.param_index)];
+    else if (x.role == ir::TensorRole::Output) tensors[t] = outputs[static_cast<size_t>(x.param_index)];
+    else {
+      const runtime::TensorSig& sig = bound.tensors[t];
+      size_t size = static_cast<size_t>(sig.num_elements()) * static_cast<size_t>(bytes(sig.type));
+      char* data = new (std::nothrow) char[std::max<size_t>(size, 1)];
+      if (!data) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for temporary '" + x.name + "'");
+      temporaries.emplace_back(data);
+      tensors[t] = runtime::row_major_view(data, sig);
+    }
+  }
+  for (const Contraction& c : plan.stages) run_gett(c, tensors, threads, options);
 }
 
 }  // namespace tc::backends::cpu

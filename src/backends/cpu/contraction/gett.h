@@ -3,7 +3,8 @@
 // offsets, so any order of indices and any strides are read directly; the five loops of BLIS
 // (N blocks of nc, K blocks of kc with a packed B block, M blocks of mc with a packed A block,
 // then NR and MR micro-panels) around the micro-kernel (microkernel.h); threads take blocks of
-// the output (and whole batches), each packing what it reads. What it does not do: decide
+// the output (and whole batches), each packing what it reads; the epilogue runs on each block
+// of O once its sum is finished, while the block is in cache. What it does not do: decide
 // whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
 #pragma once
 
@@ -37,10 +38,17 @@ GettOptions default_blocking(ScalarType type, const GettCaches& caches, int thre
 // "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
 std::string describe_gett(ScalarType type, const GettOptions& options);
 
-// O from A and B (positions as in `c`), on up to `threads` threads (the caller's included).
-// Any strides (negative, zero for broadcast dimensions, overlapping reads) are read as they
-// are; O is written only at the contraction's output box.
-void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& inputs,
-              const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options);
+// O from A and B, then its epilogue, on up to `threads` threads (the caller's included);
+// `tensors`: the def's tensors, indexed as `c` names them (Def::tensors). Any strides
+// (negative, zero for broadcast dimensions, overlapping reads) are read as they are; O is
+// written only at the contraction's output box.
+void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tensors, int threads,
+              const GettOptions& options);
+
+// Every stage of `plan` in the def's order (run_gett), the def's inputs and outputs in parameter
+// order; its temporaries are allocated for the call (row-major) and freed after it.
+void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound,
+                          const std::vector<runtime::TensorView>& inputs,
+                          const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options);
 
 }  // namespace tc::backends::cpu

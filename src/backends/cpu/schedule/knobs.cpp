@@ -135,11 +135,13 @@ std::vector<Knob> declare() {
     return plan_transposed_results(b, 1).empty() ? std::vector<std::string>{} : std::vector<std::string>{"0", "1"};
   };
   Knob contract{"cpu.contract", KnobKind::Boolean, "auto",
-                "compute a def that is one sum of products of two tensors (any index order, batch indices, float or "
+                "compute a def made of sums of products of two tensors (any index order, batch indices, float or "
                 "double) with libtc's contraction code: both operands packed into micro-panels straight from their "
                 "layouts, a register-blocked micro-kernel for the vector ISA, blocks sized from the host's caches, "
-                "threads over blocks of the output; 0: the pipeline; auto: 1 unless cpu.fma=0 (its sums are fused "
-                "multiply-adds)",
+                "threads over blocks of the output, then the pointwise statements that follow each product (a bias, a "
+                "ReLU); later products may read earlier ones' results; 0: the pipeline; auto: 1 unless cpu.fma=0 (its "
+                "sums are fused multiply-adds) or the def is matrix products with an epilogue or several of them "
+                "(the pipeline's register-blocked schedule fuses those)",
                 true};
   Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
               "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
