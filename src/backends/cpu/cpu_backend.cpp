@@ -372,10 +372,16 @@ class CpuKernel : public Kernel {
     std::string why;
     std::optional<ContractionPlan> plan = plan_contraction(b_, &why);
     if (plan && !schedule_.fma) plan.reset(), why = "cpu.fma=0 asks for a multiply and an add per step";
-    if (plan && schedule_.contract < 0 && plan->pipeline_preferred()) {
-      contraction_note_ = "not used by default (matrix products with an epilogue: the pipeline fuses it; "
-                          "cpu.contract=1 takes the route)";
-      return;
+    // auto: the pipeline's special cases for matrix products, where they measured faster (an
+    // epilogue fused, a product computed transposed: docs/contractions.md)
+    if (plan && schedule_.contract < 0 && plan->matrix_products()) {
+      std::string pipeline = plan->fused() ? "matrix products with an epilogue: the pipeline fuses it"
+                             : !plan_transposed_results(b_, -1).empty() ? "a matrix product the pipeline computes transposed"
+                                                                         : "";
+      if (!pipeline.empty()) {
+        contraction_note_ = "not used by default (" + pipeline + "; cpu.contract=1 takes the route)";
+        return;
+      }
     }
     if (!plan) {
       if (schedule_.contract == 1) contraction_note_ = "not used (" + why + "): the pipeline computes it";

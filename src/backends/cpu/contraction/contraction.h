@@ -65,11 +65,12 @@ struct Contraction {
 struct ContractionPlan {
   std::vector<Contraction> stages;
   double flops() const;
-  // Whether cpu.contract=auto leaves the def to the pipeline: matrix products (one index per
-  // group, no batch) with an epilogue or several of them (an FC layer with its bias and ReLU,
-  // an MLP), which the pipeline's register-blocked schedule computes with the epilogue fused
-  // and without packing what it reads once (measured faster: docs/contractions.md).
-  bool pipeline_preferred() const;
+  // Every stage a plain matrix product (one index per group, no batch), and with an epilogue
+  // or more than one stage: what cpu.contract=auto leaves to the pipeline, whose register-
+  // blocked schedule fuses the epilogue and reads an operand used once without packing it
+  // (measured faster on those: docs/contractions.md).
+  bool matrix_products() const;
+  bool fused() const;
 };
 
 // The plan for `bound` if its def is such a sequence of contractions, else nullopt and `why`

@@ -387,11 +387,17 @@ void run_task(const Problem<T>& p, const Task& t) {
   int64_t kc = std::min(p.kc, K);
   int64_t mc = std::min(p.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
   int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
+  // Where the task's M is one block and K one block, each B block serves that block alone, at once: sized like
+  // the A block (half of L2) instead of from L3, packing it and reading it back stay in cache
+  // (a skinny product, M of 64 against N of 65536, is otherwise bound by the packed block's
+  // trips to memory).
+  if (t.m1 - t.m0 <= mc && K <= kc) nc = std::min(nc, std::max<int64_t>(nr, p.mc / nr * nr));
   PackBuffers& buf = thread_buffers();
   T* ap = static_cast<T*>(PackBuffers::grow(buf.a, buf.a_bytes, sizeof(T) * static_cast<size_t>(mc * kc)));
   T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
   size_t bi = static_cast<size_t>(t.batch);
   int64_t ab = p.batch.a[bi], bb = p.batch.b[bi];
+  int64_t packed_i0 = -1, packed_p0 = -1;  // the A block in ap (one M block, one K block: packed once)
   for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
     int64_t nb = std::min(nc, t.n1 - j0);
     for (int64_t p0 = 0; p0 < K; p0 += kc) {
@@ -400,7 +406,8 @@ void run_task(const Problem<T>& p, const Task& t) {
       pack_b(p, bp, bb, j0, nb, p0, kb);
       for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
         int64_t mb = std::min(mc, t.m1 - i0);
-        pack_a(p, ap, ab, i0, mb, p0, kb);
+        if (i0 != packed_i0 || p0 != packed_p0) pack_a(p, ap, ab, i0, mb, p0, kb);
+        packed_i0 = i0, packed_p0 = p0;
         for (int64_t jr = 0; jr < nb; jr += nr)
           for (int64_t ir = 0; ir < mb; ir += mr)
             micro_tile(p, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),

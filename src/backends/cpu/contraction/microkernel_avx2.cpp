@@ -99,6 +99,7 @@ void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t
     int64_t k = 0;
     for (; k + 8 <= kc; k += 8) {
       __m256 r[8];
+      for (int c = 0; c < 8; ++c) _mm_prefetch(reinterpret_cast<const char*>(s[c] + k + 64), _MM_HINT_T0);
       for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(s[c] + k);
       transpose8(r);
       for (int i = 0; i < 8; ++i) {

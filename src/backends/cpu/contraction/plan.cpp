@@ -260,13 +260,14 @@ double ContractionPlan::flops() const {
   return total;
 }
 
-bool ContractionPlan::pipeline_preferred() const {
-  bool fused = stages.size() > 1;
-  for (const auto& c : stages) {
+bool ContractionPlan::matrix_products() const {
+  for (const auto& c : stages)
     if (!c.batch.empty() || c.m.size() != 1 || c.n.size() != 1 || c.k.size() != 1) return false;
-    fused = fused || !c.epilogue.empty();
-  }
-  return fused;
+  return true;
+}
+
+bool ContractionPlan::fused() const {
+  return stages.size() > 1 || std::any_of(stages.begin(), stages.end(), [](const Contraction& c) { return !c.epilogue.empty(); });
 }
 
 std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why) {
