@@ -157,7 +157,7 @@ def child(args):
                 t0 = time.perf_counter()
                 kernel = prog.compile("contract", [A, B], tclib.Options(options))
                 result["compile_ms"] = (time.perf_counter() - t0) * 1e3
-                result["route"] = "contraction" if "contraction: " in kernel.describe() else "pipeline"
+                result["route"] = "contraction" if "contraction route: " in kernel.describe() else "pipeline"
                 fn = kernel.bind([A, B], [out])
             elif args.child == "numpy":
                 expr = "%s,%s->%s" % (a, b, c)

@@ -1,6 +1,7 @@
 // microkernel_avx2.cpp — the micro-kernels for AVX2 with FMA (microkernel.h): float 6 x 16 and
 // double 6 x 8, twelve 256-bit accumulators (BLIS's Haswell blocks), the other four registers
-// for B's vectors and A's broadcast.
+// for B's vectors and A's broadcast; and the transposing packs (8 x 8 floats, 4 x 4 doubles
+// through registers), which the AVX-512 kernels use too.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -19,38 +20,6 @@
 
 namespace tc::backends::cpu {
 namespace {
-
-struct Avx2F32 {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static V zero() { return _mm256_setzero_ps(); }
-  static V load(const float* p) { return _mm256_load_ps(p); }
-  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
-  static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
-  static V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-};
-
-struct Avx2F64 {
-  using V = __m256d;
-  static constexpr int kLanes = 4;
-  static V zero() { return _mm256_setzero_pd(); }
-  static V load(const double* p) { return _mm256_load_pd(p); }
-  static V loadu(const double* p) { return _mm256_loadu_pd(p); }
-  static void storeu(double* p, V x) { _mm256_storeu_pd(p, x); }
-  static V broadcast(const double* p) { return _mm256_broadcast_sd(p); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-  static V add(V a, V b) { return _mm256_add_pd(a, b); }
-};
-
-void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add) {
-  ukernel::tile<Avx2F32, float, 6, 2>(kc, a, b, c, rows, add);
-}
-
-void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add) {
-  ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add);
-}
 
 // 8 x 8 floats: rows r[0..7] become columns.
 inline void transpose8(__m256 r[8]) {
@@ -88,24 +57,63 @@ inline __m256i first_lanes32(int n) {
 }
 inline __m256i first_lanes64(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
 
-// Groups of 8 runs, 8 steps of K at a time through registers; a group of fewer runs (a width
-// of 6 or 12) repeats its first run in the lanes it lacks and stores only its own lanes.
-void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc) {
-  for (int c0 = 0; c0 < width; c0 += 8) {
-    int n = width - c0 < 8 ? width - c0 : 8;
-    const float* s[8];
-    for (int c = 0; c < 8; ++c) s[c] = src[c0 + (c < n ? c : 0)];
-    __m256i mask = first_lanes32(n);
+struct Avx2F32 {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V load(const float* p) { return _mm256_load_ps(p); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
+  static V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static void transpose(V r[kLanes]) { transpose8(r); }
+  static __m256i first_lanes(int n) { return first_lanes32(n); }
+  static void maskstore(float* p, __m256i m, V x) { _mm256_maskstore_ps(p, m, x); }
+};
+
+struct Avx2F64 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  static V zero() { return _mm256_setzero_pd(); }
+  static V load(const double* p) { return _mm256_load_pd(p); }
+  static V loadu(const double* p) { return _mm256_loadu_pd(p); }
+  static void storeu(double* p, V x) { _mm256_storeu_pd(p, x); }
+  static V broadcast(const double* p) { return _mm256_broadcast_sd(p); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static void transpose(V r[kLanes]) { transpose4(r); }
+  static __m256i first_lanes(int n) { return first_lanes64(n); }
+  static void maskstore(double* p, __m256i m, V x) { _mm256_maskstore_pd(p, m, x); }
+};
+
+void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add) {
+  ukernel::tile<Avx2F32, float, 6, 2>(kc, a, b, c, rows, add);
+}
+
+void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add) {
+  ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add);
+}
+
+// Groups of kLanes runs, kLanes steps of K at a time through registers; a group of fewer runs
+// (a width of 6 or 12) repeats its first run in the lanes it lacks and stores only its own.
+template <typename Ops, typename T>
+void pack_transposed(T* dst, const T* const* src, int width, int64_t kc) {
+  constexpr int L = Ops::kLanes;
+  for (int c0 = 0; c0 < width; c0 += L) {
+    int n = width - c0 < L ? width - c0 : L;
+    const T* s[L];
+    for (int c = 0; c < L; ++c) s[c] = src[c0 + (c < n ? c : 0)];
+    __m256i mask = Ops::first_lanes(n);
     int64_t k = 0;
-    for (; k + 8 <= kc; k += 8) {
-      __m256 r[8];
-      for (int c = 0; c < 8; ++c) _mm_prefetch(reinterpret_cast<const char*>(s[c] + k + 64), _MM_HINT_T0);
-      for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(s[c] + k);
-      transpose8(r);
-      for (int i = 0; i < 8; ++i) {
-        float* d = dst + (k + i) * width + c0;
-        if (n == 8) _mm256_storeu_ps(d, r[i]);
-        else _mm256_maskstore_ps(d, mask, r[i]);
+    for (; k + L <= kc; k += L) {
+      typename Ops::V r[L];
+      for (int c = 0; c < L; ++c) r[c] = Ops::loadu(s[c] + k);
+      Ops::transpose(r);
+      for (int i = 0; i < L; ++i) {
+        T* d = dst + (k + i) * width + c0;
+        if (n == L) Ops::storeu(d, r[i]);
+        else Ops::maskstore(d, mask, r[i]);
       }
     }
     for (; k < kc; ++k)
@@ -113,26 +121,12 @@ void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t
   }
 }
 
+void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc) {
+  pack_transposed<Avx2F32, float>(dst, src, width, kc);
+}
+
 void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc) {
-  for (int c0 = 0; c0 < width; c0 += 4) {
-    int n = width - c0 < 4 ? width - c0 : 4;
-    const double* s[4];
-    for (int c = 0; c < 4; ++c) s[c] = src[c0 + (c < n ? c : 0)];
-    __m256i mask = first_lanes64(n);
-    int64_t k = 0;
-    for (; k + 4 <= kc; k += 4) {
-      __m256d r[4];
-      for (int c = 0; c < 4; ++c) r[c] = _mm256_loadu_pd(s[c] + k);
-      transpose4(r);
-      for (int i = 0; i < 4; ++i) {
-        double* d = dst + (k + i) * width + c0;
-        if (n == 4) _mm256_storeu_pd(d, r[i]);
-        else _mm256_maskstore_pd(d, mask, r[i]);
-      }
-    }
-    for (; k < kc; ++k)
-      for (int c = 0; c < n; ++c) dst[k * width + c0 + c] = s[c][k];
-  }
+  pack_transposed<Avx2F64, double>(dst, src, width, kc);
 }
 
 }  // namespace
