@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <map>
+#include <new>
 #include <optional>
 
 #include "lang/diagnostics.h"
@@ -288,6 +289,31 @@ BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DL
     }
   }
   return Binder(std::move(program), def_index).run(inputs, num_inputs);
+}
+
+CallTensors call_tensors(const BoundDef& bound, const std::vector<runtime::TensorView>& inputs,
+                         const std::vector<runtime::TensorView>& outputs, const std::string& backend) {
+  const Def& def = bound.def();
+  CallTensors call;
+  call.views.resize(def.tensors.size());
+  for (size_t t = 0; t < def.tensors.size(); ++t) {
+    const Tensor& decl = def.tensors[t];
+    if (decl.role == TensorRole::Input) {
+      call.views[t] = inputs[static_cast<size_t>(decl.param_index)];
+    } else if (decl.role == TensorRole::Output) {
+      call.views[t] = outputs[static_cast<size_t>(decl.param_index)];
+    } else {
+      size_t n = static_cast<size_t>(bound.tensors[t].num_elements()) * static_cast<size_t>(bytes(bound.tensors[t].type));
+      try {
+        call.temporaries.emplace_back(n, 0);
+      } catch (const std::bad_alloc&) {
+        fail(TC_ERROR_NO_MEMORY, backend + ": out of memory running '" + def.name + "': " + std::to_string(n) +
+                                     " bytes for temporary '" + decl.name + "' could not be allocated");
+      }
+      call.views[t] = runtime::row_major_view(call.temporaries.back().data(), bound.tensors[t]);
+    }
+  }
+  return call;
 }
 
 }  // namespace tc::ir

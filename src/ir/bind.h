@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,18 @@ struct BoundDef {
 // validator of DLTensors). Throws TC_ERROR_SHAPE (mismatches, out-of-bounds preconditions) or
 // TC_ERROR_INVALID_ARGUMENT (count, NULLs).
 BoundDef bind(std::shared_ptr<const Program> program, size_t def_index, const DLTensor* inputs, size_t num_inputs);
+
+// Every tensor of the def for one call, indexed like Def::tensors: the inputs and outputs as
+// given, each temporary allocated row-major and zeroed, owned by `temporaries`.
+struct CallTensors {
+  std::vector<runtime::TensorView> views;
+  std::vector<std::vector<char>> temporaries;
+};
+
+// Throws TC_ERROR_NO_MEMORY ("<backend>: out of memory running 'f': N bytes for temporary 'T'
+// could not be allocated") where a temporary cannot be allocated.
+CallTensors call_tensors(const BoundDef& bound, const std::vector<runtime::TensorView>& inputs,
+                         const std::vector<runtime::TensorView>& outputs, const std::string& backend);
 
 
 }  // namespace tc::ir

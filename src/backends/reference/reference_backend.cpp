@@ -180,22 +180,9 @@ class ReferenceKernel : public Kernel {
 
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
            const ExecutionContext&) const override {
-    const ir::Def& def = b_.def();
-    std::vector<TensorView> views(def.tensors.size());
-    std::vector<std::vector<char>> scratch;
-    for (size_t t = 0; t < def.tensors.size(); ++t) {
-      const auto& decl = def.tensors[t];
-      if (decl.role == ir::TensorRole::Input) {
-        views[t] = inputs[decl.param_index];
-      } else if (decl.role == ir::TensorRole::Output) {
-        views[t] = outputs[decl.param_index];
-      } else {
-        scratch.push_back(allocate(b_.tensors[t], "temporary '" + decl.name + "'"));
-        views[t] = row_major_view(scratch.back().data(), b_.tensors[t]);
-      }
-    }
-    for (const ZeroFill& z : zero_fills_) zero_unwritten(z, views[z.tensor]);
-    for (const CompiledStmt& s : stmts_) execute(s, views);
+    ir::CallTensors call = ir::call_tensors(b_, inputs, outputs, "reference backend");
+    for (const ZeroFill& z : zero_fills_) zero_unwritten(z, call.views[z.tensor]);
+    for (const CompiledStmt& s : stmts_) execute(s, call.views);
   }
 
  private:

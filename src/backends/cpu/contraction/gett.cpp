@@ -608,23 +608,8 @@ void run_gett(const Contraction& c, const std::vector<TensorView>& tensors, int 
 
 void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound, const std::vector<TensorView>& inputs,
                           const std::vector<TensorView>& outputs, int threads, const GettOptions& options) {
-  const ir::Def& def = bound.def();
-  std::vector<TensorView> tensors(def.tensors.size());
-  std::vector<std::unique_ptr<char[]>> temporaries;
-  for (size_t t = 0; t < def.tensors.size(); ++t) {
-    const ir::Tensor& x = def.tensors[t];
-    if (x.role == ir::TensorRole::Input) tensors[t] = inputs[static_cast<size_t>(x.param_index)];
-    else if (x.role == ir::TensorRole::Output) tensors[t] = outputs[static_cast<size_t>(x.param_index)];
-    else {
-      const runtime::TensorSig& sig = bound.tensors[t];
-      size_t size = static_cast<size_t>(sig.num_elements()) * static_cast<size_t>(bytes(sig.type));
-      char* data = new (std::nothrow) char[std::max<size_t>(size, 1)];
-      if (!data) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for temporary '" + x.name + "'");
-      temporaries.emplace_back(data);
-      tensors[t] = runtime::row_major_view(data, sig);
-    }
-  }
-  for (const Contraction& c : plan.stages) run_gett(c, tensors, threads, options);
+  ir::CallTensors call = ir::call_tensors(bound, inputs, outputs, "cpu backend");
+  for (const Contraction& c : plan.stages) run_gett(c, call.views, threads, options);
 }
 
 }  // namespace tc::backends::cpu

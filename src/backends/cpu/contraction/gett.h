@@ -46,7 +46,7 @@ void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tens
               const GettOptions& options);
 
 // Every stage of `plan` in the def's order (run_gett), the def's inputs and outputs in parameter
-// order; its temporaries are allocated for the call (row-major) and freed after it.
+// order; its temporaries are allocated for the call (ir::call_tensors) and freed after it.
 void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound,
                           const std::vector<runtime::TensorView>& inputs,
                           const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options);
