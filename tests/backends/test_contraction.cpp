@@ -3,7 +3,8 @@
 // the reason for those that are not); and the GETT code against a plain loop in double
 // precision on random contractions — every grouping of 0 to 2 indices per group, odd extents,
 // operands in random dimension orders with padded, broadcast (stride 0) and negative strides,
-// `+=` and `+=!`, an empty sum — on every micro-kernel this CPU runs, one to three threads, and
+// `+=` and `+=!`, an empty sum, long sums into small results (cut along K) — on every
+// micro-kernel this CPU runs, one to three threads, and
 // blocks small enough that every loop takes several trips. Its results through the C API (the
 // corpus, cpu against reference) are in tests/e2e.
 #include <gtest/gtest.h>
@@ -232,13 +233,16 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   c.type = type;
   c.a = 0, c.b = 1, c.o = 2;
   c.accumulate = rng() % 3 == 0;
-  std::uniform_int_distribution<int> count(0, 2), extent(1, 13);
+  // One in six a long sum into a small result (no batch, up to 4 x 4 values per index of M
+  // and N), which threads split along K: partial sums, then a reduction and the epilogue.
+  const bool long_sum = rng() % 6 == 0;
+  std::uniform_int_distribution<int> count(0, 2), extent(1, 13), short_extent(1, 4), long_extent(20, 70);
   int na = 0, nb = 0, no = 0;
   std::vector<int64_t> sa, sb, so;
   auto add = [&](std::vector<ContractionIndex>& g, bool o, bool a, bool b, const char* name) {
     ContractionIndex x;
     x.name = name + std::to_string(g.size());
-    int64_t e = extent(rng);
+    int64_t e = !long_sum ? extent(rng) : &g == &c.k ? long_extent(rng) : short_extent(rng);
     if (rng() % 8 == 0) e = 1;
     x.lo = rng() % 4 == 0 ? 1 : 0;  // a box that starts inside the tensor
     x.hi = x.lo + e;
@@ -247,11 +251,12 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
     if (b) x.b = nb++, sb.push_back(x.hi);
     g.push_back(x);
   };
-  for (int i = count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
+  for (int i = long_sum ? 0 : count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
   for (int i = count(rng); i > 0; --i) add(c.m, true, true, false, "m");
   for (int i = count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
-  for (int i = count(rng); i > 0; --i) add(c.k, false, true, true, "k");
-  // The plain loop below takes every point of the whole box: keep it under 300k points.
+  for (int i = long_sum ? 1 + count(rng) % 2 : count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  // The plain loop below takes every point of the whole box: keep it under 300k points (100k
+  // for a long sum).
   for (;;) {
     ContractionIndex* widest = nullptr;
     double points = 1;
@@ -260,7 +265,7 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
         points *= static_cast<double>(x.hi - x.lo);
         if (!widest || x.hi - x.lo > widest->hi - widest->lo) widest = &x;
       }
-    if (points <= 300000) break;
+    if (points <= (long_sum ? 100000 : 300000)) break;
     widest->hi = widest->lo + (widest->hi - widest->lo + 1) / 2;  // its tensors' extents stay larger: padding
   }
   if (rng() % 20 == 0 && !c.k.empty()) c.k[0].hi = c.k[0].lo;  // an empty sum
@@ -288,7 +293,8 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   options.isa = isa;
   options.mc = 2 * (1 + rng() % 3) * 16, options.kc = 1 + rng() % 9, options.nc = 32 * (1 + rng() % 2);
   int threads = 1 + static_cast<int>(rng() % 3);
-  std::string what = std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
+  options.flops_per_thread = 1;  // contractions this small would otherwise run on one thread
+  std::string what = std::string(long_sum ? "long sum, " : "") + std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
                      std::to_string(c.n.size()) + "/" + std::to_string(c.k.size()) + " indices, isa " + isa + " threads " + std::to_string(threads) + " blocks " +
                      std::to_string(options.mc) + "/" + std::to_string(options.kc) + "/" + std::to_string(options.nc);
   tc::backends::cpu::run_gett(c, {A.v, B.v, O.v, E.v}, threads, options);

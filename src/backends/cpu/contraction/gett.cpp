@@ -20,7 +20,6 @@ using runtime::TensorView;
 namespace {
 
 constexpr int kMaxMR = 16, kMaxNR = 32;  // the largest micro-kernel's tile (microkernel.h)
-constexpr double kFlopsPerThread = 1e6;   // the least work worth another thread
 
 // The epilogue's loops over a block of O are worth vectorising (with the baseline ISA), which
 // GCC does at -O2 only for loops of a known trip count; Clang does at -O2.
@@ -162,9 +161,11 @@ PackBuffers& thread_buffers() {
 }
 
 // A piece of the work one task does: one batch entry, a range of M and of N (each starting at
-// a multiple of MR, NR).
+// a multiple of MR, NR) and of K; `part` 0 sums into O, part q > 0 (a share of K when K is
+// split between threads) into the q-th partial sum, which the reduction adds to O.
 struct Task {
-  int64_t batch = 0, m0 = 0, m1 = 0, n0 = 0, n1 = 0;
+  int64_t batch = 0, m0 = 0, m1 = 0, n0 = 0, n1 = 0, k0 = 0, k1 = 0;
+  int part = 0;
 };
 
 template <typename T>
@@ -178,6 +179,11 @@ struct Problem {
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K
+  // Where K is split between threads: the partial sums of parts 1.. (each M x N, rows of N),
+  // their tables (the offsets of row i and column j) and contiguous_panels.
+  T* partial = nullptr;
+  std::vector<int64_t> partial_m, partial_n;
+  std::vector<char> partial_panels;
   MicroKernel<T> uk;
   int64_t mc = 0, kc = 0, nc = 0;
   bool accumulate = false;
@@ -204,68 +210,56 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
   }
 }
 
+// One micro-panel: `width` rows of an operand (A's M values or B's N values at offsets `lines`
+// from `base`; the first `rows` real, the others packed as zeros) over a K block of `kb` steps at
+// offsets `ko`, into dst[k * width + r]. Read the cheapest way each stretch of K allows: a
+// vector copy per step where the rows follow one another in memory (`whole_rows`), a
+// transposing pack along each run of K values that follow one another (`runs`: a block may
+// cross from one run into the next), a gather per element elsewhere.
 template <typename T>
-void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
-  const int mr = p.uk.mr;
-  const int64_t* ka = p.k.a.data() + p0;
-  for (int64_t q = 0; q * mr < mb; ++q, dst += mr * kb) {
-    int64_t i = i0 + q * mr, rows = std::min<int64_t>(mr, mb - q * mr);
-    if (rows == mr && p.a_panels[static_cast<size_t>(i / mr)]) {
-      const T* src = p.a + ab + p.m.a[static_cast<size_t>(i)];
-      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * mr, src + ka[k], mr);
-      continue;
-    }
-    const int64_t* ma = p.m.a.data() + i;
-    if (p.ka_runs[static_cast<size_t>(p0)] >= kb) {  // each row's K block is one run: read rows
-      if (rows == mr && p.uk.pack_transposed) {
-        const T* src[kMaxMR];
-        for (int r = 0; r < mr; ++r) src[r] = p.a + ab + ka[0] + ma[r];
-        p.uk.pack_transposed(dst, src, mr, kb);
-        continue;
+void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
+                bool whole_rows, const int64_t* ko, const int32_t* runs, int64_t kb) {
+  if (rows == width && whole_rows) {
+    const T* src = base + lines[0];
+    for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
+    return;
+  }
+  for (int64_t k = 0; k < kb;) {
+    int64_t run = std::min<int64_t>(runs[k], kb - k);
+    T* d = dst + k * width;
+    if (run > 1 && rows == width && uk.pack_transposed) {
+      const T* src[std::max(kMaxMR, kMaxNR)];
+      for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[r];
+      uk.pack_transposed(d, src, width, run);
+    } else if (run > 1) {
+      for (int r = 0; r < width; ++r) {
+        const T* row = base + ko[k] + (r < rows ? lines[r] : 0);
+        for (int64_t q = 0; q < run; ++q) d[q * width + r] = r < rows ? row[q] : T(0);
       }
-      for (int r = 0; r < mr; ++r) {
-        const T* row = p.a + ab + ka[0] + (r < rows ? ma[r] : 0);
-        for (int64_t k = 0; k < kb; ++k) dst[k * mr + r] = r < rows ? row[k] : T(0);
-      }
-      continue;
+    } else {
+      const T* src = base + ko[k];
+      for (int r = 0; r < width; ++r) d[r] = r < rows ? src[lines[r]] : T(0);
     }
-    for (int64_t k = 0; k < kb; ++k) {
-      const T* src = p.a + ab + ka[k];
-      for (int r = 0; r < mr; ++r) dst[k * mr + r] = r < rows ? src[ma[r]] : T(0);
-    }
+    k += run;
   }
 }
 
+// The A block of rows i0.. (mb of them) over the K block at p0 (kb steps): micro-panels of MR rows.
+template <typename T>
+void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
+  const int mr = p.uk.mr;
+  for (int64_t i = i0; i < i0 + mb; i += mr, dst += mr * kb)
+    pack_panel(p.uk, dst, p.a + ab, p.m.a.data() + i, mr, std::min<int64_t>(mr, i0 + mb - i),
+               p.a_panels[static_cast<size_t>(i / mr)] != 0, p.k.a.data() + p0, p.ka_runs.data() + p0, kb);
+}
+
+// The B block of columns j0.. (nb of them) over the K block at p0: micro-panels of NR columns.
 template <typename T>
 void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int64_t p0, int64_t kb) {
   const int nr = p.uk.nr;
-  const int64_t* kbo = p.k.b.data() + p0;
-  for (int64_t q = 0; q * nr < nb; ++q, dst += nr * kb) {
-    int64_t j = j0 + q * nr, cols = std::min<int64_t>(nr, nb - q * nr);
-    if (cols == nr && p.b_panels[static_cast<size_t>(j / nr)]) {
-      const T* src = p.b + bb + p.n.b[static_cast<size_t>(j)];
-      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * nr, src + kbo[k], nr);
-      continue;
-    }
-    const int64_t* nbo = p.n.b.data() + j;
-    if (p.kb_runs[static_cast<size_t>(p0)] >= kb) {  // each column's K block is one run: read them
-      if (cols == nr && p.uk.pack_transposed) {
-        const T* src[kMaxNR];
-        for (int c = 0; c < nr; ++c) src[c] = p.b + bb + kbo[0] + nbo[c];
-        p.uk.pack_transposed(dst, src, nr, kb);
-        continue;
-      }
-      for (int c = 0; c < nr; ++c) {
-        const T* col = p.b + bb + kbo[0] + (c < cols ? nbo[c] : 0);
-        for (int64_t k = 0; k < kb; ++k) dst[k * nr + c] = c < cols ? col[k] : T(0);
-      }
-      continue;
-    }
-    for (int64_t k = 0; k < kb; ++k) {
-      const T* src = p.b + bb + kbo[k];
-      for (int c = 0; c < nr; ++c) dst[k * nr + c] = c < cols ? src[nbo[c]] : T(0);
-    }
-  }
+  for (int64_t j = j0; j < j0 + nb; j += nr, dst += nr * kb)
+    pack_panel(p.uk, dst, p.b + bb, p.n.b.data() + j, nr, std::min<int64_t>(nr, j0 + nb - j),
+               p.b_panels[static_cast<size_t>(j / nr)] != 0, p.k.b.data() + p0, p.kb_runs.data() + p0, kb);
 }
 
 // A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
@@ -352,40 +346,67 @@ TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int6
   }
 }
 
-// One micro-tile at (i, j): straight into O where the tile is whole and its rows' columns
-// follow one another in O, else through a tile on the stack; `last`: its sum is finished (the
-// epilogue follows).
+// Where a micro-tile's sums go: O of one batch entry, or a partial sum; row i of the tile's
+// rows at base + m[i], column j at + n[j]; `panels`: contiguous_panels along N.
 template <typename T>
-void micro_tile(const Problem<T>& p, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols, const T* a,
-                const T* b, int64_t kb, bool add, bool last) {
+struct Target {
+  T* base;
+  const int64_t *m, *n;
+  const char* panels;
+  bool epilogue;  // the epilogue follows the last K block (O, K not split)
+};
+
+template <typename T>
+Target<T> target(const Problem<T>& p, const Task& t) {
+  if (t.part > 0)
+    return {p.partial + (t.part - 1) * p.m.size * p.n.size, p.partial_m.data(), p.partial_n.data(),
+            p.partial_panels.data(), false};
+  return {p.o + p.batch.o[static_cast<size_t>(t.batch)], p.m.o.data(), p.n.o.data(), p.o_panels.data(),
+          !p.epilogue->empty() && p.partial == nullptr};
+}
+
+// One micro-tile at (i, j): straight into the target where the tile is whole and its rows'
+// columns follow one another there, else through a tile on the stack; `last`: its sum is
+// finished (the epilogue follows).
+template <typename T>
+void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols,
+                const T* a, const T* b, int64_t kb, bool add, bool last) {
   const int mr = p.uk.mr, nr = p.uk.nr;
-  const int64_t ob = p.batch.o[bi];
   int64_t offs[kMaxMR];
-  if (rows == mr && cols == nr && p.o_panels[static_cast<size_t>(j / nr)]) {
-    for (int r = 0; r < mr; ++r) offs[r] = ob + p.m.o[static_cast<size_t>(i + r)];
-    p.uk.run(kb, a, b, p.o + p.n.o[static_cast<size_t>(j)], offs, add);
-    if (last && !p.epilogue->empty()) apply_epilogue(p, bi, i, rows, j, cols);
-    return;
-  }
-  alignas(64) T tile[kMaxMR * kMaxNR];
-  for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
-  p.uk.run(kb, a, b, tile, offs, false);
-  for (int64_t r = 0; r < rows; ++r) {
-    T* row = p.o + ob + p.m.o[static_cast<size_t>(i + r)];
-    for (int64_t c = 0; c < cols; ++c) {
-      T& out = row[p.n.o[static_cast<size_t>(j + c)]];
-      out = add ? out + tile[r * nr + c] : tile[r * nr + c];
+  if (rows == mr && cols == nr && out.panels[j / nr]) {
+    for (int r = 0; r < mr; ++r) offs[r] = out.m[i + r];
+    p.uk.run(kb, a, b, out.base + out.n[j], offs, add);
+  } else {
+    alignas(64) T tile[kMaxMR * kMaxNR];
+    for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
+    p.uk.run(kb, a, b, tile, offs, false);
+    for (int64_t r = 0; r < rows; ++r) {
+      T* row = out.base + out.m[i + r];
+      for (int64_t c = 0; c < cols; ++c) {
+        T& x = row[out.n[j + c]];
+        x = add ? x + tile[r * nr + c] : tile[r * nr + c];
+      }
     }
   }
-  if (last && !p.epilogue->empty()) apply_epilogue(p, bi, i, rows, j, cols);
+  if (last && out.epilogue) apply_epilogue(p, bi, i, rows, j, cols);
+}
+
+// The block size that cuts `extent` into as few blocks of at most `most` as it can, all of one
+// size (a multiple of `unit`, the last block the remainder): 312 steps of K in two blocks of
+// 160 and 152 rather than 256 and 56, the short one's fixed costs (the micro-tile's loads and
+// stores of O) no longer spread over a few steps.
+int64_t balanced_block(int64_t extent, int64_t most, int64_t unit) {
+  if (extent <= 0) return std::max<int64_t>(unit, 1);
+  int64_t blocks = (extent + most - 1) / most, size = (extent + blocks - 1) / blocks;
+  return std::min(most, (size + unit - 1) / unit * unit);
 }
 
 template <typename T>
 void run_task(const Problem<T>& p, const Task& t) {
   const int mr = p.uk.mr, nr = p.uk.nr;
-  const int64_t K = p.k.size;
-  int64_t kc = std::min(p.kc, K);
-  int64_t mc = std::min(p.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
+  const int64_t K = t.k1 - t.k0;
+  int64_t kc = balanced_block(K, p.kc, 8);
+  int64_t mc = balanced_block(t.m1 - t.m0, p.mc, mr);
   int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
   // Where the task's M is one block and K one block, each B block serves that block alone, at once: sized like
   // the A block (half of L2) instead of from L3, packing it and reading it back stay in cache
@@ -397,12 +418,13 @@ void run_task(const Problem<T>& p, const Task& t) {
   T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
   size_t bi = static_cast<size_t>(t.batch);
   int64_t ab = p.batch.a[bi], bb = p.batch.b[bi];
+  const Target<T> out = target(p, t);
   int64_t packed_i0 = -1, packed_p0 = -1;  // the A block in ap (one M block, one K block: packed once)
   for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
     int64_t nb = std::min(nc, t.n1 - j0);
-    for (int64_t p0 = 0; p0 < K; p0 += kc) {
-      int64_t kb = std::min(kc, K - p0);
-      bool add = p.accumulate || p0 > 0, last = p0 + kb == K;
+    for (int64_t p0 = t.k0; p0 < t.k1; p0 += kc) {
+      int64_t kb = std::min(kc, t.k1 - p0);
+      bool add = (p.accumulate && t.part == 0) || p0 > t.k0, last = p0 + kb == t.k1;
       pack_b(p, bp, bb, j0, nb, p0, kb);
       for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
         int64_t mb = std::min(mc, t.m1 - i0);
@@ -410,7 +432,7 @@ void run_task(const Problem<T>& p, const Task& t) {
         packed_i0 = i0, packed_p0 = p0;
         for (int64_t jr = 0; jr < nb; jr += nr)
           for (int64_t ir = 0; ir < mb; ir += mr)
-            micro_tile(p, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
+            micro_tile(p, out, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
                        ap + ir * kb, bp + jr * kb, kb, add, last);
       }
     }
@@ -428,10 +450,34 @@ int task_entry(void*, int index, uint8_t* closure) {
   }
 }
 
+// Whether one batch entry's sum is better cut along K than along M or N between `threads`:
+// cut along M (N), every thread packs all of B (A) for its share of the other, so where M x N
+// is small against K (a coupled-cluster term summing 92,000 products into a 312 x 296 result)
+// packing, and reading the operands from memory once per thread, outweigh the arithmetic;
+// cut along K, each thread packs its share of both once, and adds its partial sum of O
+// (written, then read back) at the end. Counted in elements moved, with the partial sums
+// bounded to what the sum's arithmetic pays for.
+bool split_along_k(int64_t M, int64_t N, int64_t K, int mr, int nr, int threads) {
+  const double P = threads, m = static_cast<double>(M), n = static_cast<double>(N), k = static_cast<double>(K);
+  if (threads < 2 || K < 64 * threads) return false;
+  const bool along_n = (N + nr - 1) / nr >= (M + mr - 1) / mr;
+  const double packed_mn = (along_n ? m + n / P : m / P + n) * k;
+  const double packed_k = (m + n) * k / P + 2 * m * n * (P - 1);
+  return packed_k < 0.8 * packed_mn;
+}
+
 // The tasks: every batch entry cut into `parts` pieces along N or M (whichever has more micro-
 // panels), so that the number of tasks is a multiple of the threads (equal pieces, no thread
-// idle at the end) where the panels allow.
-std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int mr, int nr, int threads) {
+// idle at the end) where the panels allow; one batch entry whose sum is better cut along K
+// (split_along_k), into `threads` shares of K (multiples of 8).
+std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int64_t K, int mr, int nr, int threads) {
+  std::vector<Task> tasks;
+  if (batches == 1 && split_along_k(M, N, K, mr, nr, threads)) {
+    int64_t per = (K / threads + 7) / 8 * 8;
+    for (int q = 0; q < threads && q * per < K; ++q)
+      tasks.push_back({0, 0, M, 0, N, q * per, std::min(K, (q + 1) * per), q});
+    return tasks;
+  }
   int64_t P = std::max(1, threads);
   int64_t parts = P / std::gcd(std::max<int64_t>(batches, 1), P);
   int64_t mp = (M + mr - 1) / mr, np = (N + nr - 1) / nr;
@@ -439,10 +485,9 @@ std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int mr, int nr, int
   int64_t panels = along_n ? np : mp;
   parts = std::max<int64_t>(1, std::min(parts, panels));
   int64_t per = (panels + parts - 1) / parts;
-  std::vector<Task> tasks;
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t q = 0; q * per < panels; ++q) {
-      Task t{b, 0, M, 0, N};
+      Task t{b, 0, M, 0, N, 0, K, 0};
       int64_t w = along_n ? nr : mr, extent = along_n ? N : M;
       int64_t lo = q * per * w, hi = std::min(extent, (q + 1) * per * w);
       (along_n ? t.n0 : t.m0) = lo;
@@ -450,6 +495,26 @@ std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int mr, int nr, int
       tasks.push_back(t);
     }
   return tasks;
+}
+
+// The reduction after a sum cut along K: rows [i, i + MR) of O (one task's) get the partial
+// sums of parts 1.. added, then the epilogue.
+template <typename T>
+int reduce_entry(void*, int index, uint8_t* closure) {
+  auto& p = *reinterpret_cast<Problem<T>*>(closure);
+  const int64_t M = p.m.size, N = p.n.size, i0 = int64_t{index} * p.uk.mr, rows = std::min<int64_t>(p.uk.mr, M - i0);
+  const size_t parts = p.tasks.size();
+  T* o = p.o + p.batch.o[0];
+  for (int64_t i = i0; i < i0 + rows; ++i) {
+    T* row = o + p.m.o[static_cast<size_t>(i)];
+    for (size_t q = 1; q < parts; ++q) {
+      const T* src = p.partial + (static_cast<int64_t>(q) - 1) * M * N + i * N;
+      for (int64_t j = 0; j < N; ++j) row[p.n.o[static_cast<size_t>(j)]] += src[j];
+    }
+  }
+  if (!p.epilogue->empty())
+    for (int64_t j = 0; j < N; j += p.uk.nr) apply_epilogue(p, 0, i0, rows, j, std::min<int64_t>(p.uk.nr, N - j));
+  return 0;
 }
 
 // The share of `panels` that are contiguous.
@@ -554,15 +619,30 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
-  // A thread's start and join cost about what a few hundred thousand multiply-adds do: a small
-  // contraction (an MLP's narrow layer) runs on fewer threads than it may.
-  threads = static_cast<int>(std::clamp<double>(c.flops() / kFlopsPerThread, 1, std::max(1, threads)));
-  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.uk.mr, p.uk.nr, threads);
-  int status = runtime::parallel_for(threads, task_entry<T>, nullptr, 0, static_cast<int>(p.tasks.size()),
-                                     reinterpret_cast<uint8_t*>(&p));
-  if (status == runtime::kThreadStartFailed)
-    fail(TC_ERROR_NO_MEMORY, "cpu backend: could not start a thread: " + runtime::thread_start_failure());
-  if (status != 0) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's packed blocks");
+  // A small contraction (an MLP's narrow layer) runs on fewer threads than it may.
+  threads = static_cast<int>(std::clamp<double>(c.flops() / std::max(options.flops_per_thread, 1.0), 1,
+                                                std::max(1, threads)));
+  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.uk.mr, p.uk.nr, threads);
+  std::unique_ptr<T[]> partial;
+  if (p.tasks.size() > 1 && p.tasks[1].part > 0) {
+    size_t elements = static_cast<size_t>(p.m.size * p.n.size) * (p.tasks.size() - 1);
+    partial.reset(new (std::nothrow) T[elements]);
+    if (!partial)
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's partial sums (" +
+                                   std::to_string(elements * sizeof(T)) + " bytes)");
+    p.partial = partial.get();
+    for (int64_t i = 0; i < p.m.size; ++i) p.partial_m.push_back(i * p.n.size);
+    for (int64_t j = 0; j < p.n.size; ++j) p.partial_n.push_back(j);
+    p.partial_panels = contiguous_panels(p.partial_n, p.uk.nr);
+  }
+  auto run = [&](runtime::Task entry, int count) {
+    int status = runtime::parallel_for(threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
+    if (status == runtime::kThreadStartFailed)
+      fail(TC_ERROR_NO_MEMORY, "cpu backend: could not start a thread: " + runtime::thread_start_failure());
+    if (status != 0) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's packed blocks");
+  };
+  run(task_entry<T>, static_cast<int>(p.tasks.size()));
+  if (p.partial) run(reduce_entry<T>, static_cast<int>((p.m.size + p.uk.mr - 1) / p.uk.mr));
 }
 
 int64_t round_down(int64_t v, int64_t to, int64_t lo, int64_t hi) { return std::clamp(v / to * to, lo, hi); }

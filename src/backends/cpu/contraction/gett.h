@@ -18,10 +18,12 @@
 namespace tc::backends::cpu {
 
 // Block sizes, in elements, and the micro-kernel's ISA ("avx512", "avx2", "scalar"; empty: the
-// best this CPU runs).
+// best this CPU runs); the least work (flops) worth another thread: a thread's start and join
+// cost about what a few hundred thousand multiply-adds do.
 struct GettOptions {
   int64_t mc = 0, kc = 0, nc = 0;
   std::string isa;
+  double flops_per_thread = 1e6;
 };
 
 // The cache sizes the default blocking is derived from (bytes: level 1 data and level 2 per
