@@ -149,18 +149,20 @@ TEST(Contraction, PointwiseStatementsAfterAProductAreItsEpilogue) {
 namespace {
 
 // A tensor of doubles or floats in memory of its own, its dimensions laid out in a random
-// order with random padding, some strides negative, a dimension of extent 1 with stride 0.
+// order with random padding, some strides negative, a dimension of extent 1 with stride 0;
+// dimension `unit` (if any) innermost, stride 1.
 template <typename T>
 struct Operand {
   std::vector<T> memory;
   TensorView v;
 
-  Operand(const std::vector<int64_t>& shape, std::mt19937& rng, ScalarType type) {
+  Operand(const std::vector<int64_t>& shape, std::mt19937& rng, ScalarType type, int unit = -1) {
     v.type = type;
     v.ndim = static_cast<int>(shape.size());
     std::vector<int> order(shape.size());
     for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
     std::shuffle(order.begin(), order.end(), rng);
+    if (unit >= 0) std::iter_swap(order.begin(), std::find(order.begin(), order.end(), unit));
     int64_t stride = 1;
     for (int d : order) {  // innermost first
       v.shape[d] = shape[static_cast<size_t>(d)];
@@ -170,7 +172,7 @@ struct Operand {
     memory.resize(static_cast<size_t>(stride) + 1);
     int64_t base = 0;
     for (int d = 0; d < v.ndim; ++d)
-      if (rng() % 4 == 0 && v.shape[d] > 1) {  // walk this dimension backwards
+      if (rng() % 4 == 0 && v.shape[d] > 1 && d != unit) {  // walk this dimension backwards
         base += (v.shape[d] - 1) * v.strides[d];
         v.strides[d] = -v.strides[d];
       }
@@ -234,8 +236,10 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   c.a = 0, c.b = 1, c.o = 2;
   c.accumulate = rng() % 3 == 0;
   // One in six a long sum into a small result (no batch, up to 4 x 4 values per index of M
-  // and N), which threads split along K: partial sums, then a reduction and the epilogue.
-  const bool long_sum = rng() % 6 == 0;
+  // and N), which threads split along K: partial sums, then a reduction and the epilogue. Half
+  // of those crossed: two indices of K, A's values along the second in memory, B's along the
+  // first (8 or 16 of them): K is packed in tiles.
+  const bool long_sum = rng() % 6 == 0, crossed = long_sum && rng() % 2;
   std::uniform_int_distribution<int> count(0, 2), extent(1, 13), short_extent(1, 4), long_extent(20, 70);
   int na = 0, nb = 0, no = 0;
   std::vector<int64_t> sa, sb, so;
@@ -254,7 +258,12 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   for (int i = long_sum ? 0 : count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
   for (int i = count(rng); i > 0; --i) add(c.m, true, true, false, "m");
   for (int i = count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
-  for (int i = long_sum ? 1 + count(rng) % 2 : count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  for (int i = crossed ? 2 : long_sum ? 1 + count(rng) % 2 : count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  if (crossed) {
+    c.k[0].hi = c.k[0].lo + 8 * (1 + rng() % 2);
+    sa[static_cast<size_t>(c.k[0].a)] = c.k[0].hi + (rng() % 2);
+    sb[static_cast<size_t>(c.k[0].b)] = c.k[0].hi;
+  }
   // The plain loop below takes every point of the whole box: keep it under 300k points (100k
   // for a long sum).
   for (;;) {
@@ -282,7 +291,8 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
         if (in_e) se.push_back(x.hi + (rng() % 2));
       }
   }
-  Operand<T> A(sa, rng, type), B(sb, rng, type), O(so, rng, type), E(se, rng, type);
+  Operand<T> A(sa, rng, type, crossed ? c.k[1].a : -1), B(sb, rng, type, crossed ? c.k[0].b : -1);
+  Operand<T> O(so, rng, type), E(se, rng, type);
   for (auto& x : O.memory) x = T(7);  // outside the box: must stay 7
   std::vector<T> entry(O.memory);
   std::vector<ContractionIndex> all;
@@ -294,7 +304,7 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   options.mc = 2 * (1 + rng() % 3) * 16, options.kc = 1 + rng() % 9, options.nc = 32 * (1 + rng() % 2);
   int threads = 1 + static_cast<int>(rng() % 3);
   options.flops_per_thread = 1;  // contractions this small would otherwise run on one thread
-  std::string what = std::string(long_sum ? "long sum, " : "") + std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
+  std::string what = std::string(crossed ? "crossed " : "") + (long_sum ? "long sum, " : "") + std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
                      std::to_string(c.n.size()) + "/" + std::to_string(c.k.size()) + " indices, isa " + isa + " threads " + std::to_string(threads) + " blocks " +
                      std::to_string(options.mc) + "/" + std::to_string(options.kc) + "/" + std::to_string(options.nc);
   tc::backends::cpu::run_gett(c, {A.v, B.v, O.v, E.v}, threads, options);
@@ -371,24 +381,30 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
 
 // The transposing packs (a row of an operand per panel column, K along the rows) against the
 // definition, for every panel width the kernels use, K steps below, at and past the 8 (4) a
-// transpose takes, and runs at any alignment.
+// transpose takes, runs at any alignment, and runs spread every step-th row of the panel
+// (the rows between untouched).
 template <typename T>
 void expect_transposing_pack(const tc::backends::cpu::MicroKernel<T>& uk) {
   for (int width : {uk.mr, uk.nr})
-    for (int64_t kc : {1, 3, 4, 7, 8, 9, 17, 64}) {
-      std::vector<T> memory(static_cast<size_t>(width * (kc + 5) + 3));
-      for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<T>(i) + T(0.5);
-      std::vector<const T*> src(static_cast<size_t>(width));
-      for (int c = 0; c < width; ++c) src[static_cast<size_t>(c)] = memory.data() + 1 + ((c * 7) % width) * (kc + 5);
-      std::vector<T> dst(static_cast<size_t>(width * kc + 8), T(-1));
-      uk.pack_transposed(dst.data(), src.data(), width, kc);
-      for (int64_t k = 0; k < kc; ++k)
-        for (int c = 0; c < width; ++c)
-          ASSERT_EQ(dst[static_cast<size_t>(k * width + c)], src[static_cast<size_t>(c)][k])
-              << uk.isa << " width " << width << " kc " << kc << " k " << k << " c " << c;
-      for (size_t i = static_cast<size_t>(width * kc); i < dst.size(); ++i)
-        ASSERT_EQ(dst[i], T(-1)) << uk.isa << " width " << width << " kc " << kc << ": written past the panel";
-    }
+    for (int64_t kc : {1, 3, 4, 7, 8, 9, 17, 64})
+      for (int step : {1, 3, 8}) {
+        std::vector<T> memory(static_cast<size_t>(width * (kc + 5) + 3));
+        for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<T>(i) + T(0.5);
+        std::vector<const T*> src(static_cast<size_t>(width));
+        for (int c = 0; c < width; ++c) src[static_cast<size_t>(c)] = memory.data() + 1 + ((c * 7) % width) * (kc + 5);
+        const int64_t rows = (kc - 1) * step + 1;
+        std::vector<T> dst(static_cast<size_t>(width * rows + 8), T(-1));
+        uk.pack_transposed(dst.data(), src.data(), width, kc, step);
+        std::string what = std::string(uk.isa) + " width " + std::to_string(width) + " kc " + std::to_string(kc) +
+                           " step " + std::to_string(step);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int c = 0; c < width; ++c) {
+            T want = r % step == 0 ? src[static_cast<size_t>(c)][r / step] : T(-1);
+            ASSERT_EQ(dst[static_cast<size_t>(r * width + c)], want) << what << " row " << r << " c " << c;
+          }
+        for (size_t i = static_cast<size_t>(width * rows); i < dst.size(); ++i)
+          ASSERT_EQ(dst[i], T(-1)) << what << ": written past the panel";
+      }
 }
 
 TEST(Contraction, TransposingPacksEqualTheDefinition) {

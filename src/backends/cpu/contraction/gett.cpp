@@ -53,26 +53,38 @@ std::vector<size_t> flatten_order(const std::vector<ContractionIndex>& g, const 
   return order;
 }
 
+// One loop of a flattened group as one tensor sees it: its trip count and its stride there.
+struct Axis {
+  int64_t extent, stride;
+};
+
+// The offsets of every point of nested loops `axes` (the last innermost) from `base`.
+std::vector<int64_t> offsets(int64_t base, const std::vector<Axis>& axes) {
+  int64_t size = 1;
+  for (const Axis& x : axes) size *= x.extent;
+  std::vector<int64_t> out(static_cast<size_t>(size));
+  if (size == 0) return out;
+  out[0] = base;
+  // Each loop in turn, innermost first: the table so far, repeated at each of its values.
+  size_t filled = 1;
+  for (size_t q = axes.size(); q-- > 0;) {
+    for (int64_t j = 1; j < axes[q].extent; ++j)
+      for (size_t i = 0; i < filled; ++i) out[j * filled + i] = out[i] + j * axes[q].stride;
+    filled *= static_cast<size_t>(axes[q].extent);
+  }
+  return out;
+}
+
 // The offsets in `v` of every flat index of `g`, flattened in `order` (the last fastest); dim(x):
 // the dimension of v that index x walks (-1: none).
 template <typename DimOf>
 std::vector<int64_t> offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
-                             const TensorView& v, DimOf dim, int64_t size) {
-  std::vector<int64_t> out(static_cast<size_t>(size));
+                             const TensorView& v, DimOf dim) {
   int64_t base = 0;
   for (const auto& x : g) base += x.lo * stride_of(v, dim(x));
-  if (size == 0) return out;
-  out[0] = base;
-  // Each index in turn, innermost first: the table so far, repeated at each of its values.
-  size_t filled = 1;
-  for (size_t q = order.size(); q-- > 0;) {
-    const ContractionIndex& x = g[order[q]];
-    int64_t stride = stride_of(v, dim(x)), extent = x.hi - x.lo;
-    for (int64_t j = 1; j < extent; ++j)
-      for (size_t i = 0; i < filled; ++i) out[j * filled + i] = out[i] + j * stride;
-    filled *= static_cast<size_t>(extent);
-  }
-  return out;
+  std::vector<Axis> axes;
+  for (size_t q : order) axes.push_back({g[q].hi - g[q].lo, stride_of(v, dim(g[q]))});
+  return offsets(base, axes);
 }
 
 // The length of the runs of consecutive elements of `v` that the flat index of `g` (in `order`)
@@ -107,11 +119,11 @@ Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& 
   Flat f;
   for (const auto& x : g) f.size *= x.hi - x.lo;
   auto member = [](int ContractionIndex::*dim) { return [dim](const ContractionIndex& x) { return x.*dim; }; };
-  if (o) f.o = offsets(g, order, *o, member(&ContractionIndex::o), f.size);
-  if (a) f.a = offsets(g, order, *a, member(&ContractionIndex::a), f.size);
-  if (b) f.b = offsets(g, order, *b, member(&ContractionIndex::b), f.size);
+  if (o) f.o = offsets(g, order, *o, member(&ContractionIndex::o));
+  if (a) f.a = offsets(g, order, *a, member(&ContractionIndex::a));
+  if (b) f.b = offsets(g, order, *b, member(&ContractionIndex::b));
   for (size_t q = 0; q < epilogue.size(); ++q)
-    f.e.push_back(offsets(g, order, *epilogue[q], [q](const ContractionIndex& x) { return x.e[q]; }, f.size));
+    f.e.push_back(offsets(g, order, *epilogue[q], [q](const ContractionIndex& x) { return x.e[q]; }));
   return f;
 }
 
@@ -178,7 +190,11 @@ struct Problem {
   Flat batch, m, n, k;
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
-  std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K
+  std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K,
+  int ka_step = 1, kb_step = 1;                      // with these steps (pack_panel)
+  // What K blocks and threads' shares of K are multiples of: 8 steps (a transpose's), 8 x the
+  // step where a run's values lie every step-th step (tiled_k): 8 of them per run.
+  int64_t k_unit() const { return 8 * std::max(ka_step, kb_step); }
   // Where K is split between threads: the partial sums of parts 1.. (each M x N, rows of N),
   // their tables (the offsets of row i and column j) and contiguous_panels.
   T* partial = nullptr;
@@ -214,34 +230,36 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 // from `base`; the first `rows` real, the others packed as zeros) over a K block of `kb` steps at
 // offsets `ko`, into dst[k * width + r]. Read the cheapest way each stretch of K allows: a
 // vector copy per step where the rows follow one another in memory (`whole_rows`), a
-// transposing pack along each run of K values that follow one another (`runs`: a block may
-// cross from one run into the next), a gather per element elsewhere.
+// transposing pack along each run of values that follow one another in memory (`runs`, per
+// step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
+// from one run into the next), a gather per element elsewhere.
 template <typename T>
 void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
-                bool whole_rows, const int64_t* ko, const int32_t* runs, int64_t kb) {
+                bool whole_rows, const int64_t* ko, const int32_t* runs, int step, int64_t kb) {
   if (rows == width && whole_rows) {
     const T* src = base + lines[0];
     for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
     return;
   }
-  for (int64_t k = 0; k < kb;) {
-    int64_t run = std::min<int64_t>(runs[k], kb - k);
-    T* d = dst + k * width;
-    if (run > 1 && rows == width && uk.pack_transposed) {
-      const T* src[std::max(kMaxMR, kMaxNR)];
-      for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[r];
-      uk.pack_transposed(d, src, width, run);
-    } else if (run > 1) {
-      for (int r = 0; r < width; ++r) {
-        const T* row = base + ko[k] + (r < rows ? lines[r] : 0);
-        for (int64_t q = 0; q < run; ++q) d[q * width + r] = r < rows ? row[q] : T(0);
+  for (int64_t first = 0; first < step && first < kb; ++first)
+    for (int64_t k = first; k < kb;) {
+      int64_t run = std::min<int64_t>(runs[k], (kb - k + step - 1) / step);
+      T* d = dst + k * width;
+      if (run > 1 && rows == width && uk.pack_transposed) {
+        const T* src[std::max(kMaxMR, kMaxNR)];
+        for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[r];
+        uk.pack_transposed(d, src, width, run, step);
+      } else if (run > 1) {
+        for (int r = 0; r < width; ++r) {
+          const T* row = base + ko[k] + (r < rows ? lines[r] : 0);
+          for (int64_t q = 0; q < run; ++q) d[q * step * width + r] = r < rows ? row[q] : T(0);
+        }
+      } else {
+        const T* src = base + ko[k];
+        for (int r = 0; r < width; ++r) d[r] = r < rows ? src[lines[r]] : T(0);
       }
-    } else {
-      const T* src = base + ko[k];
-      for (int r = 0; r < width; ++r) d[r] = r < rows ? src[lines[r]] : T(0);
+      k += run * step;
     }
-    k += run;
-  }
 }
 
 // The A block of rows i0.. (mb of them) over the K block at p0 (kb steps): micro-panels of MR rows.
@@ -250,7 +268,7 @@ void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int
   const int mr = p.uk.mr;
   for (int64_t i = i0; i < i0 + mb; i += mr, dst += mr * kb)
     pack_panel(p.uk, dst, p.a + ab, p.m.a.data() + i, mr, std::min<int64_t>(mr, i0 + mb - i),
-               p.a_panels[static_cast<size_t>(i / mr)] != 0, p.k.a.data() + p0, p.ka_runs.data() + p0, kb);
+               p.a_panels[static_cast<size_t>(i / mr)] != 0, p.k.a.data() + p0, p.ka_runs.data() + p0, p.ka_step, kb);
 }
 
 // The B block of columns j0.. (nb of them) over the K block at p0: micro-panels of NR columns.
@@ -259,7 +277,7 @@ void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int
   const int nr = p.uk.nr;
   for (int64_t j = j0; j < j0 + nb; j += nr, dst += nr * kb)
     pack_panel(p.uk, dst, p.b + bb, p.n.b.data() + j, nr, std::min<int64_t>(nr, j0 + nb - j),
-               p.b_panels[static_cast<size_t>(j / nr)] != 0, p.k.b.data() + p0, p.kb_runs.data() + p0, kb);
+               p.b_panels[static_cast<size_t>(j / nr)] != 0, p.k.b.data() + p0, p.kb_runs.data() + p0, p.kb_step, kb);
 }
 
 // A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
@@ -405,7 +423,7 @@ template <typename T>
 void run_task(const Problem<T>& p, const Task& t) {
   const int mr = p.uk.mr, nr = p.uk.nr;
   const int64_t K = t.k1 - t.k0;
-  int64_t kc = balanced_block(K, p.kc, 8);
+  int64_t kc = balanced_block(K, p.kc, p.k_unit());
   int64_t mc = balanced_block(t.m1 - t.m0, p.mc, mr);
   int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
   // Where the task's M is one block and K one block, each B block serves that block alone, at once: sized like
@@ -426,14 +444,16 @@ void run_task(const Problem<T>& p, const Task& t) {
       int64_t kb = std::min(kc, t.k1 - p0);
       bool add = (p.accumulate && t.part == 0) || p0 > t.k0, last = p0 + kb == t.k1;
       pack_b(p, bp, bb, j0, nb, p0, kb);
+
       for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
         int64_t mb = std::min(mc, t.m1 - i0);
         if (i0 != packed_i0 || p0 != packed_p0) pack_a(p, ap, ab, i0, mb, p0, kb);
         packed_i0 = i0, packed_p0 = p0;
         for (int64_t jr = 0; jr < nb; jr += nr)
-          for (int64_t ir = 0; ir < mb; ir += mr)
+          for (int64_t ir = 0; ir < mb; ir += mr) {
             micro_tile(p, out, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
                        ap + ir * kb, bp + jr * kb, kb, add, last);
+          }
       }
     }
   }
@@ -469,11 +489,11 @@ bool split_along_k(int64_t M, int64_t N, int64_t K, int mr, int nr, int threads)
 // The tasks: every batch entry cut into `parts` pieces along N or M (whichever has more micro-
 // panels), so that the number of tasks is a multiple of the threads (equal pieces, no thread
 // idle at the end) where the panels allow; one batch entry whose sum is better cut along K
-// (split_along_k), into `threads` shares of K (multiples of 8).
-std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int64_t K, int mr, int nr, int threads) {
+// (split_along_k), into `threads` shares of K (multiples of `k_unit`).
+std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t k_unit, int mr, int nr, int threads) {
   std::vector<Task> tasks;
   if (batches == 1 && split_along_k(M, N, K, mr, nr, threads)) {
-    int64_t per = (K / threads + 7) / 8 * 8;
+    int64_t per = (K / threads + k_unit - 1) / k_unit * k_unit;
     for (int q = 0; q < threads && q * per < K; ++q)
       tasks.push_back({0, 0, M, 0, N, q * per, std::min(K, (q + 1) * per), q});
     return tasks;
@@ -525,20 +545,63 @@ double share(const std::vector<char>& panels) {
   return static_cast<double>(n) / static_cast<double>(panels.size());
 }
 
-// Per flat index i: how many offsets from i on follow one another (off[i + j] == off[i] + j),
-// capped at 2^30: where a packing loop can read a K block as one row.
-std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off) {
+// Per flat index i: how many of the offsets at i, i + step, i + 2 step, ... follow one another
+// (off[i + j step] == off[i] + j), capped at 2^30: where a packing loop can read a stretch of a
+// K block as one row.
+std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off, int step = 1) {
   std::vector<int32_t> runs(off.size(), 1);
-  for (size_t i = off.size(); i-- > 1;)
-    if (off[i] == off[i - 1] + 1 && runs[i] < (1 << 30)) runs[i - 1] = runs[i] + 1;
+  for (size_t i = off.size(); i-- > static_cast<size_t>(step);)
+    if (off[i] == off[i - step] + 1 && runs[i] < (1 << 30)) runs[i - step] = runs[i] + 1;
   return runs;
+}
+
+// Where A's and B's K values run along different indices (A(l,i,k) * B(j,k,l): A's k, B's l),
+// no order of K reads both along their rows; tiles of B's index do: K ordered as the other
+// indices, B's index by tiles of `tile` (one cache line; the last tile what remains), A's
+// index, then the tile's values innermost. B reads runs of a line, A runs along its index every
+// tile-th step of the panel (pack_panel's step; in the last, narrower tile A is gathered). Needs
+// A's and B's extents at least a tile; empty otherwise.
+Flat tiled_k(const std::vector<ContractionIndex>& g, const TensorView& a, const TensorView& b, int tile) {
+  auto unit = [&](const TensorView& v, int ContractionIndex::*dim) {
+    for (size_t q = 0; q < g.size(); ++q)
+      if (g[q].*dim >= 0 && std::llabs(v.strides[g[q].*dim]) == 1 && g[q].hi - g[q].lo > 1) return static_cast<int>(q);
+    return -1;
+  };
+  int x = unit(a, &ContractionIndex::a), y = unit(b, &ContractionIndex::b);
+  if (x < 0 || y < 0 || x == y) return {};
+  const ContractionIndex &ix = g[static_cast<size_t>(x)], &iy = g[static_cast<size_t>(y)];
+  const int64_t X = ix.hi - ix.lo, Y = iy.hi - iy.lo;
+  if (X < tile || Y < tile) return {};
+  std::vector<size_t> rest;
+  for (size_t q : flatten_order(g, a, &ContractionIndex::a))
+    if (q != static_cast<size_t>(x) && q != static_cast<size_t>(y)) rest.push_back(q);
+  auto table = [&](const TensorView& v, int ContractionIndex::*dim) {
+    int64_t base = 0;
+    std::vector<Axis> outer;
+    for (const auto& i : g) base += i.lo * stride_of(v, i.*dim);
+    for (size_t q : rest) outer.push_back({g[q].hi - g[q].lo, stride_of(v, g[q].*dim)});
+    const int64_t sx = stride_of(v, ix.*dim), sy = stride_of(v, iy.*dim);
+    const std::vector<int64_t> starts = offsets(base, outer);
+    std::vector<int64_t> out;
+    out.reserve(static_cast<size_t>(X * Y) * starts.size());
+    for (int64_t o : starts)
+      for (int64_t t = 0; t < Y; t += tile)
+        for (int64_t i = 0; i < X; ++i)
+          for (int64_t j = t; j < std::min(Y, t + tile); ++j) out.push_back(o + i * sx + j * sy);
+    return out;
+  };
+  Flat f;
+  for (const auto& i : g) f.size *= i.hi - i.lo;
+  f.a = table(a, &ContractionIndex::a);
+  f.b = table(b, &ContractionIndex::b);
+  return f;
 }
 
 // The orders N and K are flattened in: N by O's strides (the micro-kernel's stores run along O's
 // memory), by B's (B's packing copies rows) or by O's with B's innermost index second (a packed
 // panel gathers B's values along O's order, but the panels after it, B's innermost index next,
 // read the same lines while they are still in cache); K by A's or by B's strides (a packing
-// loop reads along K where the packed index is not contiguous). A cost in elements moved,
+// loop reads along K where the packed index is not contiguous), or in tiles (tiled_k). A cost in elements moved,
 // weighted by how each is moved (a vector or a copy, a row read, a gather through the tables),
 // decides: O is written once per K block, A packed once per N block, B once. M is flattened
 // by A's strides (its rows are addressed through a table anyway).
@@ -564,20 +627,27 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   auto pack = [](double rows, bool along_k, double gathered) {
     return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : gathered);
   };
+  const int tile = 64 / static_cast<int>(sizeof(T));  // a cache line
+  Flat tiled = tiled_k(c.k, a, b, tile);
   double best = INFINITY;
   int best_n = 0, best_k = 0;
   for (int ni = 0; ni < 3; ++ni)
-    for (int ki = 0; ki < 2; ++ki) {
+    for (int ki = 0; ki < (tiled.size == K ? 3 : 2); ++ki) {
       double o_rows = panel_share(run_length(c.n, *n_orders[ni], o, &CI::o), N, p.uk.nr);
       double b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
-      bool a_along = panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
-      bool b_along = panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
+      bool a_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
+      bool b_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
       double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gather[ni]) +
                     o_moves * (o_rows * 0.3 + (1 - o_rows) * 3.0);
       if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
   p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b, epilogue);
-  p.k = flatten(c.k, k_orders[best_k], nullptr, &a, &b);
+  if (best_k == 2) {
+    p.k = std::move(tiled);
+    p.ka_step = tile;
+  } else {
+    p.k = flatten(c.k, k_orders[best_k], nullptr, &a, &b);
+  }
 }
 
 template <typename T>
@@ -614,15 +684,15 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   }
   p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
   p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
-  p.ka_runs = contiguous_runs(p.k.a);
-  p.kb_runs = contiguous_runs(p.k.b);
+  p.ka_runs = contiguous_runs(p.k.a, p.ka_step);
+  p.kb_runs = contiguous_runs(p.k.b, p.kb_step);
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
   // A small contraction (an MLP's narrow layer) runs on fewer threads than it may.
   threads = static_cast<int>(std::clamp<double>(c.flops() / std::max(options.flops_per_thread, 1.0), 1,
                                                 std::max(1, threads)));
-  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.uk.mr, p.uk.nr, threads);
+  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.k_unit(), p.uk.mr, p.uk.nr, threads);
   std::unique_ptr<T[]> partial;
   if (p.tasks.size() > 1 && p.tasks[1].part > 0) {
     size_t elements = static_cast<size_t>(p.m.size * p.n.size) * (p.tasks.size() - 1);

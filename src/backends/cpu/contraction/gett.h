@@ -3,8 +3,10 @@
 // offsets, so any order of indices and any strides are read directly; the five loops of BLIS
 // (N blocks of nc, K blocks of kc with a packed B block, M blocks of mc with a packed A block,
 // then NR and MR micro-panels) around the micro-kernel (microkernel.h); threads take blocks of
-// the output (and whole batches), each packing what it reads; the epilogue runs on each block
-// of O once its sum is finished, while the block is in cache. What it does not do: decide
+// the output (and whole batches), each packing what it reads, or shares of K where the output
+// is small against the sum (partial sums, added at the end); where A's and B's K values lie
+// along different indices, K is ordered in tiles so that both are packed along their runs; the
+// epilogue runs on each block of O once its sum is finished, while the block is in cache. What it does not do: decide
 // whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
 #pragma once
 

@@ -16,12 +16,13 @@ namespace tc::backends::cpu {
 template <typename T>
 using MicroKernelFn = void (*)(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add);
 
-// Packs `width` runs into a micro-panel: dst[k * width + c] = src[c][k] for c < width, k < kc
-// (a transpose: each run is one row or column of an operand whose K values follow one another,
-// the panel holds `width` values per step of K). Vector loads and in-register transposes
+// Packs `width` runs into a micro-panel: dst[k * step * width + c] = src[c][k] for c < width,
+// k < kc (a transpose: each run is one row or column of an operand whose K values follow one
+// another, the panel holds `width` values per step of K; `step` > 1 where the run's values
+// lie every step-th step of the panel's K order). Vector loads and in-register transposes
 // where the ISA has them; the packing's generic loops otherwise (null).
 template <typename T>
-using TransposePackFn = void (*)(T* dst, const T* const* src, int width, int64_t kc);
+using TransposePackFn = void (*)(T* dst, const T* const* src, int width, int64_t kc, int step);
 
 template <typename T>
 struct MicroKernel {

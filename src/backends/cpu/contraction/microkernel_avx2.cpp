@@ -51,11 +51,19 @@ inline void transpose4(__m256d r[4]) {
   r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-// The first n of 8 (4) lanes: a maskstore's mask.
-inline __m256i first_lanes32(int n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+// The first n (< all) lanes of x to p, in pieces of 4, 2 and 1 floats (2 and 1 doubles): AMD's
+// masked stores are microcoded, dozens of cycles each.
+inline void store_first(float* p, __m256 x, int n) {
+  __m128 part = _mm256_castps256_ps128(x);
+  if (n >= 4) _mm_storeu_ps(p, part), part = _mm256_extractf128_ps(x, 1), p += 4, n -= 4;
+  if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part), part = _mm_movehl_ps(part, part), p += 2, n -= 2;
+  if (n >= 1) _mm_store_ss(p, part);
 }
-inline __m256i first_lanes64(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
+inline void store_first(double* p, __m256d x, int n) {
+  __m128d part = _mm256_castpd256_pd128(x);
+  if (n >= 2) _mm_storeu_pd(p, part), part = _mm256_extractf128_pd(x, 1), p += 2, n -= 2;
+  if (n >= 1) _mm_store_sd(p, part);
+}
 
 struct Avx2F32 {
   using V = __m256;
@@ -68,8 +76,7 @@ struct Avx2F32 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static void transpose(V r[kLanes]) { transpose8(r); }
-  static __m256i first_lanes(int n) { return first_lanes32(n); }
-  static void maskstore(float* p, __m256i m, V x) { _mm256_maskstore_ps(p, m, x); }
+  static void store_first(float* p, V x, int n) { cpu::store_first(p, x, n); }
 };
 
 struct Avx2F64 {
@@ -83,8 +90,7 @@ struct Avx2F64 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static void transpose(V r[kLanes]) { transpose4(r); }
-  static __m256i first_lanes(int n) { return first_lanes64(n); }
-  static void maskstore(double* p, __m256i m, V x) { _mm256_maskstore_pd(p, m, x); }
+  static void store_first(double* p, V x, int n) { cpu::store_first(p, x, n); }
 };
 
 void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add) {
@@ -98,35 +104,35 @@ void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int6
 // Groups of kLanes runs, kLanes steps of K at a time through registers; a group of fewer runs
 // (a width of 6 or 12) repeats its first run in the lanes it lacks and stores only its own.
 template <typename Ops, typename T>
-void pack_transposed(T* dst, const T* const* src, int width, int64_t kc) {
+void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int step) {
+  const int64_t row = int64_t{step} * width;  // between one step of a run and the next in dst
   constexpr int L = Ops::kLanes;
   for (int c0 = 0; c0 < width; c0 += L) {
     int n = width - c0 < L ? width - c0 : L;
     const T* s[L];
     for (int c = 0; c < L; ++c) s[c] = src[c0 + (c < n ? c : 0)];
-    __m256i mask = Ops::first_lanes(n);
     int64_t k = 0;
     for (; k + L <= kc; k += L) {
       typename Ops::V r[L];
       for (int c = 0; c < L; ++c) r[c] = Ops::loadu(s[c] + k);
       Ops::transpose(r);
       for (int i = 0; i < L; ++i) {
-        T* d = dst + (k + i) * width + c0;
+        T* d = dst + (k + i) * row + c0;
         if (n == L) Ops::storeu(d, r[i]);
-        else Ops::maskstore(d, mask, r[i]);
+        else Ops::store_first(d, r[i], n);
       }
     }
     for (; k < kc; ++k)
-      for (int c = 0; c < n; ++c) dst[k * width + c0 + c] = s[c][k];
+      for (int c = 0; c < n; ++c) dst[k * row + c0 + c] = s[c][k];
   }
 }
 
-void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc) {
-  pack_transposed<Avx2F32, float>(dst, src, width, kc);
+void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc, int step) {
+  pack_transposed<Avx2F32, float>(dst, src, width, kc, step);
 }
 
-void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc) {
-  pack_transposed<Avx2F64, double>(dst, src, width, kc);
+void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc, int step) {
+  pack_transposed<Avx2F64, double>(dst, src, width, kc, step);
 }
 
 }  // namespace
