@@ -507,6 +507,7 @@ void check_transposed(const char* src, std::vector<Arg*> in, bool automatic) {
       {{"cpu.transpose", "1"}, {"cpu.rows", "8"}, {"threads", "3"}},
       {{"cpu.transpose", "1"}, {"cpu.rows", "0"}},
       {{"cpu.transpose", "1"}, {"cpu.rows", "13"}, {"cpu.tile", "16x4"}},
+      {{"cpu.transpose", "1"}, {"cpu.rows", "3"}},  // fewer than a tile's: blocks of 8
       {{"cpu.transpose", "1"}, {"cpu.tile", "64x64"}, {"cpu.unroll", "6"}},
       {{"cpu.transpose", "1"}, {"cpu.kblock", "8"}, {"cpu.panel", "both"}},
       {{"cpu.transpose", "1"}, {"cpu.vectorize", "1"}, {"cpu.parallel", "none"}},

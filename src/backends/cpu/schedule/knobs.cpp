@@ -81,7 +81,8 @@ std::vector<Knob> declare() {
   Knob rows{"cpu.rows", KnobKind::Integer, "auto",
             "rows of the outermost dimension per block where row reductions (softmax, layernorm) and the stages "
             "they feed are computed together block by block, and rows of a product computed transposed "
-            "(cpu.transpose) per block of its result copied back; 0: every stage over the whole tensor",
+            "(cpu.transpose) per block of its result copied back (at least 8 there: a block holds whole 8x8 tiles); "
+            "0: every stage over the whole tensor",
             true};
   rows.min = 0;
   rows.max = 4096;

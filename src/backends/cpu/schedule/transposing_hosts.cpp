@@ -32,7 +32,9 @@ void Scheduler::form_transposing_hosts() {
 
 int Scheduler::transposing_block_rows(const Stage& host) const {
   int64_t rows = host.extents[0];
-  if (k_.rows >= 0) return static_cast<int>(k_.rows > 0 ? std::min<int64_t>(k_.rows, rows) : rows);
+  // A block holds whole 8x8 tiles: fewer rows than a tile would shift the tile's rows before
+  // the block's first (a read before the tensor where the block is the first).
+  if (k_.rows >= 0) return static_cast<int>(k_.rows > 0 ? std::clamp<int64_t>(k_.rows, kTransposeTile, rows) : rows);
   int64_t row_bytes = host.extents[1] * host.type.bytes();
   int64_t most = std::max<int64_t>(kTransposeTile, kTransposingBlockBytes / std::max<int64_t>(1, row_bytes));
   int64_t threads = std::max(1, k_.threads);
