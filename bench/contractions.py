@@ -10,6 +10,7 @@ machine; not part of CI.
 
     /usr/bin/python3 bench/contractions.py [--dtype float32|float64|both] [--threads N]
         [--only NAME,...] [--megabytes MB] [--reps N] [--budget S] [--markdown] [--option K=V]
+        [--tune SECONDS]
 
 Each framework runs in a fresh process of its own (libtc, then NumPy, then PyTorch) with the
 same thread count (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, torch.set_num_threads, libtc's
@@ -20,6 +21,10 @@ PyTorch `torch.einsum` (permute + bmm). Every result is checked against NumPy's 
 its elements. The FP32 FMA peak (bench/peak.c) is measured before and after; float64 figures
 are given against half of it. Columns: GFLOP of one call, each framework's median ms, libtc's
 ratio to the faster peer, libtc's GFLOP/s and % of peak.
+
+With --tune SECONDS, one more process tunes every contraction (tc_tune, at most SECONDS each)
+into a cache of the run's own, and one more times the kernels compiled from that cache: the
+columns "tuned ms" and "tuned / default" (the default kernel is the libtc column, cache off).
 
 The TCCG strings are column-major (their first index is the fastest); here each is written in
 TC's row-major order, its index strings reversed: TCCG's "abcd-aebf-fdec" is
@@ -135,13 +140,33 @@ def time_calls(fn, reps, budget):
     return times
 
 
+def tuned_knobs(describe):
+    """The knobs a kernel from the cache was tuned to that differ from the options it was compiled
+    with (its description's "options:" and "cache: hit ...: KNOBS (tuned" lines); "default" if none."""
+    lines = describe.splitlines()
+    options = dict(kv.split("=", 1) for l in lines if l.startswith("options: ") for kv in l[9:].split())
+    hit = next((l for l in lines if l.startswith("cache: hit")), "")
+    if "': " not in hit:
+        return "?"
+    knobs = dict(kv.split("=", 1) for kv in hit.split("': ", 1)[1].split(" (tuned")[0].split())
+    changed = ["%s=%s" % (k, v) for k, v in knobs.items() if options.get(k) != v]
+    return " ".join(changed) if changed else "default"
+
+
+def libtc_options(args, **extra):
+    options = {"threads": str(args.threads), "cache": "off"}
+    options.update(dict(o.split("=", 1) for o in args.option))
+    options.update(extra)
+    return options
+
+
 def child(args):
-    """One framework's process: every contraction, one result line each."""
+    """One framework's process: every contraction, one result line each (`tune`: tunes them)."""
     import numpy as np
     if args.child == "torch":
         import torch
         torch.set_num_threads(args.threads)
-    if args.child == "libtc":
+    if args.child in ("libtc", "tuned", "tune"):
         sys.path.insert(0, str(REPO / "tests" / "e2e"))
         import tclib
     for name, spec, sizes in selected(args):
@@ -150,14 +175,25 @@ def child(args):
             c, a, b = spec.split("-")
             out = np.empty(tuple(sizes[x] for x in c), dtype=dtype)
             result = {"name": name, "dtype": dtype}
-            if args.child == "libtc":
-                options = {"threads": str(args.threads), "cache": "off"}
-                options.update(dict(o.split("=", 1) for o in args.option))
+            if args.child == "tune":
+                options = libtc_options(args, cache=args.cache, **{"tune.budget": str(args.tune),
+                                                                   "tune.threads": str(args.threads)})
+                t0 = time.perf_counter()
+                tclib.Program(tc_source(spec, dtype)).tune("contract", [A, B], tclib.Options(options))
+                result["tune_s"] = time.perf_counter() - t0
+                print(MARK + json.dumps(result), flush=True)
+                print("  tuned %s %s in %.1f s" % (name, dtype, result["tune_s"]), file=sys.stderr, flush=True)
+                continue
+            if args.child in ("libtc", "tuned"):
+                options = libtc_options(args, **({"cache": args.cache} if args.child == "tuned" else {}))
                 prog = tclib.Program(tc_source(spec, dtype))
                 t0 = time.perf_counter()
                 kernel = prog.compile("contract", [A, B], tclib.Options(options))
                 result["compile_ms"] = (time.perf_counter() - t0) * 1e3
                 result["route"] = "contraction" if "contraction route: " in kernel.describe() else "pipeline"
+                result["cache_hit"] = kernel.cache_hit()
+                if args.child == "tuned":
+                    result["knobs"] = tuned_knobs(kernel.describe())
                 fn = kernel.bind([A, B], [out])
             elif args.child == "numpy":
                 expr = "%s,%s->%s" % (a, b, c)
@@ -229,21 +265,34 @@ def main(argv):
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="libtc option")
     ap.add_argument("--frameworks", default="libtc,numpy,torch")
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--child", choices=("libtc", "numpy", "torch"), help=argparse.SUPPRESS)
+    ap.add_argument("--tune", type=int, metavar="SECONDS",
+                    help="also tune each contraction for at most SECONDS and time the tuned kernel")
+    ap.add_argument("--cache", help=argparse.SUPPRESS)  # the tuned kernels' cache (children)
+    ap.add_argument("--child", choices=("libtc", "numpy", "torch", "tune", "tuned"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         return child(args)
     args.passthrough = [a for a in argv if a not in ("--markdown",)]
+    frameworks = args.frameworks.split(",")
+    if args.tune is not None:
+        import tempfile
+        args.cache = tempfile.mkdtemp(prefix="tc-contractions-")
+        args.passthrough += ["--cache", args.cache]
+        # the tuned kernels timed right after the default ones: the machine's drift between them least
+        frameworks = ["tune"] + [f for fw in frameworks for f in ([fw, "tuned"] if fw == "libtc" else [fw])]
     sys.path.insert(0, str(HERE))
     import peak
     peak_before = peak.measure(args.threads)["gflops"]
     load = load_average()
     results = {}
-    for fw in args.frameworks.split(","):
+    for fw in frameworks:
         print("contractions.py: %s ..." % fw, file=sys.stderr, flush=True)
         results[fw] = run_child(fw, args)
     peak_after = peak.measure(args.threads)["gflops"]
     report(args, results, peak_before, peak_after, load)
+    if args.cache:
+        import shutil
+        shutil.rmtree(args.cache, ignore_errors=True)
     return 0
 
 
@@ -254,6 +303,9 @@ def report(args, results, peak_before, peak_after, load):
           "load average %.2f at the start" % (args.threads, peak_before, peak_after, load))
     head = ["contraction", "spec (row-major C-A-B)", "dtype", "GFLOP", "libtc ms", "compile ms", "NumPy ms",
             "PyTorch ms", "libtc / best peer", "libtc GFLOP/s", "% peak", "agrees"]
+    tuned_ratios = []
+    if args.tune is not None:
+        head += ["tuned ms", "tuned / default", "tuned knobs"]
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -279,11 +331,25 @@ def report(args, results, peak_before, peak_after, load):
                    "%.1f" % lt["compile_ms"] if lt else "-", "%.2f" % npy["ms"] if npy else "-",
                    "%.2f" % tor["ms"] if tor else "-", "%.2f" % ratio if ratio else "-",
                    "%.1f" % rate if rate else "-", "%.0f%%" % (100 * rate / pk) if rate else "-", ok]
+            if args.tune is not None:
+                tu = results.get("tuned", {}).get(key)
+                tr = tu["ms"] / lt["ms"] if tu and lt else None
+                if tr:
+                    tuned_ratios.append(tr)
+                hit = "" if not tu or tu.get("cache_hit") else " (not from the cache)"
+                row += ["%.2f%s" % (tu["ms"], hit) if tu else "-", "%.3f" % tr if tr else "-",
+                        tu.get("knobs", "-") if tu else "-"]
             print(("| " + " | ".join(row) + " |") if args.markdown else sep.join(row))
     if ratios:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print("\nlibtc at or below the best peer on %d of %d; geomean ratio %.2f; worst %.2f" %
               (at_or_below, n, geo, max(ratios)))
+    if tuned_ratios:
+        geo = math.exp(sum(math.log(r) for r in tuned_ratios) / len(tuned_ratios))
+        print("tuned / default (each in a fresh process): geomean %.3f, best %.3f, worst %.3f; "
+              "tuned to the default knobs on %d of %d" %
+              (geo, min(tuned_ratios), max(tuned_ratios),
+               sum(1 for r in results.get("tuned", {}).values() if r.get("knobs") == "default"), len(tuned_ratios)))
 
 
 if __name__ == "__main__":
