@@ -218,13 +218,15 @@ class Tuner {
 
   double adjusted(const Point& p, bool confirming, double ms) const;
 
-  // Winner and start timed in alternation, kConfirmRuns each (their medians compared) in
+  // Winner and start timed in alternation, kConfirmRuns each (their medians compared; fewer
+  // where that would take more than kConfirmShare of the budget, one per block at least) in
   // kConfirmRounds blocks of runs each, a pause before each block: the search measured them
   // minutes apart in one long-lived process, and a start timed in a slow spell of the machine
   // (measured on a 2-core VM: tmm's default 1.40 ms in the tuning process, 0.83 in a fresh one)
   // or right after a BLAS candidate let a slower winner through. A winner that does not hold up
   // gives way to the start, in the result and in the record this search stored.
   static constexpr int kConfirmRuns = 9, kConfirmRounds = 3;
+  static constexpr double kConfirmShare = 0.25;
   static constexpr std::chrono::milliseconds kConfirmPause{200};
 
   void confirm();
