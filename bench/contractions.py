@@ -140,16 +140,20 @@ def time_calls(fn, reps, budget):
     return times
 
 
-def tuned_knobs(describe):
-    """The knobs a kernel from the cache was tuned to that differ from the options it was compiled
-    with (its description's "options:" and "cache: hit ...: KNOBS (tuned" lines); "default" if none."""
+def knobs_of(describe):
+    """The knobs a kernel was compiled with: those of its description's "cache: hit ...: KNOBS
+    (tuned" line where it came from the cache, else the "options:" line's cpu.* values."""
     lines = describe.splitlines()
-    options = dict(kv.split("=", 1) for l in lines if l.startswith("options: ") for kv in l[9:].split())
-    hit = next((l for l in lines if l.startswith("cache: hit")), "")
-    if "': " not in hit:
-        return "?"
-    knobs = dict(kv.split("=", 1) for kv in hit.split("': ", 1)[1].split(" (tuned")[0].split())
-    changed = ["%s=%s" % (k, v) for k, v in knobs.items() if options.get(k) != v]
+    hit = next((l for l in lines if l.startswith("cache: hit") and "': " in l), None)
+    if hit:
+        return dict(kv.split("=", 1) for kv in hit.split("': ", 1)[1].split(" (tuned")[0].split())
+    return dict(kv.split("=", 1) for l in lines if l.startswith("options: ") for kv in l[9:].split()
+                if kv.startswith("cpu."))
+
+
+def changed_knobs(tuned, default):
+    """The tuned knobs that differ from the default kernel's ("default" if none)."""
+    changed = ["%s=%s" % (k, v) for k, v in tuned.get("knobs", {}).items() if default.get("knobs", {}).get(k) != v]
     return " ".join(changed) if changed else "default"
 
 
@@ -192,8 +196,7 @@ def child(args):
                 result["compile_ms"] = (time.perf_counter() - t0) * 1e3
                 result["route"] = "contraction" if "contraction route: " in kernel.describe() else "pipeline"
                 result["cache_hit"] = kernel.cache_hit()
-                if args.child == "tuned":
-                    result["knobs"] = tuned_knobs(kernel.describe())
+                result["knobs"] = knobs_of(kernel.describe())
                 fn = kernel.bind([A, B], [out])
             elif args.child == "numpy":
                 expr = "%s,%s->%s" % (a, b, c)
@@ -338,7 +341,7 @@ def report(args, results, peak_before, peak_after, load):
                     tuned_ratios.append(tr)
                 hit = "" if not tu or tu.get("cache_hit") else " (not from the cache)"
                 row += ["%.2f%s" % (tu["ms"], hit) if tu else "-", "%.3f" % tr if tr else "-",
-                        tu.get("knobs", "-") if tu else "-"]
+                        changed_knobs(tu, lt) if tu and lt else "-"]
             print(("| " + " | ".join(row) + " |") if args.markdown else sep.join(row))
     if ratios:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
@@ -349,7 +352,8 @@ def report(args, results, peak_before, peak_after, load):
         print("tuned / default (each in a fresh process): geomean %.3f, best %.3f, worst %.3f; "
               "tuned to the default knobs on %d of %d" %
               (geo, min(tuned_ratios), max(tuned_ratios),
-               sum(1 for r in results.get("tuned", {}).values() if r.get("knobs") == "default"), len(tuned_ratios)))
+               sum(1 for k, r in results.get("tuned", {}).items()
+                   if changed_knobs(r, results.get("libtc", {}).get(k, {})) == "default"), len(tuned_ratios)))
 
 
 if __name__ == "__main__":
