@@ -262,22 +262,37 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
     }
 }
 
-// The A block of rows i0.. (mb of them) over the K block at p0 (kb steps): micro-panels of MR rows.
+// One operand as its packing sees it: where it is, the offsets of its M (N) values and of its K
+// values, which micro-panels are whole rows, and its runs along K with their step.
 template <typename T>
-void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
-  const int mr = p.uk.mr;
-  for (int64_t i = i0; i < i0 + mb; i += mr, dst += mr * kb)
-    pack_panel(p.uk, dst, p.a + ab, p.m.a.data() + i, mr, std::min<int64_t>(mr, i0 + mb - i),
-               p.a_panels[static_cast<size_t>(i / mr)] != 0, p.k.a.data() + p0, p.ka_runs.data() + p0, p.ka_step, kb);
+struct Packed {
+  const T* base;
+  const std::vector<int64_t>& lines;
+  const std::vector<char>& panels;
+  const std::vector<int64_t>& ko;
+  const std::vector<int32_t>& runs;
+  int step, width;
+};
+
+// The block of rows r0.. (`count` of them) over the K block at p0 (kb steps): micro-panels of
+// `width` rows, one after another.
+template <typename T>
+void pack_block(const MicroKernel<T>& uk, const Packed<T>& x, T* dst, int64_t r0, int64_t count, int64_t p0, int64_t kb) {
+  const int w = x.width;
+  for (int64_t r = r0; r < r0 + count; r += w, dst += w * kb)
+    pack_panel(uk, dst, x.base, x.lines.data() + r, w, std::min<int64_t>(w, r0 + count - r),
+               x.panels[static_cast<size_t>(r / w)] != 0, x.ko.data() + p0, x.runs.data() + p0, x.step, kb);
 }
 
-// The B block of columns j0.. (nb of them) over the K block at p0: micro-panels of NR columns.
+// The A block of rows i0.. (mb of them) of batch entry offset ab, and the B block of columns j0..
+template <typename T>
+void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
+  pack_block(p.uk, Packed<T>{p.a + ab, p.m.a, p.a_panels, p.k.a, p.ka_runs, p.ka_step, p.uk.mr}, dst, i0, mb, p0, kb);
+}
+
 template <typename T>
 void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int64_t p0, int64_t kb) {
-  const int nr = p.uk.nr;
-  for (int64_t j = j0; j < j0 + nb; j += nr, dst += nr * kb)
-    pack_panel(p.uk, dst, p.b + bb, p.n.b.data() + j, nr, std::min<int64_t>(nr, j0 + nb - j),
-               p.b_panels[static_cast<size_t>(j / nr)] != 0, p.k.b.data() + p0, p.kb_runs.data() + p0, p.kb_step, kb);
+  pack_block(p.uk, Packed<T>{p.b + bb, p.n.b, p.b_panels, p.k.b, p.kb_runs, p.kb_step, p.uk.nr}, dst, j0, nb, p0, kb);
 }
 
 // A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
