@@ -191,10 +191,10 @@ struct Problem {
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K,
-  int ka_step = 1, kb_step = 1;                      // with these steps (pack_panel)
+  int ka_step = 1;  // A's runs with this step (pack_panel; B's are along consecutive steps of K)
   // What K blocks and threads' shares of K are multiples of: 8 steps (a transpose's), 8 x the
   // step where a run's values lie every step-th step (tiled_k): 8 of them per run.
-  int64_t k_unit() const { return 8 * std::max(ka_step, kb_step); }
+  int64_t k_unit() const { return 8 * ka_step; }
   // Where K is split between threads: the partial sums of parts 1.. (each M x N, rows of N),
   // their tables (the offsets of row i and column j) and contiguous_panels.
   T* partial = nullptr;
@@ -292,7 +292,7 @@ void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int
 
 template <typename T>
 void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int64_t p0, int64_t kb) {
-  pack_block(p.uk, Packed<T>{p.b + bb, p.n.b, p.b_panels, p.k.b, p.kb_runs, p.kb_step, p.uk.nr}, dst, j0, nb, p0, kb);
+  pack_block(p.uk, Packed<T>{p.b + bb, p.n.b, p.b_panels, p.k.b, p.kb_runs, 1, p.uk.nr}, dst, j0, nb, p0, kb);
 }
 
 // A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
@@ -700,7 +700,7 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
   p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
   p.ka_runs = contiguous_runs(p.k.a, p.ka_step);
-  p.kb_runs = contiguous_runs(p.k.b, p.kb_step);
+  p.kb_runs = contiguous_runs(p.k.b);
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
