@@ -233,10 +233,12 @@ void Tuner::confirm() {
   double s = median(start_ms), b = median(best_ms);
   confirmation_ = "confirmed against the start in alternation: " + ms_text(b) + " ms against " +
                   ms_text(s) + " ms";
-  if (b < s) return;
+  if (b < s * (1 - kConfirmMargin)) return;
   std::string refuted = point_text(knobs_, best_.point);
   confirmation_ = "the winner " + refuted + " did not hold up against the start in alternation (" +
-                  ms_text(b) + " ms against " + ms_text(s) + " ms): the start is the result";
+                  ms_text(b) + " ms against " + ms_text(s) + " ms" +
+                  (b < s ? ", faster by less than " + std::to_string(static_cast<int>(kConfirmMargin * 100)) + "%" : "") +
+                  "): the start is the result";
   best_.ms = s;
   best_.point = start_point_;
   best_.kernel = std::move(start);

@@ -224,9 +224,12 @@ class Tuner {
   // minutes apart in one long-lived process, and a start timed in a slow spell of the machine
   // (measured on a 2-core VM: tmm's default 1.40 ms in the tuning process, 0.83 in a fresh one)
   // or right after a BLAS candidate let a slower winner through. A winner that does not hold up
-  // gives way to the start, in the result and in the record this search stored.
+  // gives way to the start, in the result and in the record this search stored; so does one
+  // faster by less than kConfirmMargin: one process's timings of two kernels differ by 3-6%
+  // from another's (measured: a route's sgemm 1024 12.8-15.8 ms in the tuner's process, 12.1-12.4
+  // in fresh ones; a contraction's confirmed winner 6% slower than its start in fresh ones).
   static constexpr int kConfirmRuns = 9, kConfirmRounds = 3;
-  static constexpr double kConfirmShare = 0.25;
+  static constexpr double kConfirmShare = 0.25, kConfirmMargin = 0.03;
   static constexpr std::chrono::milliseconds kConfirmPause{200};
 
   void confirm();
