@@ -2,7 +2,7 @@
 // rounded): Cephes' expf, exp(x) = 2^n * exp(r) with |r| <= ln2/2 and a degree-5 polynomial,
 // within about 1 ulp of libm's expf. Every backend evaluates exactly these float32 operations
 // in this order (the reference here, the cpu backend vectorised in lower_expr.cpp, the cuda
-// backend printed in print_cuda.cpp), so their results agree bit for bit; the differential
+// backend printed in print/prelude.cpp), so their results agree bit for bit; the differential
 // fuzzer holds them to it. The multiply-adds are fused (fma: one rounding), one instruction on
 // every CPU with AVX2 and every GPU: 9 of the vector code's 36 operations fewer (measured on
 // the 2-core Xeon: exp over 128x1000 floats, one thread, 0.073 -> 0.053 ms). 2^n is applied

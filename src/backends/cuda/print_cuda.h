@@ -1,4 +1,4 @@
-// print_cuda.h — a mapped schedule (mapping.h) printed as CUDA C (issue 13, step 4): a prelude
+// print_cuda.h — a mapped schedule (mapping.h) printed as CUDA C: a prelude
 // of `__device__` helpers that give TC's scalar semantics (wrapping integers, Euclidean
 // integer division, floored float modulo, saturating float-to-integer conversion,
 // NaN-propagating min/max, float16, bfloat16, TC's float32 exp, atomic scatter updates), then one
@@ -20,7 +20,7 @@
 // the warps' totals through shared memory) or by atomics. A thread mark with a register tile
 // (mapping.h) runs several of its thread's values at once, in lockstep, each accumulator in a
 // register of its own, kept across the loop over the reduction's tiles where each thread loop
-// runs once (print_cuda.cpp, "register tiles"); indices are 32-bit where they fit
+// runs once (print/register_tiles.cpp); indices are 32-bit where they fit
 // (index32_fits); `+=` reductions of one product use fmaf (cuda.fma).
 #pragma once
 
