@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "backends/cuda/isl_util.h"
 #include "backends/cuda/print/printer.h"
@@ -86,11 +87,19 @@ std::string renamed_calls(std::string s) {
   return s;
 }
 
-// isl's expressions in C.
+// isl's expressions in C (takes e).
 std::string isl_c(isl_ast_expr* e) {
-  std::string s = owned_text(isl_ast_expr_to_C_str(e));
-  isl_ast_expr_free(e);
-  return renamed_calls(s);
+  isl::ast_expr owned = isl::manage(e);
+  return renamed_calls(owned_text(isl_ast_expr_to_C_str(e)));
+}
+
+// A printer of C into a string.
+isl_printer* c_printer(isl_ctx* ctx) { return isl_printer_set_output_format(isl_printer_to_str(ctx), ISL_FORMAT_C); }
+
+// What `printer` printed (takes it).
+std::string c_of(isl_printer* printer) {
+  std::unique_ptr<isl_printer, isl_printer* (*)(isl_printer*)> owned(printer, isl_printer_free);
+  return owned_text(isl_printer_get_str(printer));
 }
 
 }  // namespace tc::backends::cuda::print

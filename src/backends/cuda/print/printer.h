@@ -37,6 +37,7 @@
 #include <isl/union_set.h>
 #include <isl/schedule.h>
 #include <isl/val.h>
+#include <isl/cpp.h>
 
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/print_cuda.h"
@@ -53,6 +54,8 @@ std::string float_literal(double v, ScalarType t);
 std::string int_literal(int64_t v, ScalarType t);
 std::string renamed_calls(std::string s);
 std::string isl_c(isl_ast_expr* e);
+isl_printer* c_printer(isl_ctx* ctx);
+std::string c_of(isl_printer* printer);
 
 // prelude.cpp: the warps' totals of reductions across threads, after the prelude in the texts
 // that use them.
@@ -189,7 +192,6 @@ class Printer {
   };
   static MarkedMember member_of(isl_ast_node* mark_node);
   void child(isl_ast_node* node, std::string& out, int depth);
-  static void consumed(isl_ast_node* node, const std::function<void()>& use);
   void mapped(isl_ast_node* inner, const std::string& mark, const MarkedMember& member, std::string& out, int depth);
 
   static bool iterates(isl_ast_node* loop, const std::string& iterator);
@@ -299,20 +301,14 @@ class Printer {
     MarkedMember member;
   };
   struct Hoist {
-    std::vector<isl_ast_node*> nodes;  // every node taken from isl, freed with the plan
+    std::vector<isl::ast_node> nodes;  // every node taken from isl, freed with the plan
     size_t shared = SIZE_MAX;          // the shared mark's promotions, if there is one
     std::vector<HoistLevel> levels;    // the thread loops, outermost first
     isl_ast_node* init = nullptr;      // the if node of the initialisation, if there is one
     isl_ast_node* region = nullptr;    // the loop updating the elements
     Element e;
-    Hoist() = default;
-    Hoist(const Hoist&) = delete;
-    Hoist& operator=(const Hoist&) = delete;
-    ~Hoist() {
-      for (isl_ast_node* n : nodes) isl_ast_node_free(n);
-    }
     isl_ast_node* keep(isl_ast_node* n) {
-      nodes.push_back(n);
+      nodes.push_back(isl::manage(n));
       return n;
     }
   };

@@ -151,10 +151,9 @@ bool Printer::plan_hoist(isl_ast_node* loop, Hoist& plan) {
   if (isl_ast_node_get_type(node) == isl_ast_node_mark) {
     std::string name = mark_name(node);
     if (name == "shared") {
-      isl_id* k = isl_ast_node_get_annotation(node);
-      if (!k) return false;
-      plan.shared = std::stoul(isl_id_get_name(k) + 6);
-      isl_id_free(k);
+      isl::id k = isl::manage(isl_ast_node_get_annotation(node));
+      if (k.is_null()) return false;
+      plan.shared = std::stoul(isl_id_get_name(k.get()) + 6);
       if (plan.shared >= promotions_.size()) return false;
       node = plan.keep(isl_ast_node_mark_get_node(node));
     }
@@ -193,14 +192,10 @@ bool Printer::plan_hoisted_body(isl_ast_node* node, Hoist& plan, std::vector<std
     return false;
   };
   if (isl_ast_node_get_type(node) == isl_ast_node_block) {
-    isl_ast_node_list* children = isl_ast_node_block_get_children(node);
-    int n = isl_ast_node_list_n_ast_node(children);
-    if (n == 2) {
-      plan.init = plan.keep(isl_ast_node_list_get_ast_node(children, 0));
-      plan.region = plan.keep(isl_ast_node_list_get_ast_node(children, 1));
-    }
-    isl_ast_node_list_free(children);
-    if (n != 2) return false;
+    isl::ast_node_list children = isl::manage(isl_ast_node_block_get_children(node));
+    if (isl_ast_node_list_n_ast_node(children.get()) != 2) return false;
+    plan.init = plan.keep(isl_ast_node_list_get_ast_node(children.get(), 0));
+    plan.region = plan.keep(isl_ast_node_list_get_ast_node(children.get(), 1));
   } else {
     plan.region = node;
   }
@@ -287,7 +282,8 @@ void Printer::hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, i
 
 // Walks and frees `node` for every copy (lockstep).
 void Printer::lockstep_child(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
-  consumed(node, [&] { lockstep(node, copies, out, depth); });
+  isl::ast_node owned = isl::manage(node);
+  lockstep(node, copies, out, depth);
 }
 
 void Printer::lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std::string& out, int depth) {
@@ -324,22 +320,17 @@ void Printer::lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std:
       });
     case isl_ast_node_mark: {
       std::string name = mark_name(node);
-      isl_ast_node* inner = isl_ast_node_mark_get_node(node);
+      isl::ast_node owned_inner = isl::manage(isl_ast_node_mark_get_node(node));
+      isl_ast_node* inner = owned_inner.get();
       bool nested = false;
       if (is_mapping(name) && isl_ast_node_get_type(inner) == isl_ast_node_for) {
         MarkedMember member = member_of(node);
         std::string header = loop_header_text(inner);
         if (iterates(inner, member.loop) && tiles_copies(inner, name, member) && !depends_on_copies(header, copies)) {
           nested = true;  // open_copies records the launch's axis
-          try {
-            register_tile(inner, name, member, copies, out, depth);
-          } catch (...) {
-            isl_ast_node_free(inner);
-            throw;
-          }
+          register_tile(inner, name, member, copies, out, depth);
         }
       }
-      isl_ast_node_free(inner);
       if (!nested) per_copy(node, copies, out, depth);
       return;
     }

@@ -26,27 +26,17 @@ bool Printer::one_element(isl_ast_node* node, std::optional<Element>& e, std::ve
     }
     case isl_ast_node_for: {
       inner.push_back(isl_c(isl_ast_node_for_get_iterator(node)));
-      isl_ast_node* body = isl_ast_node_for_get_body(node);
-      bool ok = one_element(body, e, inner);
-      isl_ast_node_free(body);
-      return ok;
+      return one_element(isl::manage(isl_ast_node_for_get_body(node)).get(), e, inner);
     }
     case isl_ast_node_if: {
       if (isl_ast_node_if_has_else_node(node) != isl_bool_false) return false;
-      isl_ast_node* then = isl_ast_node_if_get_then_node(node);
-      bool ok = one_element(then, e, inner);
-      isl_ast_node_free(then);
-      return ok;
+      return one_element(isl::manage(isl_ast_node_if_get_then_node(node)).get(), e, inner);
     }
     case isl_ast_node_block: {
-      isl_ast_node_list* children = isl_ast_node_block_get_children(node);
+      isl::ast_node_list children = isl::manage(isl_ast_node_block_get_children(node));
       bool ok = true;
-      for (int i = 0; ok && i < isl_ast_node_list_n_ast_node(children); ++i) {
-        isl_ast_node* c = isl_ast_node_list_get_ast_node(children, i);
-        ok = one_element(c, e, inner);
-        isl_ast_node_free(c);
-      }
-      isl_ast_node_list_free(children);
+      for (int i = 0; ok && i < isl_ast_node_list_n_ast_node(children.get()); ++i)
+        ok = one_element(isl::manage(isl_ast_node_list_get_ast_node(children.get(), i)).get(), e, inner);
       return ok;
     }
     default: return false;  // marks: mapped loops inside
@@ -69,29 +59,20 @@ bool Printer::promotable(isl_ast_node* node, std::optional<Element>& e) const {
 // one element (promotable: an unrolled loop's statements) as one run, with that element; any
 // other child alone, with none.
 void Printer::in_runs(isl_ast_node* node, const std::function<void(isl_ast_node_list*, int, int, const Element*)>& each) {
-  isl_ast_node_list* children = isl_ast_node_block_get_children(node);
-  int n = isl_ast_node_list_n_ast_node(children);
-  try {
-    for (int i = 0; i < n;) {
-      std::optional<Element> e;
-      int end = i;
-      for (; end < n; ++end) {
-        isl_ast_node* c = isl_ast_node_list_get_ast_node(children, end);
-        std::optional<Element> next = e;
-        bool same = promotable(c, next);
-        isl_ast_node_free(c);
-        if (!same) break;
-        e = next;
-      }
-      if (end - i < 2) end = i + 1;
-      each(children, i, end, end - i >= 2 ? &*e : nullptr);
-      i = end;
+  isl::ast_node_list children = isl::manage(isl_ast_node_block_get_children(node));
+  int n = isl_ast_node_list_n_ast_node(children.get());
+  for (int i = 0; i < n;) {
+    std::optional<Element> e;
+    int end = i;
+    for (; end < n; ++end) {
+      std::optional<Element> next = e;
+      if (!promotable(isl::manage(isl_ast_node_list_get_ast_node(children.get(), end)).get(), next)) break;
+      e = next;
     }
-  } catch (...) {
-    isl_ast_node_list_free(children);
-    throw;
+    if (end - i < 2) end = i + 1;
+    each(children.get(), i, end, end - i >= 2 ? &*e : nullptr);
+    i = end;
   }
-  isl_ast_node_list_free(children);
 }
 
 // Prints `body` (what updates e's element) with the element in tc_acc.

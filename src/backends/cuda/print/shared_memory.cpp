@@ -26,105 +26,86 @@ bool Printer::read_unproven(const std::set<size_t>& stmts, size_t t) const {
 }
 
 std::vector<Printer::SharedArray> Printer::promote(isl_ast_build* build) {
-  isl_union_map* schedule = isl_ast_build_get_schedule(build);  // instance -> the tile loops' values
-  isl_union_set* instances = isl_union_map_domain(isl_union_map_copy(schedule));
+  isl::union_map schedule = isl::manage(isl_ast_build_get_schedule(build));  // instance -> the tile loops' values
+  isl::union_set instances = isl::manage(isl_union_map_domain(schedule.copy()));
   std::set<std::string> written;
   std::set<size_t> stmts;
-  isl_union_map* writes = isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.writes())),
-                                                         isl_union_set_copy(instances));
+  isl::union_map writes = isl::manage(
+      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.writes())), instances.copy()));
   isl_union_map_foreach_map(
-      writes,
-      [](isl_map* map, void* user) {
-        static_cast<std::set<std::string>*>(user)->insert(isl_map_get_tuple_name(map, isl_dim_out));
-        isl_map_free(map);
+      writes.get(),
+      [](isl_map* taken, void* user) {
+        isl::map map = isl::manage(taken);
+        static_cast<std::set<std::string>*>(user)->insert(isl_map_get_tuple_name(map.get(), isl_dim_out));
         return isl_stat_ok;
       },
       &written);
-  isl_union_map_free(writes);
   isl_union_set_foreach_set(
-      instances,
-      [](isl_set* set, void* user) {
-        std::string name = isl_set_get_tuple_name(set);
+      instances.get(),
+      [](isl_set* taken, void* user) {
+        isl::set set = isl::manage(taken);
+        std::string name = isl_set_get_tuple_name(set.get());
         if (name[0] == 'S' || name[0] == 'I') static_cast<std::set<size_t>*>(user)->insert(std::stoul(name.substr(1)));
-        isl_set_free(set);
         return isl_stat_ok;
       },
       &stmts);
-  isl_union_map* reads =
-      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.reads())), instances);
-  isl_union_map* footprints = isl_union_map_apply_range(isl_union_map_reverse(schedule), isl_union_map_copy(reads));
-  std::map<size_t, isl_map*> by_tensor;  // tile loops -> elements read, per tensor (in the def's order)
+  isl::union_map reads = isl::manage(
+      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.reads())), instances.copy()));
+  isl::union_map footprints =
+      isl::manage(isl_union_map_apply_range(isl_union_map_reverse(schedule.copy()), reads.copy()));
+  std::map<size_t, isl::map> by_tensor;  // tile loops -> elements read, per tensor (in the def's order)
   struct Collect {
     const Printer* p;
-    std::map<size_t, isl_map*>* maps;
+    std::map<size_t, isl::map>* maps;
   } collect{this, &by_tensor};
   isl_union_map_foreach_map(
-      footprints,
+      footprints.get(),
       [](isl_map* map, void* user) {
         auto* c = static_cast<Collect*>(user);
-        isl_map*& slot = (*c->maps)[c->p->tensor_of(isl_map_get_tuple_name(map, isl_dim_out))];
-        isl_map_free(slot);
-        slot = map;
+        (*c->maps)[c->p->tensor_of(isl_map_get_tuple_name(map, isl_dim_out))] = isl::manage(map);
         return isl_stat_ok;
       },
       &collect);
-  isl_union_map_free(footprints);
   std::vector<SharedArray> arrays;
   int64_t& budget = shared_budget_;
-  try {
-    for (auto& [t, footprint] : by_tensor) {
-      if (t >= b_.def().tensors.size() || written.count(isl_map_get_tuple_name(footprint, isl_dim_out))) continue;
-      if (read_unproven(stmts, t)) continue;
-      isl_union_map* reads_t = isl_union_map_intersect_range(
-          isl_union_map_copy(reads), isl_union_set_from_set(isl_set_universe(isl_space_range(isl_map_get_space(footprint)))));
-      isl_bool injective = isl_union_map_is_injective(reads_t);
-      isl_union_map_free(reads_t);
-      if (injective != isl_bool_false) continue;  // no element read twice: nothing to gain
-      std::optional<SharedArray> a = box_of(build, footprint, t);
-      if (!a) continue;
-      int64_t bytes_needed = a->stored_elements() * static_cast<int64_t>(bytes(b_.def().tensors[t].type));
-      if (bytes_needed > budget) continue;
-      budget -= bytes_needed;
-      a->name = "tc_shared" + std::to_string(shared_arrays_++);
-      arrays.push_back(std::move(*a));
-    }
-  } catch (...) {
-    for (auto& entry : by_tensor) isl_map_free(entry.second);
-    isl_union_map_free(reads);
-    throw;
+  for (auto& [t, footprint] : by_tensor) {
+    if (t >= b_.def().tensors.size() || written.count(isl_map_get_tuple_name(footprint.get(), isl_dim_out))) continue;
+    if (read_unproven(stmts, t)) continue;
+    isl::union_map reads_t = isl::manage(isl_union_map_intersect_range(
+        reads.copy(), isl_union_set_from_set(isl_set_universe(isl_space_range(isl_map_get_space(footprint.get()))))));
+    if (isl_union_map_is_injective(reads_t.get()) != isl_bool_false) continue;  // no element read twice: nothing to gain
+    std::optional<SharedArray> a = box_of(build, footprint.get(), t);
+    if (!a) continue;
+    int64_t bytes_needed = a->stored_elements() * static_cast<int64_t>(bytes(b_.def().tensors[t].type));
+    if (bytes_needed > budget) continue;
+    budget -= bytes_needed;
+    a->name = "tc_shared" + std::to_string(shared_arrays_++);
+    arrays.push_back(std::move(*a));
   }
-  for (auto& entry : by_tensor) isl_map_free(entry.second);
-  isl_union_map_free(reads);
   return arrays;
 }
 
 // The fixed-size box around `footprint`'s range (tile loops -> elements of tensor t), with
 // its offset as C at the build's position; nothing if isl finds no fixed size.
 std::optional<Printer::SharedArray> Printer::box_of(isl_ast_build* build, isl_map* footprint, size_t t) const {
-  isl_fixed_box* box = isl_map_get_range_simple_fixed_box_hull(footprint);
-  std::optional<SharedArray> a;
-  if (box && isl_fixed_box_is_valid(box) == isl_bool_true) {
-    a = SharedArray{};
-    a->tensor = t;
-    isl_multi_val* size = isl_fixed_box_get_size(box);
-    isl_multi_aff* offset = isl_fixed_box_get_offset(box);
-    isl_size rank = isl_multi_val_size(size);
-    for (int d = 0; d < rank && a; ++d) {
-      isl_val* v = isl_multi_val_get_at(size, d);
-      if (isl_val_is_int(v) && isl_val_is_pos(v)) a->size.push_back(isl_val_get_num_si(v));
-      else a.reset();
-      isl_val_free(v);
-    }
-    for (int d = 0; d < rank && a; ++d) {
-      isl_pw_aff* first = isl_pw_aff_from_aff(isl_multi_aff_get_at(offset, d));
-      isl_ast_expr* e = isl_ast_build_expr_from_pw_aff(build, first);
-      if (e) a->offset.push_back(isl_c(e));
-      else a.reset();
-    }
-    isl_multi_val_free(size);
-    isl_multi_aff_free(offset);
+  isl::fixed_box box = isl::manage(isl_map_get_range_simple_fixed_box_hull(footprint));
+  if (box.is_null() || isl_fixed_box_is_valid(box.get()) != isl_bool_true) return std::nullopt;
+  SharedArray a;
+  a.tensor = t;
+  isl::multi_val size = isl::manage(isl_fixed_box_get_size(box.get()));
+  isl::multi_aff offset = isl::manage(isl_fixed_box_get_offset(box.get()));
+  isl_size rank = isl_multi_val_size(size.get());
+  for (int d = 0; d < rank; ++d) {
+    isl::val v = isl::manage(isl_multi_val_get_at(size.get(), d));
+    if (!isl_val_is_int(v.get()) || !isl_val_is_pos(v.get())) return std::nullopt;
+    a.size.push_back(isl_val_get_num_si(v.get()));
   }
-  isl_fixed_box_free(box);
+  for (int d = 0; d < rank; ++d) {
+    isl_pw_aff* first = isl_pw_aff_from_aff(isl_multi_aff_get_at(offset.get(), d));
+    isl_ast_expr* e = isl_ast_build_expr_from_pw_aff(build, first);
+    if (!e) return std::nullopt;
+    a.offset.push_back(isl_c(e));
+  }
   return a;
 }
 

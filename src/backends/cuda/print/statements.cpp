@@ -9,18 +9,13 @@ namespace tc::backends::cuda::print {
 
 Printer::Call Printer::call_of(isl_ast_node* node) const {
   Call c;
-  if (isl_id* id = isl_ast_node_get_annotation(node)) {
-    c.guard = ownership_guard(isl_id_get_name(id));
-    isl_id_free(id);
-  }
-  isl_ast_expr* call = isl_ast_node_user_get_expr(node);
-  isl_ast_expr* callee = isl_ast_expr_get_op_arg(call, 0);
-  isl_id* name_id = isl_ast_expr_get_id(callee);
-  isl_ast_expr_free(callee);
-  c.name = isl_id_get_name(name_id);
-  isl_id_free(name_id);
-  for (int i = 1; i < isl_ast_expr_get_op_n_arg(call); ++i) c.args.push_back(isl_c(isl_ast_expr_get_op_arg(call, i)));
-  isl_ast_expr_free(call);
+  isl::id annotation = isl::manage(isl_ast_node_get_annotation(node));
+  if (!annotation.is_null()) c.guard = ownership_guard(isl_id_get_name(annotation.get()));
+  isl::ast_expr call = isl::manage(isl_ast_node_user_get_expr(node));
+  isl::ast_expr callee = isl::manage(isl_ast_expr_get_op_arg(call.get(), 0));
+  c.name = isl_id_get_name(isl::manage(isl_ast_expr_get_id(callee.get())).get());
+  for (int i = 1; i < isl_ast_expr_get_op_n_arg(call.get()); ++i)
+    c.args.push_back(isl_c(isl_ast_expr_get_op_arg(call.get(), i)));
   c.index = std::stoul(c.name.substr(1));
   return c;
 }

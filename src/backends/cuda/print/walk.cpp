@@ -14,20 +14,12 @@ CudaSource Printer::run(const isl_schedule* mapped) {
   build = isl_ast_build_set_before_each_mark(build, &Printer::enter_mark, this);
   build = isl_ast_build_set_after_each_mark(build, &Printer::leave_mark, this);
   build = isl_ast_build_set_at_each_domain(build, &Printer::at_statement, this);
-  isl_ast_node* tree = isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(mapped)));
-  isl_ast_build_free(build);
-  if (callback_error_) {
-    isl_ast_node_free(tree);
-    std::rethrow_exception(callback_error_);
-  }
-  checked(tree, m_.ctx(), "generating the loop nest");
-  try {
-    top(tree);
-  } catch (...) {
-    isl_ast_node_free(tree);
-    throw;
-  }
-  isl_ast_node_free(tree);
+  isl::ast_build owned_build = isl::manage(build);
+  isl::ast_node tree =
+      isl::manage(isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(mapped))));
+  if (callback_error_) std::rethrow_exception(callback_error_);
+  checked(tree.get(), m_.ctx(), "generating the loop nest");
+  top(tree.get());
   out_.text = cuda_prelude() + (warp_totals_ ? std::string(warp_totals_text()) + "\n" : "") + kernels_;
   for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
   out_.param_types.push_back("unsigned long long*");
@@ -39,19 +31,9 @@ CudaSource Printer::run(const isl_schedule* mapped) {
 // else (a 0-d statement) a kernel of its own.
 void Printer::top(isl_ast_node* node) {
   if (isl_ast_node_get_type(node) == isl_ast_node_block) {
-    isl_ast_node_list* children = isl_ast_node_block_get_children(node);
-    for (int i = 0; i < isl_ast_node_list_n_ast_node(children); ++i) {
-      isl_ast_node* child = isl_ast_node_list_get_ast_node(children, i);
-      try {
-        top(child);
-      } catch (...) {
-        isl_ast_node_free(child);
-        isl_ast_node_list_free(children);
-        throw;
-      }
-      isl_ast_node_free(child);
-    }
-    isl_ast_node_list_free(children);
+    isl::ast_node_list children = isl::manage(isl_ast_node_block_get_children(node));
+    for (int i = 0; i < isl_ast_node_list_n_ast_node(children.get()); ++i)
+      top(isl::manage(isl_ast_node_list_get_ast_node(children.get(), i)).get());
     return;
   }
   kernel(node);
@@ -89,9 +71,7 @@ isl_stat Printer::enter_mark(isl_id* mark, isl_ast_build* build, void* user) {
 
 isl_ast_node* Printer::leave_mark(isl_ast_node* node, isl_ast_build*, void* user) {
   auto* p = static_cast<Printer*>(user);
-  isl_id* id = isl_ast_node_mark_get_id(node);
-  std::string name = isl_id_get_name(id);
-  isl_id_free(id);
+  std::string name = mark_name(node);
   if (is_mapping(name) && !p->open_marks_.empty()) {
     p->open_marks_.pop_back();
     node = isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), p->member_loops_.back().c_str(), nullptr));
@@ -110,14 +90,13 @@ isl_ast_node* Printer::leave_mark(isl_ast_node* node, isl_ast_build*, void* user
 isl_ast_node* Printer::at_statement(isl_ast_node* node, isl_ast_build* build, void* user) {
   auto* p = static_cast<Printer*>(user);
   std::vector<std::pair<std::string, std::string>> values;
-  isl_set* instances = isl_set_from_union_set(isl_union_map_domain(isl_ast_build_get_schedule(build)));
-  isl_space* space = isl_space_add_dims(isl_space_from_domain(isl_set_get_space(instances)), isl_dim_out, 1);
-  isl_set_free(instances);
+  isl::set instances = isl::manage(isl_set_from_union_set(isl_union_map_domain(isl_ast_build_get_schedule(build))));
+  isl::space space =
+      isl::manage(isl_space_add_dims(isl_space_from_domain(isl_set_get_space(instances.get())), isl_dim_out, 1));
   for (const OpenMark& m : p->open_marks_) {
-    isl_pw_aff* value = isl_union_pw_aff_extract_pw_aff(const_cast<isl_union_pw_aff*>(m.values), isl_space_copy(space));
+    isl_pw_aff* value = isl_union_pw_aff_extract_pw_aff(const_cast<isl_union_pw_aff*>(m.values), space.copy());
     values.emplace_back(m.mark, value ? c_text(value) : std::string());
   }
-  isl_space_free(space);
   std::string id = "mapped" + std::to_string(p->statement_values_.size());
   p->statement_values_.push_back(std::move(values));
   return isl_ast_node_set_annotation(node, isl_id_alloc(isl_ast_node_get_ctx(node), id.c_str(), nullptr));
@@ -127,26 +106,18 @@ isl_ast_node* Printer::at_statement(isl_ast_node* node, isl_ast_build* build, vo
 // printer; floord as the prelude's); "" for several pieces (a band member's values are one
 // affine function per statement, with floors where tiled).
 std::string Printer::c_text(isl_pw_aff* value) {
-  std::string text;
-  if (isl_pw_aff_n_piece(value) == 1) {
-    isl_aff* piece = nullptr;
-    isl_pw_aff_foreach_piece(
-        value,
-        [](isl_set* set, isl_aff* aff, void* user) {
-          isl_set_free(set);
-          *static_cast<isl_aff**>(user) = aff;
-          return isl_stat_ok;
-        },
-        &piece);
-    isl_printer* printer = isl_printer_to_str(isl_pw_aff_get_ctx(value));
-    printer = isl_printer_set_output_format(printer, ISL_FORMAT_C);
-    printer = isl_printer_print_aff(printer, piece);
-    text = renamed_calls(owned_text(isl_printer_get_str(printer)));
-    isl_printer_free(printer);
-    isl_aff_free(piece);
-  }
-  isl_pw_aff_free(value);
-  return text;
+  isl::pw_aff owned = isl::manage(value);
+  if (isl_pw_aff_n_piece(value) != 1) return "";
+  isl::aff piece;
+  isl_pw_aff_foreach_piece(
+      value,
+      [](isl_set* set, isl_aff* aff, void* user) {
+        isl::manage(set);
+        *static_cast<isl::aff*>(user) = isl::manage(aff);
+        return isl_stat_ok;
+      },
+      &piece);
+  return renamed_calls(c_of(isl_printer_print_aff(c_printer(isl_pw_aff_get_ctx(value)), piece.get())));
 }
 
 // The guard of a statement: the owner of each mapped value that no enclosing marked loop
@@ -208,28 +179,22 @@ void Printer::walk(isl_ast_node* node, std::string& out, int depth) {
       });
     case isl_ast_node_mark: {
       std::string name = mark_name(node);
-      isl_ast_node* inner = isl_ast_node_mark_get_node(node);
-      try {
-        if (is_mapping(name)) {
-          mapped(inner, name, member_of(node), out, depth);
-        } else if (name == "lanes") {  // threadIdx.x is the reductions' (cuda.reduction=tree)
-          axes_->block_axes = std::max(axes_->block_axes, 1);
-          Scoped<int> in_lanes(lanes_, lanes_ + 1);
-          walk(inner, out, depth);
-        } else if (name == "shared") {
-          isl_id* k = isl_ast_node_get_annotation(node);
-          size_t index = k ? std::stoul(isl_id_get_name(k) + 6) : promotions_.size();
-          isl_id_free(k);
-          if (index >= promotions_.size()) fail(TC_ERROR_INTERNAL, "the cuda printer lost a shared memory mark");
-          shared_scope(inner, promotions_[index], out, depth);
-        } else {
-          walk(inner, out, depth);
-        }
-      } catch (...) {
-        isl_ast_node_free(inner);
-        throw;
+      isl::ast_node owned_inner = isl::manage(isl_ast_node_mark_get_node(node));
+      isl_ast_node* inner = owned_inner.get();
+      if (is_mapping(name)) {
+        mapped(inner, name, member_of(node), out, depth);
+      } else if (name == "lanes") {  // threadIdx.x is the reductions' (cuda.reduction=tree)
+        axes_->block_axes = std::max(axes_->block_axes, 1);
+        Scoped<int> in_lanes(lanes_, lanes_ + 1);
+        walk(inner, out, depth);
+      } else if (name == "shared") {
+        isl::id k = isl::manage(isl_ast_node_get_annotation(node));
+        size_t index = !k.is_null() ? std::stoul(isl_id_get_name(k.get()) + 6) : promotions_.size();
+        if (index >= promotions_.size()) fail(TC_ERROR_INTERNAL, "the cuda printer lost a shared memory mark");
+        shared_scope(inner, promotions_[index], out, depth);
+      } else {
+        walk(inner, out, depth);
       }
-      isl_ast_node_free(inner);
       return;
     }
     case isl_ast_node_user: return statement(node, out, depth);
@@ -238,40 +203,25 @@ void Printer::walk(isl_ast_node* node, std::string& out, int depth) {
 }
 
 std::string Printer::mark_name(isl_ast_node* mark) {
-  isl_id* id = isl_ast_node_mark_get_id(mark);
-  std::string name = isl_id_get_name(id);
-  isl_id_free(id);
-  return name;
+  return isl_id_get_name(isl::manage(isl_ast_node_mark_get_id(mark)).get());
 }
 
 Printer::MarkedMember Printer::member_of(isl_ast_node* mark_node) {
   MarkedMember m;
-  isl_id* loop_id = isl_ast_node_get_annotation(mark_node);
-  m.loop = loop_id ? isl_id_get_name(loop_id) : "";
-  isl_id_free(loop_id);
-  isl_id* id = isl_ast_node_mark_get_id(mark_node);
-  if (const auto* member = static_cast<const MemberMark*>(isl_id_get_user(id))) {
+  isl::id loop_id = isl::manage(isl_ast_node_get_annotation(mark_node));
+  m.loop = !loop_id.is_null() ? isl_id_get_name(loop_id.get()) : "";
+  isl::id id = isl::manage(isl_ast_node_mark_get_id(mark_node));
+  if (const auto* member = static_cast<const MemberMark*>(isl_id_get_user(id.get()))) {
     m.copies = member->copies;
     m.tile = member->tile;
   }
-  isl_id_free(id);
   return m;
 }
 
 // Walks and frees `node`.
 void Printer::child(isl_ast_node* node, std::string& out, int depth) {
-  consumed(node, [&] { walk(node, out, depth); });
-}
-
-// Runs `use` on `node`, then frees it, an exception included.
-void Printer::consumed(isl_ast_node* node, const std::function<void()>& use) {
-  try {
-    use();
-  } catch (...) {
-    isl_ast_node_free(node);
-    throw;
-  }
-  isl_ast_node_free(node);
+  isl::ast_node owned = isl::manage(node);
+  walk(node, out, depth);
 }
 
 // What a mark maps to the grid or a block: a loop strides over the values its block or
@@ -298,27 +248,23 @@ bool Printer::iterates(isl_ast_node* loop, const std::string& iterator) {
 // The iterations of a loop whose bounds are constants (`for (c = 0; c <= 63; c += 32)`: 2),
 // else 0.
 int64_t Printer::trip_count(isl_ast_node* node) {
-  auto value = [](isl_ast_expr* e) -> std::optional<int64_t> {
-    std::optional<int64_t> v;
-    if (isl_ast_expr_get_type(e) == isl_ast_expr_int) {
-      isl_val* x = isl_ast_expr_get_val(e);
-      if (isl_val_is_int(x)) v = isl_val_get_num_si(x);
-      isl_val_free(x);
-    }
-    isl_ast_expr_free(e);
-    return v;
+  auto value = [](isl_ast_expr* taken) -> std::optional<int64_t> {
+    isl::ast_expr e = isl::manage(taken);
+    if (isl_ast_expr_get_type(e.get()) != isl_ast_expr_int) return std::nullopt;
+    isl::val x = isl::manage(isl_ast_expr_get_val(e.get()));
+    if (!isl_val_is_int(x.get())) return std::nullopt;
+    return isl_val_get_num_si(x.get());
   };
   std::optional<int64_t> init = value(isl_ast_node_for_get_init(node)), inc = value(isl_ast_node_for_get_inc(node));
-  isl_ast_expr* cond = isl_ast_node_for_get_cond(node);
+  isl::ast_expr cond = isl::manage(isl_ast_node_for_get_cond(node));
   std::optional<int64_t> last;
-  if (isl_ast_expr_get_type(cond) == isl_ast_expr_op) {
-    isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond);
+  if (isl_ast_expr_get_type(cond.get()) == isl_ast_expr_op) {
+    isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond.get());
     if (op == isl_ast_expr_op_le || op == isl_ast_expr_op_lt) {
-      last = value(isl_ast_expr_op_get_arg(cond, 1));
+      last = value(isl_ast_expr_op_get_arg(cond.get(), 1));
       if (last && op == isl_ast_expr_op_lt) --*last;
     }
   }
-  isl_ast_expr_free(cond);
   if (!init || !inc || !last || *inc <= 0 || *last < *init) return 0;
   return (*last - *init) / *inc + 1;
 }
