@@ -1,4 +1,4 @@
-// TC's scalar semantics (libtc: src/backends/cuda/print_cuda.cpp)
+// TC's scalar semantics (libtc: src/backends/cuda/print/prelude.cuh)
 #define TC_DEVICE __device__ __forceinline__
 TC_DEVICE long long tc_imin(long long a, long long b) { return a < b ? a : b; }
 TC_DEVICE long long tc_imax(long long a, long long b) { return a > b ? a : b; }
