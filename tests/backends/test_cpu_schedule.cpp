@@ -20,6 +20,7 @@
 //   - cpu.fma (issue 25): a product sum rounds once a step (on), or as the reference (off).
 //   - cpu.flatten, cpu.transpose (issue 25): convolutions over flattened rows, products
 //     computed transposed: the bits of the plain stage.
+//   - cpu.contract=auto: which contractions it leaves to the pipeline (small matrix products).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -1001,3 +1002,46 @@ TEST(CpuFma, AProductSumRoundsOnceAStepAndTheKnobGivesTheReferencesBits) {
   EXPECT_TRUE(has(on.description, ", fused multiply-adds")) << on.description;
   EXPECT_FALSE(has(off.description, "fused multiply-adds")) << off.description;
 }
+
+namespace {
+
+// cpu.contract=auto (docs/contractions.md): (batched) matrix products under 24 MFLOP stay on
+// the pipeline, and the description says why; a larger one, and a small contraction that is
+// not a matrix product, take the route; cpu.contract=1 takes it at any size. Each gives the
+// reference's values (exact here: multiples of 1/16 whose sums fit a float's mantissa).
+TEST(ContractionRoute, AutoLeavesSmallMatrixProductsToThePipeline) {
+  const char* mm = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+  const char* bmm = "def bmm(float(B,M,K) A, float(B,K,N) X) -> (C) { C(b,i,j) +=! A(b,i,k) * X(b,k,j) }";
+  const char* two_m = "def f(float(A,K,B) X, float(K,C) Y) -> (O) { O(a,b,c) +=! X(a,k,b) * Y(k,c) }";
+  struct Case {
+    const char* src;
+    std::vector<std::vector<int64_t>> shapes;
+    const char* contract;
+    bool route;
+  };
+  const std::vector<Case> cases = {
+      {mm, {{64, 64}, {64, 64}}, "auto", false},
+      {mm, {{64, 64}, {64, 64}}, "1", true},
+      {bmm, {{16, 64, 64}, {16, 64, 64}}, "auto", false},
+      {mm, {{256, 256}, {256, 256}}, "auto", true},  // 33.5 MFLOP
+      {two_m, {{8, 16, 8}, {16, 24}}, "auto", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.src) + " cpu.contract=" + c.contract + " " + std::to_string(c.shapes[0][0]));
+    std::vector<std::unique_ptr<Arg>> args;
+    std::vector<Arg*> in;
+    for (const auto& shape : c.shapes) {
+      args.push_back(std::make_unique<Arg>(shape, false));
+      fill(*args.back(), static_cast<int>(args.size()) + 20);
+      in.push_back(args.back().get());
+    }
+    Outcome ref = run(c.src, in, {{"backend", "reference"}});
+    Outcome got = run(c.src, in, {{"cpu.contract", c.contract}});
+    ASSERT_EQ(got.status, TC_OK) << got.message;
+    EXPECT_EQ(has(got.description, "contraction route: "), c.route) << got.description;
+    if (!c.route) EXPECT_TRUE(has(got.description, " MFLOP: below 24 the pipeline")) << got.description;
+    expect_close(got.outputs[0], ref.outputs[0], got.description);
+  }
+}
+
+}  // namespace

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <climits>
 #include <cpuid.h>
@@ -28,6 +29,21 @@ namespace tc::backends::cpu {
 using runtime::TensorView;
 
 namespace {
+
+// Below this many flops (multiply-adds counted twice) a (batched) matrix product takes the
+// pipeline under cpu.contract=auto: its operands fit the caches, and the route's packing of
+// both and its tables cost more than they save. Measured on 2 cores (docs/contractions.md):
+// 64^3 11 us on the route against 6 on the pipeline, 192^3 90 against 80, 224^3 141 against
+// 131-135, 64 products of 32^3 60 against 43; 256^3 204 against 223 and 8 products of 128^3
+// 229 against 245 (33.5 MFLOP each: the route).
+constexpr double kSmallProductFlops = 24e6;
+
+// "0.52", "8.39", "22.5".
+std::string mflop_text(double flops) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", flops / 1e6);
+  return buf;
+}
 
 // One compiled specialisation and what its arguments are.
 struct Variant {
@@ -374,10 +390,13 @@ class CpuKernel : public Kernel {
     if (plan && !schedule_.fma) plan.reset(), why = "cpu.fma=0 asks for a multiply and an add per step";
     // auto: the pipeline's special cases for matrix products, where they measured faster (an
     // epilogue fused, a product computed transposed: docs/contractions.md)
-    if (plan && schedule_.contract < 0 && plan->matrix_products()) {
-      std::string pipeline = plan->fused() ? "matrix products with an epilogue: the pipeline fuses it"
-                             : !plan_transposed_results(b_, -1).empty() ? "a matrix product the pipeline computes transposed"
-                                                                         : "";
+    if (plan && schedule_.contract < 0 && plan->matrix_products(true)) {
+      std::string pipeline =
+          plan->matrix_products() && plan->fused() ? "matrix products with an epilogue: the pipeline fuses it"
+          : plan->matrix_products() && !plan_transposed_results(b_, -1).empty() ? "a matrix product the pipeline computes transposed"
+          : plan->flops() < kSmallProductFlops ? "a matrix product of " + mflop_text(plan->flops()) +
+                                                    " MFLOP: below 24 the pipeline, which packs nothing, measured faster"
+                                               : "";
       if (!pipeline.empty()) {
         contraction_note_ = "not used by default (" + pipeline + "; cpu.contract=1 takes the route)";
         return;

@@ -65,11 +65,12 @@ struct Contraction {
 struct ContractionPlan {
   std::vector<Contraction> stages;
   double flops() const;
-  // Every stage a plain matrix product (one index per group, no batch), and with an epilogue
-  // or more than one stage: what cpu.contract=auto leaves to the pipeline, whose register-
-  // blocked schedule fuses the epilogue and reads an operand used once without packing it
-  // (measured faster on those: docs/contractions.md).
-  bool matrix_products() const;
+  // Every stage a plain matrix product (one index per group; `batched`: and at most one batch
+  // index, else none), and with an epilogue or more than one stage, or small: what
+  // cpu.contract=auto leaves to the pipeline, whose register-blocked schedule fuses the
+  // epilogue and reads an operand used once without packing it (measured faster on those:
+  // docs/contractions.md).
+  bool matrix_products(bool batched = false) const;
   bool fused() const;
 };
 

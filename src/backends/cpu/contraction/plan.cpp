@@ -260,9 +260,9 @@ double ContractionPlan::flops() const {
   return total;
 }
 
-bool ContractionPlan::matrix_products() const {
+bool ContractionPlan::matrix_products(bool batched) const {
   for (const auto& c : stages)
-    if (!c.batch.empty() || c.m.size() != 1 || c.n.size() != 1 || c.k.size() != 1) return false;
+    if (c.batch.size() > (batched ? 1u : 0u) || c.m.size() != 1 || c.n.size() != 1 || c.k.size() != 1) return false;
   return true;
 }
 

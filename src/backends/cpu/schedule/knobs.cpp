@@ -142,8 +142,8 @@ std::vector<Knob> declare() {
                 "threads over blocks of the output, then the pointwise statements that follow each product (a bias, a "
                 "ReLU); later products may read earlier ones' results; 0: the pipeline; auto: 1 unless cpu.fma=0 (its "
                 "sums are fused multiply-adds) or the def is matrix products with an epilogue or several of them, or one "
-                "matrix product cpu.transpose=auto computes transposed (the pipeline's schedules for those measured "
-                "faster)",
+                "matrix product cpu.transpose=auto computes transposed, or (batched) matrix products of under 24 MFLOP "
+                "(the pipeline's schedules for those measured faster)",
                 true};
   Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
               "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
