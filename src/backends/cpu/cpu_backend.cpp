@@ -38,6 +38,16 @@ namespace {
 // 229 against 245 (33.5 MFLOP each: the route).
 constexpr double kSmallProductFlops = 24e6;
 
+// Whether every stage's result (per batch entry) has fewer than 32 x 32 values: a long sum
+// into a few micro-tiles, which the route computes mostly padded (6 x 16 tiles) after packing
+// all of K. Measured on 2 cores (docs/contractions.md): 8 x 10^6 x 8 11.3 ms on the route
+// against 2.3 on the pipeline, 16 x 500000 x 16 6.9 against 4.2; 32 x 200000 x 32 even.
+bool small_result(const ContractionPlan& plan) {
+  for (const Contraction& c : plan.stages)
+    if ((c.m[0].hi - c.m[0].lo) * (c.n[0].hi - c.n[0].lo) >= 32 * 32) return false;
+  return true;
+}
+
 // "0.52", "8.39", "22.5".
 std::string mflop_text(double flops) {
   char buf[32];
@@ -396,7 +406,8 @@ class CpuKernel : public Kernel {
           : plan->matrix_products() && !plan_transposed_results(b_, -1).empty() ? "a matrix product the pipeline computes transposed"
           : plan->flops() < kSmallProductFlops ? "a matrix product of " + mflop_text(plan->flops()) +
                                                     " MFLOP: below 24 the pipeline, which packs nothing, measured faster"
-                                               : "";
+          : small_result(*plan) ? "a matrix product into fewer than 32 x 32 values: the pipeline measured faster"
+                                : "";
       if (!pipeline.empty()) {
         contraction_note_ = "not used by default (" + pipeline + "; cpu.contract=1 takes the route)";
         return;

@@ -147,6 +147,13 @@ std::vector<char> contiguous_panels(const std::vector<int64_t>& off, int width) 
   return out;
 }
 
+// Whether the offsets lines[0..rows) follow one another.
+inline bool rows_follow(const int64_t* lines, int64_t rows) {
+  for (int64_t r = 1; r < rows; ++r)
+    if (lines[r] != lines[0] + r) return false;
+  return true;
+}
+
 // What one thread packs into: an A block (mc x kc) and a B block (kc x nc), 64-byte aligned,
 // kept for the thread's next calls.
 struct PackBuffers {
@@ -229,8 +236,8 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 // One micro-panel: `width` rows of an operand (A's M values or B's N values at offsets `lines`
 // from `base`; the first `rows` real, the others packed as zeros) over a K block of `kb` steps at
 // offsets `ko`, into dst[k * width + r]. Read the cheapest way each stretch of K allows: a
-// vector copy per step where the rows follow one another in memory (`whole_rows`), a
-// transposing pack along each run of values that follow one another in memory (`runs`, per
+// vector copy per step where the rows follow one another in memory (`whole_rows`; in a short
+// last panel, its real rows, the rest zeros), a transposing pack along each run of values that follow one another in memory (`runs`, per
 // step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
 // from one run into the next), a gather per element elsewhere.
 template <typename T>
@@ -239,6 +246,16 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
   if (rows == width && whole_rows) {
     const T* src = base + lines[0];
     for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
+    return;
+  }
+  // The last panel of a short M or N, its rows in one run: they are copied, the padding zeroed
+  // (its sums are discarded; zeros keep stale subnormals out of the multiply-adds).
+  if (rows < width && rows_follow(lines, rows)) {
+    const T* src = base + lines[0];
+    for (int64_t k = 0; k < kb; ++k) {
+      copy_step(dst + k * width, src + ko[k], static_cast<int>(rows));
+      std::fill(dst + k * width + rows, dst + (k + 1) * width, T(0));
+    }
     return;
   }
   for (int64_t first = 0; first < step && first < kb; ++first)

@@ -143,7 +143,7 @@ std::vector<Knob> declare() {
                 "ReLU); later products may read earlier ones' results; 0: the pipeline; auto: 1 unless cpu.fma=0 (its "
                 "sums are fused multiply-adds) or the def is matrix products with an epilogue or several of them, or one "
                 "matrix product cpu.transpose=auto computes transposed, or (batched) matrix products of under 24 MFLOP "
-                "(the pipeline's schedules for those measured faster)",
+                "or into fewer than 32 x 32 values (the pipeline's schedules for those measured faster)",
                 true};
   Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
               "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
