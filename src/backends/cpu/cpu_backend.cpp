@@ -55,6 +55,19 @@ std::string mflop_text(double flops) {
   return buf;
 }
 
+// Why cpu.contract=auto leaves `plan` to the pipeline, "" where it does not: the pipeline's
+// special cases for (batched) matrix products, where they measured faster (docs/contractions.md).
+std::string pipeline_reason(const ContractionPlan& plan, const ir::BoundDef& bound) {
+  if (!plan.matrix_products(true)) return "";
+  if (plan.matrix_products() && plan.fused()) return "matrix products with an epilogue: the pipeline fuses it";
+  if (plan.matrix_products() && !plan_transposed_results(bound, -1).empty())
+    return "a matrix product the pipeline computes transposed";
+  if (plan.flops() < kSmallProductFlops)
+    return "a matrix product of " + mflop_text(plan.flops()) + " MFLOP: below 24 the pipeline, which packs nothing, measured faster";
+  if (small_result(plan)) return "a matrix product into fewer than 32 x 32 values: the pipeline measured faster";
+  return "";
+}
+
 // One compiled specialisation and what its arguments are.
 struct Variant {
   std::unique_ptr<JitFunction> fn;
@@ -398,16 +411,8 @@ class CpuKernel : public Kernel {
     std::string why;
     std::optional<ContractionPlan> plan = plan_contraction(b_, &why);
     if (plan && !schedule_.fma) plan.reset(), why = "cpu.fma=0 asks for a multiply and an add per step";
-    // auto: the pipeline's special cases for matrix products, where they measured faster (an
-    // epilogue fused, a product computed transposed: docs/contractions.md)
-    if (plan && schedule_.contract < 0 && plan->matrix_products(true)) {
-      std::string pipeline =
-          plan->matrix_products() && plan->fused() ? "matrix products with an epilogue: the pipeline fuses it"
-          : plan->matrix_products() && !plan_transposed_results(b_, -1).empty() ? "a matrix product the pipeline computes transposed"
-          : plan->flops() < kSmallProductFlops ? "a matrix product of " + mflop_text(plan->flops()) +
-                                                    " MFLOP: below 24 the pipeline, which packs nothing, measured faster"
-          : small_result(*plan) ? "a matrix product into fewer than 32 x 32 values: the pipeline measured faster"
-                                : "";
+    if (plan && schedule_.contract < 0) {
+      std::string pipeline = pipeline_reason(*plan, b_);
       if (!pipeline.empty()) {
         contraction_note_ = "not used by default (" + pipeline + "; cpu.contract=1 takes the route)";
         return;

@@ -133,25 +133,19 @@ Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by,
   return flatten(g, flatten_order(g, order_by, order_dim), o, a, b, epilogue);
 }
 
-// Per panel of `width` flat indices: whether all `width` are there and their offsets follow one
-// another (one memcpy or one vector access reads or writes the panel).
+// Per panel of `width` flat indices (the last one may be short): whether their offsets follow
+// one another (one memcpy or one vector access reads or writes the panel; a short one's users
+// check its width).
 std::vector<char> contiguous_panels(const std::vector<int64_t>& off, int width) {
   size_t n = off.size(), panels = (n + width - 1) / width;
   std::vector<char> out(panels, 0);
   for (size_t p = 0; p < panels; ++p) {
-    size_t first = p * width;
-    bool ok = first + width <= n;
-    for (int j = 1; ok && j < width; ++j) ok = off[first + j] == off[first] + j;
+    size_t first = p * width, last = std::min(n, first + width);
+    bool ok = true;
+    for (size_t j = first + 1; ok && j < last; ++j) ok = off[j] == off[first] + static_cast<int64_t>(j - first);
     out[p] = ok;
   }
   return out;
-}
-
-// Whether the offsets lines[0..rows) follow one another.
-inline bool rows_follow(const int64_t* lines, int64_t rows) {
-  for (int64_t r = 1; r < rows; ++r)
-    if (lines[r] != lines[0] + r) return false;
-  return true;
 }
 
 // What one thread packs into: an A block (mc x kc) and a B block (kc x nc), 64-byte aligned,
@@ -237,25 +231,22 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 // from `base`; the first `rows` real, the others packed as zeros) over a K block of `kb` steps at
 // offsets `ko`, into dst[k * width + r]. Read the cheapest way each stretch of K allows: a
 // vector copy per step where the rows follow one another in memory (`whole_rows`; in a short
-// last panel, its real rows, the rest zeros), a transposing pack along each run of values that follow one another in memory (`runs`, per
+// last panel, its real rows, the padding zeroed: its sums are discarded, and zeros keep stale
+// subnormals out of the multiply-adds), a transposing pack along each run of values that follow one another in memory (`runs`, per
 // step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
 // from one run into the next), a gather per element elsewhere.
 template <typename T>
 void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
                 bool whole_rows, const int64_t* ko, const int32_t* runs, int step, int64_t kb) {
-  if (rows == width && whole_rows) {
+  if (whole_rows) {
     const T* src = base + lines[0];
-    for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
-    return;
-  }
-  // The last panel of a short M or N, its rows in one run: they are copied, the padding zeroed
-  // (its sums are discarded; zeros keep stale subnormals out of the multiply-adds).
-  if (rows < width && rows_follow(lines, rows)) {
-    const T* src = base + lines[0];
-    for (int64_t k = 0; k < kb; ++k) {
-      copy_step(dst + k * width, src + ko[k], static_cast<int>(rows));
-      std::fill(dst + k * width + rows, dst + (k + 1) * width, T(0));
-    }
+    if (rows == width)
+      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
+    else
+      for (int64_t k = 0; k < kb; ++k) {
+        copy_step(dst + k * width, src + ko[k], static_cast<int>(rows));
+        std::fill(dst + k * width + rows, dst + (k + 1) * width, T(0));
+      }
     return;
   }
   for (int64_t first = 0; first < step && first < kb; ++first)
