@@ -172,6 +172,16 @@ class Accept:
         self.allow_unsupported, self.options, self.backends = allow_unsupported, options, backends
         self.note = note
 
+    def tensors(self, arrays):
+        return [tclib.Tensor(a, layout=self.in_layout, byte_offset=self.byte_offset) for a in arrays]
+
+    def compile(self, options):
+        """The kernel for this case's own inputs under `options` (the case's options win)."""
+        opts = dict(options)
+        opts.update(self.options or {})
+        tensors = self.tensors(self.inputs(rng_for(self.name)))
+        return tclib.Program(self.src).compile(self.entry, tensors, opts)
+
     def run(self, backend, extra_options):
         rng = rng_for(self.name)
         ins = self.inputs(rng)
@@ -199,10 +209,7 @@ class Accept:
             if got != want:
                 raise Failure("output dims %s, expected %s" % ([d for _, d in params], self.dims))
 
-        def tensors(arrs):
-            return [tclib.Tensor(a, layout=self.in_layout, byte_offset=self.byte_offset)
-                    for a in arrs]
-
+        tensors = self.tensors
         try:
             info = prog.infer_outputs(self.entry, tensors(ins))
             opts = {"backend": backend}

@@ -12,7 +12,6 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import corpus  # noqa: E402
 import run_corpus  # noqa: E402
 import tclib  # noqa: E402
 
@@ -40,13 +39,10 @@ def main():
     for knobs in KNOB_SETS:
         label = ",".join("%s=%s" % kv for kv in sorted(knobs.items())) or "default"
         for name, case in cases:
-            ins = case.inputs(corpus.rng_for(case.name))
             opts = {"backend": "cuda", "cuda.emulate": "1"}
             opts.update(knobs)
-            opts.update(case.options or {})
-            tensors = [tclib.Tensor(a, layout=case.in_layout, byte_offset=case.byte_offset) for a in ins]
             try:
-                code = tclib.Program(case.src).compile(case.entry, tensors, opts).code()
+                code = case.compile(opts).code()
                 digest = hashlib.sha256(code.encode()).hexdigest()[:16]
             except tclib.TCError as e:
                 digest = "error %d %s" % (e.status, (e.message or "").splitlines()[0])

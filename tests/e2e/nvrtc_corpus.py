@@ -20,15 +20,10 @@ import tclib  # noqa: E402
 
 
 def compile_case(case, arch, extra):
-    rng = corpus.rng_for(case.name)
-    ins = case.inputs(rng)
-    prog = tclib.Program(case.src)
     opts = {"backend": "cuda", "cuda.arch": arch}
     opts.update(extra)
-    opts.update(case.options or {})
-    tensors = [tclib.Tensor(a, layout=case.in_layout, byte_offset=case.byte_offset) for a in ins]
     t0 = time.perf_counter()
-    kernel = prog.compile(case.entry, tensors, opts)
+    kernel = case.compile(opts)
     seconds = time.perf_counter() - t0
     if "TC's scalar semantics" not in kernel.code():  # the prelude (a def with nothing to do has no kernel)
         raise corpus.Failure("no CUDA C in the kernel's code")
