@@ -404,6 +404,26 @@ TC_API int tc_run(const tc_kernel *kernel, const DLTensor *inputs, size_t num_in
 TC_API int tc_run_async(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
                         DLTensor *outputs, size_t num_outputs, void *stream);
 
+/* A GPU profile made without a GPU, for a backend=cuda kernel compiled with cuda.emulate=1:
+ * runs its launches on the host on these tensors (validated as tc_run does), each for a sample
+ * of its blocks (all of them up to 8; beyond, 8 spread evenly from the first to the last, the
+ * counts scaled to the grid), recording each thread's memory accesses and statement instances,
+ * and reports per launch, one figure a line ("  key value ..."): blocks_profiled,
+ * statement_instances, work_balance (the busiest thread's statement instances / the mean), fma,
+ * global_requests (warp-wide accesses of tensors), sectors_per_request (32-byte sectors each
+ * touches; 4 is ideal for float32), shared_requests, bank_conflict_ways (1 = no conflicts),
+ * dram_bytes and min_dram_bytes (each tensor once), occupancy (from NVRTC's register count
+ * where NVRTC loads) and estimated_us, a roofline estimate for the GPU named `gpu` ("h100",
+ * "h200", "a100"; NULL: "h100"), then the launches' total; docs/cuda.md says how the estimate
+ * is made and how far it was from measured times. Not a measurement. Outputs are left as the
+ * profiled blocks wrote them. The first call builds the instrumented code (a host compile,
+ * kept like the emulation's). TC_ERROR_UNSUPPORTED for any other kernel,
+ * TC_ERROR_INVALID_ARGUMENT for an unknown GPU. *text is owned by the kernel and valid until it
+ * is destroyed (each call's text is kept). Thread-safe. */
+TC_API int tc_kernel_profile(const tc_kernel *kernel, const DLTensor *inputs, size_t num_inputs,
+                             DLTensor *outputs, size_t num_outputs, const char *gpu,
+                             const char **text);
+
 TC_API void tc_kernel_destroy(tc_kernel *kernel); /* NULL is a no-op */
 
 #ifdef __cplusplus

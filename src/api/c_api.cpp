@@ -531,6 +531,20 @@ TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tenso
   });
 }
 
+TC_API int tc_kernel_profile(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                             size_t num_outputs, const char* gpu, const char** text) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(text, "text");
+    auto in = tc::runtime::validate_tensors(inputs, num_inputs, kernel->inputs, "input", kernel->devices);
+    auto out = tc::runtime::validate_tensors(outputs, num_outputs, kernel->outputs, "output", kernel->devices);
+    tc::runtime::check_no_overlap(in, out, kernel->inputs, kernel->outputs);
+    std::string profile = kernel->kernel->profile(in, out, gpu ? gpu : "h100");
+    std::lock_guard<std::mutex> lock(kernel->profiles_mutex);
+    *text = kernel->profiles.emplace_back(std::move(profile)).c_str();
+  });
+}
+
 TC_API int tc_run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
                   size_t num_outputs) {
   return run(kernel, inputs, num_inputs, outputs, num_outputs, nullptr);

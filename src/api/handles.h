@@ -1,6 +1,7 @@
 // handles.h — what the opaque C handles hold.
 #pragma once
 
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,8 @@ struct tc_kernel {
   std::string description;  // tc_kernel_describe
   mutable std::once_flag code_once;  // tc_kernel_code: made on first use (a throw: the next call tries again)
   mutable std::string code;
+  mutable std::mutex profiles_mutex;       // tc_kernel_profile: each call's text, kept
+  mutable std::list<std::string> profiles;
 };
 
 struct tc_options {

@@ -1,5 +1,6 @@
-// backend.cpp — see backend.h: what a backend that cannot reload compiled code answers, and
-// host memory (every backend's for kDLCPU).
+// backend.cpp — see backend.h: what a backend that cannot reload compiled code answers, what
+// a kernel that cannot be profiled answers (kernel.h), and host memory (every backend's for
+// kDLCPU).
 #include "backends/backend.h"
 
 #include <algorithm>
@@ -9,6 +10,12 @@
 #include "support/error.h"
 
 namespace tc::backends {
+
+std::string Kernel::profile(const std::vector<runtime::TensorView>&, const std::vector<runtime::TensorView>&,
+                            const std::string&) const {
+  fail(TC_ERROR_UNSUPPORTED, "a profile is made for backend=cuda kernels compiled with cuda.emulate=1 (they run on the "
+                             "host, where every memory access can be recorded)");
+}
 
 namespace {
 class HostMemory : public DeviceMemory {

@@ -30,6 +30,10 @@ class Kernel {
   // The code it runs, as text (cpu: Halide's lowered loop nest), for tc_kernel_code; "" when
   // the backend generates none (the reference interpreter). May take as long as lowering.
   virtual std::string code() const { return {}; }
+  // A profile of one run on these tensors for the GPU named `gpu` (tc_kernel_profile), where
+  // the backend can make one without running on a device (cuda.emulate=1).
+  virtual std::string profile(const std::vector<runtime::TensorView>& inputs, const std::vector<runtime::TensorView>& outputs,
+                              const std::string& gpu) const;
 };
 
 }  // namespace tc::backends

@@ -336,10 +336,68 @@ def no_host_compiler():
     assert not left, "left in TMPDIR: %s" % left
 
 
+def profile_figures(text):
+    """Per launch, its figures by name (the first number after each key)."""
+    launches = []
+    for line in text.splitlines():
+        if line.startswith("launch "):
+            launches.append({})
+        elif line.startswith("  "):
+            key, value = line.split()[:2]
+            launches[-1][key] = value
+    return launches
+
+
+def profile():
+    # A matmul in one block (64 x 64 outputs, the whole tile): every block profiled, counts exact.
+    p = tclib.Program(MM)
+    r = np.random.default_rng(3)
+    A, B = r.standard_normal((64, 48)).astype(np.float32), r.standard_normal((48, 64)).astype(np.float32)
+    k = p.compile("mm", [A, B], EMULATE)
+    code = k.code()
+    text = k.profile([A, B], [np.zeros((64, 64), np.float32)])
+    (f,) = profile_figures(text)
+    assert f["blocks_profiled"] == "1", text
+    assert f["fma"] == str(64 * 48 * 64), text
+    assert int(f["statement_instances"]) >= 64 * 48 * 64, text
+    assert float(f["work_balance"]) < 1.5, text
+    assert float(f["bank_conflict_ways"]) < 1.1, text  # padded shared rows
+    assert int(f["min_dram_bytes"]) == 4 * (64 * 48 + 48 * 64 + 64 * 64), text
+    assert re.search(r"\nestimated_us [\d.]+ on h100: H100 SXM .*not a measurement\n$", text), text
+    assert "TC_STATEMENT" not in k.code() and k.code() == code, "the kernel's text changed"
+    (C,) = run(k, [A, B])  # still runs whole after a profile
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+    a100 = k.profile([A, B], [np.zeros((64, 64), np.float32)], "a100")
+    assert "on a100: A100" in a100, a100
+
+    # A product 4 wide in a tile 8 threads wide: one thread in 8 along x has work.
+    B4 = B[:, :4].copy()
+    k = p.compile("mm", [A, B4], EMULATE)
+    (f,) = profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
+    assert f["work_balance"] == "8.00" and f["fma"] == str(64 * 48 * 4), f
+
+    # Rows copied (consecutive lanes, consecutive floats) against a transpose (a column read).
+    X = r.standard_normal((256, 256)).astype(np.float32)
+    copy = tclib.Program("def copy(float(N,M) X) -> (Y) { Y(i,j) = X(i,j) }").compile("copy", [X], EMULATE)
+    tr = tclib.Program("def tr(float(N,M) X) -> (Y) { Y(j,i) = X(i,j) }").compile(
+        "tr", [X], dict(EMULATE, **{"cuda.shared": "0"}))
+    (fc,) = profile_figures(copy.profile([X], [np.zeros((256, 256), np.float32)]))
+    (ft,) = profile_figures(tr.profile([X], [np.zeros((256, 256), np.float32)]))
+    assert fc["blocks_profiled"] == "8", fc
+    assert float(ft["sectors_per_request"]) > float(fc["sectors_per_request"]), (fc, ft)
+
+    expect_error(lambda: k.profile([A, B4], [np.zeros((64, 4), np.float32)], "v100"), tclib.TC_ERROR_INVALID_ARGUMENT,
+                 "no GPU named 'v100' to estimate for (known: h100, h200, a100)")
+    cpu = p.compile("mm", [A, B], {"backend": "cpu"})
+    expect_error(lambda: cpu.profile([A, B], [np.zeros((64, 64), np.float32)]), tclib.TC_ERROR_UNSUPPORTED,
+                 "a profile is made for backend=cuda kernels compiled with cuda.emulate=1")
+    expect_error(lambda: k.profile([A], [np.zeros((64, 4), np.float32)]), tclib.TC_ERROR_INVALID_ARGUMENT, "input")
+
+
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
           "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
-          "lane_reductions": lane_reductions}
+          "lane_reductions": lane_reductions, "profile": profile}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

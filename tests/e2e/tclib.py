@@ -405,6 +405,15 @@ class Kernel:
         kout, aout = _tensor_array(outputs)
         _check(lib().tc_run(self.h, ain, len(kin), aout, len(kout)), "run")
 
+    def profile(self, inputs, outputs, gpu=None):
+        """tc_kernel_profile: the report's text."""
+        kin, ain = _tensor_array(inputs)
+        kout, aout = _tensor_array(outputs)
+        s = ctypes.c_char_p()
+        _check(lib().tc_kernel_profile(self.h, ain, len(kin), aout, len(kout), gpu.encode() if gpu else None,
+                                       ctypes.byref(s)), "kernel_profile")
+        return s.value.decode()
+
     def bind(self, inputs, outputs):
         """A no-argument function running the kernel on these tensors, converted to DLTensors
         once: for timing, where run()'s conversion on every call would be measured too."""

@@ -1,12 +1,14 @@
 // main.cpp — the `tc` command-line tool, a thin user of the public C API (tc.h only):
 //   tc check FILE.tc                   diagnostics, then per def the inferred shapes and ranges
 //   tc run FILE.tc [--entry E] --size M=64,K=32 [--backend B] [--option KEY=VALUE]...
-//          [--repeat N] [--int-range LO:HI] [--explain]
+//          [--repeat N] [--int-range LO:HI] [--explain] [--profile [--gpu NAME]]
 //                                      deterministic random inputs, run, print output shapes,
 //                                      a checksum and the time; --explain: compile, print the
 //                                      kernel's description (tc_kernel_describe: for a cuda
 //                                      cubin its registers, spills, shared memory and occupancy)
-//                                      and run nothing (no GPU needed with cuda.arch=sm_NN)
+//                                      and run nothing (no GPU needed with cuda.arch=sm_NN);
+//                                      --profile: a GPU profile of a cuda.emulate=1 kernel
+//                                      (tc_kernel_profile) with an estimate for --gpu (h100)
 //   tc tune FILE.tc [--entry E] --size M=64,K=32 [--budget S] [--cache DIR] [--backend B]
 //          [--option KEY=VALUE]... [--int-range LO:HI]
 //                                      the same inputs as run; tc_tune with progress on stderr
@@ -59,7 +61,7 @@ int usage() {
                "       tc grad FILE.tc [--entry NAME]\n"
                "       tc run FILE.tc [--entry NAME] [--size M=64,K=32,...=2x3] [--backend NAME]\n"
                "                      [--option KEY=VALUE]... [--repeat N] [--int-range LO:HI]\n"
-               "                      [--explain]\n"
+               "                      [--explain] [--profile [--gpu h100|h200|a100]]\n"
                "       tc tune FILE.tc [--entry NAME] [--size M=64,K=32] [--budget SECONDS]\n"
                "                       [--cache DIR] [--backend NAME] [--option KEY=VALUE]...\n"
                "                       [--int-range LO:HI]\n"
@@ -199,6 +201,8 @@ struct RunArgs {
   std::vector<std::pair<std::string, std::string>> options;  // --backend and --option, in order
   int repeat = 1;
   bool explain = false;  // run: compile and describe, run nothing
+  bool profile = false;  // run: tc_kernel_profile instead of tc_run
+  const char* gpu = nullptr;
   int64_t int_lo = 0, int_hi = 2;
   // --size ...=2x3: the extents '...' stands for in a rank-polymorphic def ("...=" for none).
   std::optional<std::vector<int64_t>> ellipsis;
@@ -531,6 +535,12 @@ int cmd_run(const char* path, const RunArgs& a) {
     tc_program_output_info(prog.get(), a.entry, o, &info);
     if (!allocate(out_bufs[o], static_cast<size_t>(n) * infos[o].dtype.bits / 8 + 1, info.name)) return 1;
     outputs[o] = make_tensor(out_bufs[o], infos[o].dtype, infos[o].ndim, infos[o].shape);
+  }
+  if (a.profile) {
+    const char* text = nullptr;
+    if (tc_kernel_profile(k.get(), inputs.data(), ni, outputs.data(), no, a.gpu, &text) != TC_OK) return report(1);
+    std::printf("%s", text);
+    return 0;
   }
   double best = 1e300;
   for (int r = 0; r < a.repeat; ++r) {
@@ -878,6 +888,10 @@ int main(int argc, char** argv) {
       a.explain = true;
       continue;
     }
+    if (!tune && arg == "--profile") {
+      a.profile = true;
+      continue;
+    }
     const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!val) return usage();
     if (arg == "--entry") a.entry = val;
@@ -886,6 +900,7 @@ int main(int argc, char** argv) {
     else if (arg == "--option") { if (!parse_option(val, a)) return 2; }
     else if (arg == "--int-range") { if (std::sscanf(val, "%lld:%lld", (long long*)&a.int_lo, (long long*)&a.int_hi) != 2) return usage(); }
     else if (!tune && arg == "--repeat") a.repeat = std::max(1, std::atoi(val));
+    else if (!tune && arg == "--gpu") a.gpu = val, a.profile = true;
     else if (tune && arg == "--budget") a.options.emplace_back("tune.budget", val);
     else if (tune && arg == "--cache") a.options.emplace_back("cache", val);
     else return usage();

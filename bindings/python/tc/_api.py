@@ -327,6 +327,39 @@ class Kernel(_Handle):
             gpu = _gpu_library(inputs[0]) if inputs else None
             return self._run(stack, _borrow_all(stack, inputs, "input", False), inputs, out, gpu)
 
+    _PROFILE_LAUNCH = re.compile(r"^launch \d+ of \d+: (\w+), grid (\S+), block (\S+)$")
+
+    def profile(self, *inputs, gpu="h100"):
+        """A GPU profile made without a GPU (tc_kernel_profile), for a backend=cuda kernel
+        compiled with cuda.emulate=1, run on these host inputs (outputs allocated here): a dict
+        with "launches" (per launch a dict: "kernel", "grid", "block" and each figure's number,
+        e.g. "fma", "work_balance", "sectors_per_request", "bank_conflict_ways",
+        "estimated_us"), "estimated_us" (their sum, an estimate for `gpu`: "h100", "h200",
+        "a100"; not a measurement) and "text" (libtc's report). TcUnsupportedError for other
+        kernels."""
+        with contextlib.ExitStack() as stack:
+            input_array = _borrow_all(stack, inputs, "input", False)
+            results = [Tensor(info.dtype, info.shape) for info in self.outputs]
+            output_array = _borrow_all(stack, results, "output", True)
+            text = ctypes.c_char_p()
+            check(lib.tc_kernel_profile(self._handle, input_array, len(inputs), output_array, len(results),
+                                        _enc(gpu), ctypes.byref(text)))
+            report = _dec(text.value)
+        out = {"launches": [], "text": report}
+        for line in report.splitlines():
+            m = self._PROFILE_LAUNCH.match(line)
+            if m:
+                out["launches"].append({"kernel": m.group(1), "grid": m.group(2), "block": m.group(3)})
+            elif line.startswith("  ") and out["launches"]:
+                key, value = line.split()[:2]
+                try:
+                    out["launches"][-1][key] = float(value.rstrip("%"))
+                except ValueError:  # occupancy "unknown"
+                    out["launches"][-1][key] = value
+            elif line.startswith("estimated_us "):
+                out["estimated_us"] = float(line.split()[1])
+        return out
+
     def _run(self, stack, input_array, inputs, out, gpu=None):
         """gpu: what _gpu_library gave for the first input (None: host tensors)."""
         if out is None:

@@ -147,6 +147,7 @@ def _declare(lib):
         "tc_kernel_describe": (i, [vp, P(cs)]),
         "tc_kernel_code": (i, [vp, P(cs)]),
         "tc_kernel_cache_hit": (i, [vp, P(i)]),
+        "tc_kernel_profile": (i, [vp, P(DLTensor), sz, P(DLTensor), sz, cs, P(cs)]),
         "tc_run": (i, [vp, P(DLTensor), sz, P(DLTensor), sz]),
         "tc_run_async": (i, [vp, P(DLTensor), sz, P(DLTensor), sz, vp]),
         "tc_kernel_destroy": (None, [vp]),

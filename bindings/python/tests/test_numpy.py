@@ -261,6 +261,23 @@ class CudaResources(unittest.TestCase):
         self.assertEqual(tc.define(MM).compile("mm", A, B, backend="cpu").resources(), [])
 
 
+class CudaProfile(unittest.TestCase):
+    """Kernel.profile(): a GPU profile of an emulated cuda kernel, made on the host."""
+
+    def test_profile_of_a_product(self):
+        A, B = small_ints((64, 32)), small_ints((32, 64), seed=1)
+        k = tc.define(MM).compile("mm", A, B, backend="cuda", **{"cuda.emulate": "1"})
+        p = k.profile(A, B, gpu="h200")
+        (launch,) = p["launches"]
+        self.assertEqual(launch["kernel"], "mm_k0")
+        self.assertEqual(launch["fma"], 64 * 32 * 64)
+        self.assertEqual(launch["work_balance"], 1.0)
+        self.assertGreater(p["estimated_us"], 0)
+        self.assertIn("on h200: H200", p["text"])
+        with self.assertRaises(tc.TcUnsupportedError):
+            tc.define(MM).compile("mm", A, B, backend="cpu").profile(A, B)
+
+
 if __name__ == "__main__":
     unittest.main()
 

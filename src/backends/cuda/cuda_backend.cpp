@@ -17,6 +17,8 @@
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
+#include "backends/cuda/profile/instrumentation.h"
+#include "backends/cuda/profile/profile.h"
 #include "backends/cuda/resources.h"
 #include "backends/cuda/schedule.h"
 #include "runtime/validate.h"
@@ -138,7 +140,7 @@ struct Generated {
   std::vector<LaunchDims> dims;  // per launch
 };
 
-Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
+Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statement_marks = false) {
   std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{} : o.get("cuda.block").sizes;
   int64_t threads = 1;
   for (int64_t n : block) threads *= n;
@@ -169,6 +171,7 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o) {
     print.registers = o.flag("cuda.private");
     print.atomic_lanes = o.text("cuda.reduction") == "atomic";
     print.fma = o.flag("cuda.fma");
+    print.statement_marks = statement_marks;
     int64_t max_tile = kLargestAutoTile;
     for (int64_t t : mapping.tile) max_tile = std::max(max_tile, t);
     print.index32 = index32_fits(bound, grid, max_tile);
@@ -288,7 +291,7 @@ class CudaKernel : public Kernel {
  public:
   // Compiles, or (artefact not null: what artefact() gave) takes the code from the artefact.
   CudaKernel(const ir::BoundDef& bound, const KnobValues& o, const std::string* artefact = nullptr)
-      : b_(bound), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
+      : b_(bound), options_(o), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
         tile_(o.text("cuda.tile")) {
     if (artefact != nullptr) {
       if (emulate_) fail(TC_ERROR_CACHE, "an emulated cuda kernel has no artefact");
@@ -343,6 +346,36 @@ class CudaKernel : public Kernel {
 
   std::string code() const override { return generated_.source.text; }
 
+  // The instrumented build is made on the first call (the text printed again with statement
+  // marks: the same text with them removed, which is checked) and kept.
+  std::string profile(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                      const std::string& gpu_name) const override {
+    if (!emulate_)
+      fail(TC_ERROR_UNSUPPORTED, "a profile runs the kernel on the host: compile it with cuda.emulate=1 (this one is a " +
+                                     arch_ + " cubin)");
+    const profile::Gpu& gpu = profile::gpu_named(gpu_name);
+    const profile::Profiler& profiler = profiler_for_profile();
+    std::vector<std::vector<char>> storage;
+    std::vector<void*> params = host_params(inputs, outputs, storage);
+    std::vector<profile::Region> tensors;
+    for (size_t t = 0; t + 1 < params.size(); ++t) {
+      auto begin = reinterpret_cast<uintptr_t>(params[t]);
+      tensors.push_back({begin, begin + tensor_bytes(t)});
+    }
+    std::vector<std::optional<Occupancy>> occupancy(generated_.dims.size());
+    try {
+      std::map<std::string, KernelResources> resources =
+          parse_ptxas_log(Nvrtc::get().compile_cubin(generated_.source.text, b_.def().name + ".cu", gpu.arch).ptxas_log);
+      for (size_t k = 0; k < occupancy.size(); ++k) {
+        auto it = resources.find(generated_.source.launches[k].kernel);
+        const auto& b = generated_.dims[k].block;
+        if (it != resources.end()) occupancy[k] = cuda::occupancy(gpu.arch, it->second, static_cast<long long>(b[0]) * b[1] * b[2]);
+      }
+    } catch (const Error&) {  // no NVRTC: the occupancy its threads allow (the report says so)
+    }
+    return profiler.run(params, tensors, generated_.dims, gpu, occupancy);
+  }
+
   std::string artefact() const override { return emulate_ ? std::string() : artefact_of(arch_, generated_, cubin_); }
 
  private:
@@ -368,12 +401,24 @@ class CudaKernel : public Kernel {
     return static_cast<size_t>(b_.tensors[t].num_elements()) * bytes(b_.tensors[t].type);
   }
 
-  void run_emulated(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
-                    const ExecutionContext& context) const {
-    if (context.stream != nullptr)
-      fail(TC_ERROR_INVALID_ARGUMENT, "stream must be NULL for a cuda kernel compiled with cuda.emulate=1, which runs on the host");
+  const profile::Profiler& profiler_for_profile() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!profiler_) {
+      Generated marked = generate(b_, options_, true);
+      if (profile::without_statement_marks(marked.source.text) != generated_.source.text)
+        fail(TC_ERROR_INTERNAL, "cuda profile: the text printed again for the profile differs from the kernel's (isl's "
+                                "scheduling stopped at its time limit differently? raise cuda.schedule_time)");
+      profiler_ = std::make_unique<profile::Profiler>(marked.source);
+    }
+    return *profiler_;
+  }
+
+  // Host buffers of every tensor (Def::tensors order: the views' memory where dense, else a
+  // dense copy in `storage`; temporaries zeroed), then the fault record (zeroed, in `storage`).
+  std::vector<void*> host_params(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                                 std::vector<std::vector<char>>& storage) const {
     std::vector<const TensorView*> v = views(inputs, outputs);
-    std::vector<std::vector<char>> storage(v.size());
+    storage.assign(v.size() + 1, {});
     std::vector<void*> params(v.size());
     for (size_t t = 0; t < v.size(); ++t) {
       if (v[t] != nullptr && v[t]->device.device_type != kDLCPU)
@@ -388,12 +433,24 @@ class CudaKernel : public Kernel {
       if (v[t] != nullptr) runtime::copy_dense(*v[t], storage[t].data(), true);
       params[t] = storage[t].data();
     }
-    std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
-    params.push_back(fault.data());
+    storage.back().assign(std::max<size_t>(generated_.source.fault_words, 1) * sizeof(unsigned long long), 0);
+    params.push_back(storage.back().data());
+    return params;
+  }
+
+  void run_emulated(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                    const ExecutionContext& context) const {
+    if (context.stream != nullptr)
+      fail(TC_ERROR_INVALID_ARGUMENT, "stream must be NULL for a cuda kernel compiled with cuda.emulate=1, which runs on the host");
+    std::vector<const TensorView*> v = views(inputs, outputs);
+    std::vector<std::vector<char>> storage;
+    std::vector<void*> params = host_params(inputs, outputs, storage);
     emulated_->run(params, generated_.dims);
     for (size_t t = 0; t < v.size(); ++t)
       if (v[t] != nullptr && !storage[t].empty() && b_.def().tensors[t].role == ir::TensorRole::Output)
         runtime::copy_dense(*v[t], storage[t].data(), false);
+    std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
+    std::memcpy(fault.data(), storage.back().data(), fault.size() * sizeof(unsigned long long));
     report(fault);
   }
 
@@ -489,10 +546,12 @@ class CudaKernel : public Kernel {
   };
 
   ir::BoundDef b_;
+  KnobValues options_;  // to print the text again for a profile
   bool emulate_;
   std::string fusion_, tile_;
   Generated generated_;
   std::unique_ptr<EmulatedKernels> emulated_;
+  mutable std::unique_ptr<profile::Profiler> profiler_;  // made by the first profile()
   std::string arch_;
   Cubin cubin_;
   mutable std::mutex mutex_;

@@ -35,6 +35,9 @@ constexpr const char* kEmulationHeader = R"(// libtc's CUDA emulation header (sr
 #include <stdlib.h>
 #undef _GLIBCXX_INCLUDE_NEXT_C_HEADERS
 #include <ucontext.h>
+// The emulation's own functions are not the kernel's code: a profiling build (-fsanitize=thread,
+// profile/instrumentation.cpp) records the memory accesses of the kernel's code only.
+#define TC_EMU_FN __attribute__((no_sanitize("thread")))
 struct tc_dim3 { unsigned x, y, z; };
 inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __global__
@@ -68,24 +71,26 @@ struct tc_emu_block {
   unsigned current;
   void (*body)(void**);       // the kernel, called with the launch's arguments
   void** args;
+  char* stacks;               // thread t's stack: stacks + t * stack_size
+  size_t stack_size;
 };
 inline thread_local tc_emu_block* tc_emu = nullptr;
-inline void tc_emu_wait(int state) {
+TC_EMU_FN inline void tc_emu_wait(int state) {
   tc_emu->state[tc_emu->current] = state;
   swapcontext(&tc_emu->threads[tc_emu->current], &tc_emu->scheduler);
 }
-inline void __syncthreads() {
+TC_EMU_FN inline void __syncthreads() {
   if (tc_emu) tc_emu_wait(tc_emu_at_block);
 }
-inline void __syncwarp(unsigned = 0xffffffffu) {
+TC_EMU_FN inline void __syncwarp(unsigned = 0xffffffffu) {
   if (tc_emu) tc_emu_wait(tc_emu_at_warp);
 }
-inline void __barrier_sync_count(unsigned id, unsigned count) {
+TC_EMU_FN inline void __barrier_sync_count(unsigned id, unsigned count) {
   if (!tc_emu) return;
   tc_emu->named[tc_emu->current] = (id % 16u) * 65536u + count;
   tc_emu_wait(tc_emu_at_named);
 }
-template <typename T> inline T __shfl_down_sync(unsigned, T v, int off) {
+template <typename T> TC_EMU_FN inline T __shfl_down_sync(unsigned, T v, int off) {
   unsigned me = tc_emu->current, lane = me % 32u;
   unsigned long long bits = 0;
   __builtin_memcpy(&bits, &v, sizeof v);
@@ -95,13 +100,13 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, int off) {
   tc_emu_wait(tc_emu_at_warp);  // every lane has read
   return v;
 }
-inline void tc_emu_thread() {
+TC_EMU_FN inline void tc_emu_thread() {
   tc_emu->body(tc_emu->args);
   tc_emu->state[tc_emu->current] = tc_emu_done;  // returns to uc_link: the scheduler
 }
 // Releases the threads whose barrier every live thread it waits for has reached: returns how
 // many, and sets *stray where a thread ended while others waited for it.
-inline unsigned tc_emu_release(unsigned n, int* stray) {
+TC_EMU_FN inline unsigned tc_emu_release(unsigned n, int* stray) {
   unsigned live = 0, at_block = 0, released = 0, ended = 0;
   for (unsigned t = 0; t < n; ++t) {
     live += tc_emu->state[t] != tc_emu_done;
@@ -148,9 +153,13 @@ inline unsigned tc_emu_release(unsigned n, int* stray) {
 }
 // Runs a synchronising kernel: per block, every running thread runs to its next barrier or its
 // end, then the barriers all of whose threads have arrived are passed, until every thread is
-// done. Returns 1 if threads ended while others waited at a barrier for them, or if threads
-// waited at barriers that can never all be reached (undefined or a hang on a GPU).
-inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**), void** args) {
+// done. Runs every block of the grid in order, or (`only` not null) the `n_only` blocks it
+// lists by linear index, calling after_block(after) after each. Returns 1 if threads ended
+// while others waited at a barrier for them, or if threads waited at barriers that can never
+// all be reached (undefined or a hang on a GPU).
+TC_EMU_FN inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**), void** args,
+                                 const unsigned* only = nullptr, unsigned n_only = 0,
+                                 void (*after_block)(void*) = nullptr, void* after = nullptr) {
   const size_t stack = 256 * 1024;
   unsigned n = b[0] * b[1] * b[2];
   tc_emu_block block;
@@ -161,11 +170,14 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
   char* stacks = (char*)malloc(n * stack);
   block.body = body;
   block.args = args;
+  block.stacks = stacks;
+  block.stack_size = stack;
   int stray = 0;
   tc_emu = &block;
-  for (unsigned bz = 0; bz < g[2] && !stray; ++bz) for (unsigned by = 0; by < g[1] && !stray; ++by)
-  for (unsigned bx = 0; bx < g[0] && !stray; ++bx) {
-    blockIdx = {bx, by, bz};
+  unsigned long long blocks = only ? n_only : (unsigned long long)g[0] * g[1] * g[2];
+  for (unsigned long long i = 0; i < blocks && !stray; ++i) {
+    unsigned long long id = only ? only[i] : i;
+    blockIdx = {(unsigned)(id % g[0]), (unsigned)(id / g[0] % g[1]), (unsigned)(id / g[0] / g[1])};
     for (unsigned t = 0; t < n; ++t) {
       getcontext(&block.threads[t]);
       block.threads[t].uc_stack.ss_sp = stacks + t * stack;
@@ -187,6 +199,7 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
       if (tc_emu_release(n, &stray) == 0) stray = 1;  // no barrier can be passed: a hang on a GPU
       if (stray) break;
     }
+    if (after_block) after_block(after);
   }
   tc_emu = nullptr;
   free(stacks);
@@ -198,15 +211,26 @@ inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**
 }
 )";
 
+}  // namespace
+
+// `<kernel>_body(void** a)`: the kernel called with the launch's arguments a[0], ... (not
+// instrumented by a profiling build: reading `a` is the emulation's work, not the kernel's).
+std::string emulated_body(const Launch& l, const std::vector<std::string>& types) {
+  std::string args;
+  for (size_t i = 0; i < types.size(); ++i) args += (i ? ", " : "") + std::string("(") + types[i] + ")a[" + std::to_string(i) + "]";
+  return "static TC_EMU_FN void " + l.kernel + "_body(void** a) { " + l.kernel + "(" + args + "); }\n";
+}
+
+namespace {
+
 // The host entry point of one kernel: every block, every thread, in turn (as coroutines where
 // the kernel synchronises). Returns 0, or 1 where the threads of a block diverged at a barrier.
 std::string entry_point(const Launch& l, const std::vector<std::string>& types) {
   std::string args;
   for (size_t i = 0; i < types.size(); ++i) args += (i ? ", " : "") + std::string("(") + types[i] + ")a[" + std::to_string(i) + "]";
-  std::string head = "extern \"C\" int " + l.kernel + "_emulated(void** a, const unsigned* g, const unsigned* b) {\n"
+  std::string head = emulated_body(l, types) + "extern \"C\" int " + l.kernel + "_emulated(void** a, const unsigned* g, const unsigned* b) {\n"
                      "  gridDim = {g[0], g[1], g[2]};\n  blockDim = {b[0], b[1], b[2]};\n";
-  if (l.synchronises)
-    return head + "  return tc_emu_grid(g, b, [](void** a) { " + l.kernel + "(" + args + "); }, a);\n}\n";
+  if (l.synchronises) return head + "  return tc_emu_grid(g, b, " + l.kernel + "_body, a);\n}\n";
   return head +
          "  for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by) for (unsigned bx = 0; bx < g[0]; ++bx)\n"
          "    for (unsigned tz = 0; tz < b[2]; ++tz) for (unsigned ty = 0; ty < b[1]; ++ty) for (unsigned tx = 0; tx < b[0]; ++tx) {\n"
@@ -239,6 +263,11 @@ std::string compiler() {
 // (-ffp-contract=off).
 constexpr const char* kFlags = "-std=c++17 -O0 -ffp-contract=off -fno-builtin -fPIC -w";
 
+// The flags of a build: kFlags and the variant's.
+std::string flags_of(const EmulationVariant* variant) {
+  return variant && !variant->flags.empty() ? std::string(kFlags) + " " + variant->flags : kFlags;
+}
+
 std::string first_line_of(const std::string& command) {
   std::string line;
   if (FILE* p = popen(command.c_str(), "r")) {
@@ -256,18 +285,19 @@ bool exists(const std::string& path) {
 
 // What is precompiled: the emulation header, then the prelude every generated text starts with
 // (print_cuda.h; a text's copy is left out when it compiles with this header: 6 of its 46 ms).
-std::string precompiled_text() { return std::string(kEmulationHeader) + cuda_prelude(); }
+std::string precompiled_text(const EmulationVariant* variant) {
+  return std::string(kEmulationHeader) + (variant ? variant->header : "") + cuda_prelude();
+}
 
 // What the compiled code depends on besides the text: the compiler (the value of $CXX and the
-// first line of its --version), the flags and the header; once per compiler and process.
-std::string compiler_identity(const std::string& cxx) {
+// first line of its --version), the flags and the header; once per compiler, variant and process.
+std::string compiler_identity(const std::string& cxx, const EmulationVariant* variant) {
   static std::mutex mutex;
-  static std::map<std::string, std::string> known;
+  static std::map<std::string, std::string> versions;  // compiler -> first line of --version
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(cxx);
-  if (it == known.end())
-    it = known.emplace(cxx, cxx + "\n" + first_line_of(cxx + " --version 2>/dev/null") + kFlags + "\n" + precompiled_text()).first;
-  return it->second;
+  auto it = versions.find(cxx);
+  if (it == versions.end()) it = versions.emplace(cxx, first_line_of(cxx + " --version 2>/dev/null")).first;
+  return cxx + "\n" + it->second + flags_of(variant) + "\n" + precompiled_text(variant);
 }
 
 // The emulation header, precompiled (GCC's .gch beside it), shared by every kernel of every
@@ -275,15 +305,14 @@ std::string compiler_identity(const std::string& cxx) {
 // In $TMPDIR (else /tmp), one directory per user and compiler identity; made under a temporary
 // name and renamed, so a process sees a whole one or none. Empty if it cannot be made: the
 // kernel's own directory then gets the header as text (slower, the same code).
-std::string precompiled_header() {
+std::string precompiled_header(const EmulationVariant* variant) {
   static std::mutex mutex;
-  static std::map<std::string, std::string> made;  // compiler -> header path ("" = cannot)
-  const std::string cxx = compiler();
-  const std::string identity = compiler_identity(cxx);
+  static std::map<std::string, std::string> made;  // compiler identity -> header path ("" = cannot)
+  const std::string identity = compiler_identity(compiler(), variant);
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = made.find(cxx);
+  auto it = made.find(identity);
   if (it != made.end()) return it->second;
-  std::string& header = made[cxx];
+  std::string& header = made[identity];
   const std::string dir = temp_root() + "/tc-cuda-emulation-pch-" + std::to_string(getuid()) + "-" +
                           sha256_hex(identity).substr(0, 16);
   auto ready = [&] { return is_private_dir(dir) && exists(dir + "/tc_cuda_emulation.h.gch"); };
@@ -291,8 +320,8 @@ std::string precompiled_header() {
     const std::string made_dir = make_temp_dir(dir + ".");
     if (made_dir.empty()) return header;
     const std::string text = made_dir + "/tc_cuda_emulation.h";
-    std::ofstream(text, std::ios::binary) << precompiled_text();  // a failed write fails the compile below
-    const std::string command = cxx + " " + kFlags + " -x c++-header '" + text + "' -o '" + text + ".gch' > /dev/null 2>&1";
+    std::ofstream(text, std::ios::binary) << precompiled_text(variant);  // a failed write fails the compile below
+    const std::string command = compiler() + " " + flags_of(variant) + " -x c++-header '" + text + "' -o '" + text + ".gch' > /dev/null 2>&1";
     if (std::system(command.c_str()) != 0 || std::rename(made_dir.c_str(), dir.c_str()) != 0) {  // or another process was first
       for (const std::string& f : {text, text + ".gch"}) std::remove(f.c_str());
       rmdir(made_dir.c_str());
@@ -314,7 +343,8 @@ const KeptCode& kept_objects() {
 
 std::string kept_objects_dir() { return kept_objects().dir(); }
 
-EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.launches) {
+EmulatedKernels::EmulatedKernels(const CudaSource& source, const EmulationVariant* variant)
+    : launches_(source.launches), variant_(variant) {
   try {
     build(source);
   } catch (...) {
@@ -325,9 +355,10 @@ EmulatedKernels::EmulatedKernels(const CudaSource& source) : launches_(source.la
 
 void EmulatedKernels::build(const CudaSource& source) {
   std::string text = source.text;
-  for (const Launch& l : launches_) text += "\n" + entry_point(l, source.param_types);
-  const std::string header = precompiled_header();
-  const std::string key = compiler_identity(compiler()) + "\n" + text;
+  for (const Launch& l : launches_)
+    text += "\n" + (variant_ ? variant_->entry_point(l, source.param_types) : entry_point(l, source.param_types));
+  const std::string header = precompiled_header(variant_);
+  const std::string key = compiler_identity(compiler(), variant_) + "\n" + text;
   if (kept_objects().find(key)) library_ = dlopen(kept_objects().path(key).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) {
     // Compiled in a directory of its own, removed once the library is loaded (a loaded
@@ -345,25 +376,26 @@ void EmulatedKernels::build(const CudaSource& source) {
     remove_dir(dir);
   }
   if (library_ == nullptr) fail(TC_ERROR_COMPILE, std::string("cannot load the cuda emulation's kernels: ") + dlerror());
+  const std::string suffix = variant_ ? variant_->suffix : "_emulated";
   for (const Launch& l : launches_) {
-    void* f = dlsym(library_, (l.kernel + "_emulated").c_str());
-    if (f == nullptr) fail(TC_ERROR_COMPILE, "the cuda emulation's library has no " + l.kernel + "_emulated");
-    entries_.push_back(reinterpret_cast<Entry>(f));
+    void* f = dlsym(library_, (l.kernel + suffix).c_str());
+    if (f == nullptr) fail(TC_ERROR_COMPILE, "the cuda emulation's library has no " + l.kernel + suffix);
+    entries_.push_back(f);
   }
 }
 
-void EmulatedKernels::compile(const std::string& dir, const std::string& text, std::string header) {
+void EmulatedKernels::compile(const std::string& dir, const std::string& text, std::string header) const {
   const std::string& prelude = cuda_prelude();
   if (header.empty()) {
     header = dir + "/tc_cuda_emulation.h";
-    write_file(header, kEmulationHeader);
+    write_file(header, std::string(kEmulationHeader) + (variant_ ? variant_->header : ""));
     write_file(dir + "/kernels.cu", text);
   } else {  // the precompiled header has the prelude: the text's copy would define it twice
     write_file(dir + "/kernels.cu", text.compare(0, prelude.size(), prelude) == 0 ? text.substr(prelude.size()) : text);
   }
   // Linked against the C library, libm and libgcc only (-nostdlib): the text uses no C++
   // library, and libstdc++'s link took a third of a kernel's compile.
-  std::string command = compiler() + " " + kFlags + " -shared -nostdlib -x c++ -include '" + header + "' '" + dir +
+  std::string command = compiler() + " " + flags_of(variant_) + " -shared -nostdlib -x c++ -include '" + header + "' '" + dir +
                         "/kernels.cu' -lm -lc -lgcc -o '" + dir + "/kernels.so' 2> '" + dir + "/compiler.log'";
   int status = std::system(command.c_str());
   if (status != 0) {
@@ -386,9 +418,10 @@ void EmulatedKernels::remove_dir(const std::string& dir) {
 }
 
 void EmulatedKernels::run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const {
+  if (variant_) fail(TC_ERROR_INTERNAL, "a variant's entry points are called through entry()");
   std::vector<void*> args(params);
   for (size_t k = 0; k < entries_.size(); ++k)
-    if (entries_[k](args.data(), dims[k].grid.data(), dims[k].block.data()) != 0)
+    if (reinterpret_cast<Entry>(entries_[k])(args.data(), dims[k].grid.data(), dims[k].block.data()) != 0)
       fail(TC_ERROR_INTERNAL, "cuda emulation: in launch " + launches_[k].kernel +
                                   ", the threads of a block or warp did not all reach the same barrier (__syncthreads, "
                                   "__syncwarp, a shuffle or a named barrier; a code generation defect: please report it)");

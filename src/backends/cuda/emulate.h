@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,27 @@
 
 namespace tc::backends::cuda {
 
+// What a variant of the emulation adds to it (the profile's instrumented build:
+// profile/instrumentation.h): a header after the emulation's (precompiled with it), compiler
+// flags, and per launch an entry point `<kernel><suffix>` in place of the plain one.
+struct EmulationVariant {
+  std::string header, flags, suffix;
+  std::function<std::string(const Launch&, const std::vector<std::string>& param_types)> entry_point;
+};
+
+// `<kernel>_body(void** a)`: the launch's kernel called with its arguments a[0], ... (what an
+// entry point runs per thread).
+std::string emulated_body(const Launch& launch, const std::vector<std::string>& param_types);
+
 // Where compiled texts are kept for the compiler in use ("" when they cannot be: no private
 // directory could be made in $TMPDIR, or the header could not be precompiled).
 std::string kept_objects_dir();
 
 class EmulatedKernels {
  public:
-  // Compiles `source` (TC_ERROR_COMPILE with the compiler's message if it fails).
-  explicit EmulatedKernels(const CudaSource& source);
+  // Compiles `source` (TC_ERROR_COMPILE with the compiler's message if it fails), plain or as
+  // `variant` (which must outlive this).
+  explicit EmulatedKernels(const CudaSource& source, const EmulationVariant* variant = nullptr);
   ~EmulatedKernels();
   EmulatedKernels(const EmulatedKernels&) = delete;
   EmulatedKernels& operator=(const EmulatedKernels&) = delete;
@@ -38,16 +52,20 @@ class EmulatedKernels {
   // the fault record), launch k with dims[k].
   void run(const std::vector<void*>& params, const std::vector<LaunchDims>& dims) const;
 
+  // A variant's entry point of launch k (its signature is the variant's).
+  void* entry(size_t k) const { return entries_.at(k); }
+
  private:
   using Entry = int (*)(void**, const unsigned*, const unsigned*);
   void build(const CudaSource& source);  // loads the text's kept object, else compiles and keeps it
   // Compiles `text` to dir/kernels.so (header "": none precompiled, the header goes in dir).
-  static void compile(const std::string& dir, const std::string& text, std::string header);
+  void compile(const std::string& dir, const std::string& text, std::string header) const;
   static void remove_dir(const std::string& dir);
   void unload();
   void* library_ = nullptr;
-  std::vector<Entry> entries_;
+  std::vector<void*> entries_;
   std::vector<Launch> launches_;
+  const EmulationVariant* variant_;
 };
 
 }  // namespace tc::backends::cuda

@@ -103,6 +103,9 @@ struct PrintOptions {
   // A float32/float64 `+=` reduction whose right-hand side is one product accumulates with
   // fused multiply-adds (fma: one rounding a step, as cpu.fma; cuda.fma).
   bool fma = true;
+  // Each statement instance starts with a line `TC_STATEMENT();`, which the profile's build
+  // counts (profile/instrumentation.h); the text is otherwise the same.
+  bool statement_marks = false;
 };
 
 // Whether every index the printed kernels compute fits in 32 bits: each tensor's elements and

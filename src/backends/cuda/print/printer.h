@@ -85,6 +85,7 @@ class Printer {
         private_(o.registers),
         atomic_lanes_(o.atomic_lanes),
         fma_(o.fma),
+        statement_marks_(o.statement_marks),
         idx_(o.index32 ? "int" : "long long"),
         index_suffix_(o.index32 ? "" : "ll") {}
 
@@ -366,6 +367,7 @@ class Printer {
   bool private_;  // register promotion of accumulators (cuda.private)
   bool atomic_lanes_;  // reductions across lanes combined with atomics (cuda.reduction=atomic), else shuffles
   bool fma_;                  // cuda.fma
+  bool statement_marks_;      // TC_STATEMENT(); before each statement instance (the profile's)
   std::string acc_name_ = "tc_acc";  // the accumulator statements update (a register tile's copy: tc_acc_<r>...)
   bool unguarded_copies_ = false;    // copies printed without their in-bounds flags (all are inside)
   int not_hoisting_ = 0;             // printing a loop as it is, in hoisted()'s other branch

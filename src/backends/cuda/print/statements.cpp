@@ -29,6 +29,7 @@ std::string Printer::variable(size_t k, const std::string& value) const {
 void Printer::statement(isl_ast_node* node, std::string& out, int depth) {
   Call c = call_of(node);
   out += pad(depth) + "{\n";
+  if (statement_marks_) out += pad(depth + 1) + "TC_STATEMENT();\n";
   if (accumulating_ && c.name[0] == 'S' && c.index == accumulating_->stmt) {  // in_register: into tc_acc
     const ir::Stmt& st = b_.def().stmts[c.index];
     // A copy's statement (per_copy) defines its written variables too: its register's are not in scope.

@@ -1,0 +1,55 @@
+// gpu_model.h — named GPUs' rates and a roofline estimate of one launch's time on one of them
+// from a profile's counts. An estimate, to compare code and find what bounds it, not a
+// measurement: the time is the launch overhead plus the largest of
+//   fma      the busiest SM's multiply-adds at the SM's FP32 rate, scaled down where fewer
+//            than 8 warps are resident on it (2 per scheduler: too few to hide an FMA's latency),
+//   shared   the busiest SM's shared-memory wavefronts, one a cycle,
+//   l2       every requested sector through the L2's bandwidth,
+//   dram     the DRAM bytes (below) at the DRAM's bandwidth,
+//   thread   the busiest thread's statement instances one after another, a cycle each (a warp
+//            issues at most one instruction a cycle), for each round of blocks its SM runs;
+// where the busiest SM runs ceil(blocks / SMs) blocks, at most `resident` of them at once.
+// DRAM bytes: every tensor once where all of them fit in the L2; beyond it, the share of the
+// L2 traffic the L2 cannot hold. docs/cuda.md compares the estimates with measured times.
+#pragma once
+
+#include <string>
+
+namespace tc::backends::cuda::profile {
+
+struct Gpu {
+  const char* name;  // h100, h200, a100
+  const char* description;
+  const char* arch;  // what NVRTC compiles for, for the occupancy
+  int sms;
+  double clock_ghz;
+  int fma_per_clock;       // FP32 lanes per SM
+  double tensor_f16_tflops;  // dense, for float16/bfloat16 products on tensor cores
+  double dram_tb_s, l2_tb_s, l2_mb;
+  int max_warps_per_sm, max_blocks_per_sm;
+  double launch_us;
+};
+
+// The GPU named `name` (TC_ERROR_INVALID_ARGUMENT naming the known ones if none is).
+const Gpu& gpu_named(const std::string& name);
+
+// One launch, as the profile saw it (per-block figures are the sampled blocks' means).
+struct LaunchWork {
+  double blocks = 0, threads_per_block = 0;
+  double resident_blocks = 0;  // blocks per SM at once (occupancy)
+  double fma_per_block = 0, shared_wavefronts_per_block = 0;
+  double sectors = 0;  // all blocks'
+  double busiest_thread_statements = 0;
+  double tensor_bytes = 0;  // each tensor the launch touches, once
+};
+
+struct Estimate {
+  double us = 0;
+  double fma_us = 0, shared_us = 0, l2_us = 0, dram_us = 0, thread_us = 0;
+  double dram_bytes = 0;
+  std::string bound;  // the largest term's name
+};
+
+Estimate estimate(const Gpu& gpu, const LaunchWork& work);
+
+}  // namespace tc::backends::cuda::profile

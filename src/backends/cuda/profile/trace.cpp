@@ -1,0 +1,114 @@
+// trace.cpp — see trace.h.
+#include "backends/cuda/profile/trace.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tc::backends::cuda::profile {
+
+Recorder::Recorder(std::vector<Region> globals, unsigned threads_per_block)
+    : globals_(std::move(globals)), threads_(threads_per_block), sites_(threads_per_block),
+      statements_(threads_per_block, 0), fma_(threads_per_block, 0) {
+  std::sort(globals_.begin(), globals_.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
+  touched_.assign(globals_.size(), 0);
+}
+
+bool Recorder::global(uintptr_t address) {
+  auto it = std::upper_bound(globals_.begin(), globals_.end(), address,
+                             [](uintptr_t a, const Region& r) { return a < r.begin; });
+  if (it == globals_.begin() || address >= std::prev(it)->end) return false;
+  touched_[static_cast<size_t>(std::prev(it) - globals_.begin())] = 1;
+  return true;
+}
+
+uint64_t Recorder::touched_bytes() const {
+  uint64_t bytes = 0;
+  for (size_t r = 0; r < globals_.size(); ++r)
+    if (touched_[r]) bytes += globals_[r].end - globals_[r].begin;
+  return bytes;
+}
+
+void Recorder::access(const void* site, uintptr_t address, unsigned size, bool write, unsigned thread) {
+  auto [it, inserted] = sites_.at(thread).try_emplace(site);
+  Site& s = it->second;
+  if (inserted) {
+    s.size = size, s.write = write;
+    if (std::find(site_order_.begin(), site_order_.end(), site) == site_order_.end()) site_order_.push_back(site);
+  }
+  s.global = global(address);  // each access: a site may reach several tensors
+  s.addresses.push_back(address);
+}
+
+void Recorder::global_request(const std::vector<uintptr_t>& lanes, unsigned size, bool write) {
+  std::set<uintptr_t> sectors;
+  for (uintptr_t a : lanes)
+    for (uintptr_t s = a / kSectorBytes; s <= (a + size - 1) / kSectorBytes; ++s) sectors.insert(s);
+  ++(write ? counters_.global_stores : counters_.global_loads);
+  counters_.global_sectors += sectors.size();
+  counters_.global_ideal_sectors += (lanes.size() * size + kSectorBytes - 1) / kSectorBytes;
+}
+
+// Lanes in phases of 128 bytes; a phase takes the most distinct words one bank holds.
+void Recorder::shared_request(const std::vector<uintptr_t>& lanes, const std::vector<unsigned>& lane_ids, unsigned size) {
+  unsigned words = std::max(1u, size / 4), lanes_per_phase = std::max(1u, kWarp / words);
+  std::map<unsigned, std::vector<std::set<uintptr_t>>> phases;  // phase -> per bank, its words
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    auto& banks = phases[lane_ids[i] / lanes_per_phase];
+    banks.resize(kBanks);
+    for (unsigned w = 0; w < words; ++w) {
+      uintptr_t word = lanes[i] / 4 + w;
+      banks[word % kBanks].insert(word);
+    }
+  }
+  ++counters_.shared_requests;
+  for (const auto& [phase, banks] : phases) {
+    size_t ways = 1;
+    for (const auto& b : banks) ways = std::max(ways, b.size());
+    counters_.shared_wavefronts += ways;
+    ++counters_.shared_phases;
+  }
+}
+
+void Recorder::warp_requests(unsigned first) {
+  unsigned last = std::min(threads_, first + kWarp);
+  std::vector<uintptr_t> lanes;
+  std::vector<unsigned> lane_ids;
+  for (const void* site : site_order_) {
+    const Site* any = nullptr;
+    size_t steps = 0;
+    for (unsigned t = first; t < last; ++t) {
+      auto it = sites_[t].find(site);
+      if (it == sites_[t].end()) continue;
+      any = &it->second;
+      steps = std::max(steps, it->second.addresses.size());
+    }
+    for (size_t k = 0; k < steps; ++k) {
+      lanes.clear(), lane_ids.clear();
+      for (unsigned t = first; t < last; ++t) {
+        auto it = sites_[t].find(site);
+        if (it == sites_[t].end() || k >= it->second.addresses.size()) continue;
+        lanes.push_back(it->second.addresses[k]);
+        lane_ids.push_back(t - first);
+      }
+      if (any->global) global_request(lanes, any->size, any->write);
+      else shared_request(lanes, lane_ids, any->size);
+    }
+  }
+}
+
+void Recorder::block_done() {
+  for (unsigned w = 0; w < threads_; w += kWarp) warp_requests(w);
+  ++counters_.blocks;
+  counters_.thread_runs += threads_;
+  for (unsigned t = 0; t < threads_; ++t) {
+    counters_.statements += statements_[t];
+    counters_.busiest_thread_statements = std::max(counters_.busiest_thread_statements, statements_[t]);
+    counters_.fma += fma_[t];
+    statements_[t] = fma_[t] = 0;
+    sites_[t].clear();
+  }
+  site_order_.clear();
+}
+
+}  // namespace tc::backends::cuda::profile

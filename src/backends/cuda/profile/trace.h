@@ -1,0 +1,71 @@
+// trace.h — a profiled block's memory accesses, statement instances and fused multiply-adds
+// per thread, turned into what a GPU would see once the block is done: the k-th access of a
+// call site by each lane of a warp is one warp-wide request (lanes run in lock-step; a lane
+// that made fewer accesses there sat it out); a request to global memory (a tensor's bytes)
+// touches some 32-byte sectors; one to anything else the kernel touches (its __shared__
+// arrays) is served in phases of 128 bytes (32 lanes of 4 bytes, 16 of 8, 8 of 16), each
+// taking as many wavefronts as the most distinct 4-byte words any of the 32 banks holds
+// (lanes reading the same word share it). It does not run anything (profile.cpp) or estimate
+// time (gpu_model.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tc::backends::cuda::profile {
+
+constexpr unsigned kWarp = 32;
+constexpr unsigned kSectorBytes = 32;
+constexpr unsigned kBanks = 32;
+
+// A tensor's bytes in host memory.
+struct Region {
+  uintptr_t begin = 0, end = 0;
+};
+
+// Sums over the blocks recorded.
+struct Counters {
+  uint64_t blocks = 0, thread_runs = 0;  // thread_runs: threads x blocks
+  uint64_t statements = 0, busiest_thread_statements = 0, fma = 0;
+  uint64_t global_loads = 0, global_stores = 0, global_sectors = 0;
+  uint64_t global_ideal_sectors = 0;  // the fewest the requests' bytes fit in
+  uint64_t shared_requests = 0, shared_wavefronts = 0, shared_phases = 0;  // phases: the wavefronts without conflicts
+};
+
+class Recorder {
+ public:
+  Recorder(std::vector<Region> globals, unsigned threads_per_block);
+
+  void access(const void* site, uintptr_t address, unsigned size, bool write, unsigned thread);
+  void statement(unsigned thread) { ++statements_.at(thread); }
+  void fma(unsigned thread) { ++fma_.at(thread); }
+  // The block's warps' requests added to the counters; its traces cleared.
+  void block_done();
+
+  const Counters& counters() const { return counters_; }
+  // The bytes of the regions any recorded access fell in.
+  uint64_t touched_bytes() const;
+
+ private:
+  struct Site {
+    unsigned size = 0;
+    bool write = false, global = false;
+    std::vector<uintptr_t> addresses;  // in the thread's order
+  };
+  bool global(uintptr_t address);  // marks its region touched
+  void warp_requests(unsigned first_thread);
+  void global_request(const std::vector<uintptr_t>& lanes, unsigned size, bool write);
+  void shared_request(const std::vector<uintptr_t>& lanes, const std::vector<unsigned>& lane_ids, unsigned size);
+
+  std::vector<Region> globals_;  // sorted by begin
+  std::vector<char> touched_;    // per region
+  unsigned threads_;
+  std::vector<std::unordered_map<const void*, Site>> sites_;  // per thread of the block
+  std::vector<const void*> site_order_;                       // sites in order of first use
+  std::vector<uint64_t> statements_, fma_;                    // per thread of the block
+  Counters counters_;
+};
+
+}  // namespace tc::backends::cuda::profile
