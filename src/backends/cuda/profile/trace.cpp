@@ -14,12 +14,12 @@ Recorder::Recorder(std::vector<Region> globals, unsigned threads_per_block)
   touched_.assign(globals_.size(), 0);
 }
 
-bool Recorder::global(uintptr_t address) {
+const Region* Recorder::global(uintptr_t address) {
   auto it = std::upper_bound(globals_.begin(), globals_.end(), address,
                              [](uintptr_t a, const Region& r) { return a < r.begin; });
-  if (it == globals_.begin() || address >= std::prev(it)->end) return false;
+  if (it == globals_.begin() || address >= std::prev(it)->end) return nullptr;
   touched_[static_cast<size_t>(std::prev(it) - globals_.begin())] = 1;
-  return true;
+  return &*std::prev(it);
 }
 
 uint64_t Recorder::touched_bytes() const {
@@ -36,8 +36,11 @@ void Recorder::access(const void* site, uintptr_t address, unsigned size, bool w
     s.size = size, s.write = write;
     if (std::find(site_order_.begin(), site_order_.end(), site) == site_order_.end()) site_order_.push_back(site);
   }
-  s.global = global(address);  // each access: a site may reach several tensors
-  s.addresses.push_back(address);
+  // Global addresses as the GPU would have them: a tensor's allocation starts a sector (CUDA
+  // aligns to 256 bytes); the host's buffers need not.
+  const Region* r = global(address);
+  s.global = r != nullptr;
+  s.addresses.push_back(r ? address - r->begin + kTensorSpacing * static_cast<uintptr_t>(r - globals_.data()) : address);
 }
 
 void Recorder::global_request(const std::vector<uintptr_t>& lanes, unsigned size, bool write) {

@@ -19,6 +19,9 @@ namespace tc::backends::cuda::profile {
 constexpr unsigned kWarp = 32;
 constexpr unsigned kSectorBytes = 32;
 constexpr unsigned kBanks = 32;
+// A global access is recorded as its offset in its tensor plus the tensor's index times this:
+// every tensor starts a sector, as GPU allocations do.
+constexpr uintptr_t kTensorSpacing = uintptr_t{1} << 48;
 
 // A tensor's bytes in host memory.
 struct Region {
@@ -54,7 +57,7 @@ class Recorder {
     bool write = false, global = false;
     std::vector<uintptr_t> addresses;  // in the thread's order
   };
-  bool global(uintptr_t address);  // marks its region touched
+  const Region* global(uintptr_t address);  // its region, marked touched; null if none
   void warp_requests(unsigned first_thread);
   void global_request(const std::vector<uintptr_t>& lanes, unsigned size, bool write);
   void shared_request(const std::vector<uintptr_t>& lanes, const std::vector<unsigned>& lane_ids, unsigned size);
