@@ -48,8 +48,9 @@ def tensor_bytes(kernel, sizes):
         m = TENSOR.match(line)
         if m:
             n = 1
-            for d in m.group(4).split(", ") if m.group(4) else []:
-                n *= eval(d, {"max": max, "min": min}, dict(sizes))  # the def's own extents
+            # The extents, as a tuple expression over the sizes (they may call max and min).
+            for d in eval("(%s,)" % m.group(4), {"max": max, "min": min}, dict(sizes)) if m.group(4) else []:
+                n *= d
             out.append((m.group(2), n * np.dtype(m.group(3)).itemsize))
     return out
 

@@ -36,6 +36,9 @@ TEST(CudaProfile, ConsecutiveFloatsAreFourSectorsAStrideIsThirtyTwo) {
   EXPECT_EQ(c.global_ideal_sectors, 4u);
   c = one_request(kTensor, 16, 16);  // 128-bit loads: 512 bytes
   EXPECT_EQ(c.global_sectors, 16u);
+  c = one_request(kTensor, 0, 4);  // one float for every lane
+  EXPECT_EQ(c.global_sectors, 1u);
+  EXPECT_EQ(c.global_ideal_sectors, 1u);
   EXPECT_EQ(c.shared_requests, 0u);
 }
 
@@ -85,6 +88,20 @@ TEST(CudaProfile, TheKthAccessOfASiteIsOneRequestAndShortLanesSitOut) {
   EXPECT_EQ(r.counters().blocks, 2u);
 }
 
+TEST(CudaProfile, BeyondTheTraceCapRequestsAreCountedAndTheirSectorsScaled) {
+  Recorder r({{kTensor, kTensorEnd}}, 32, 32 * 4);  // room for each lane's first 4 addresses
+  for (unsigned t = 0; t < 32; ++t)
+    for (unsigned k = 0; k < 10; ++k) r.access(kSite, kTensor + 4 * t + 128 * k, 4, false, t);
+  r.warp_done(0);
+  const Counters& c = r.counters();
+  EXPECT_EQ(c.global_loads, 10u);   // exact
+  EXPECT_EQ(c.traced_global, 4u);   // the first 4 steps
+  EXPECT_EQ(c.global_sectors, 16u);
+  EXPECT_DOUBLE_EQ(c.all_sectors(), 40.0);
+  r.block_done();  // warp 0 was grouped already: nothing twice
+  EXPECT_EQ(r.counters().global_loads, 10u);
+}
+
 TEST(CudaProfile, StatementMarksAreWholeLinesThatComeOut) {
   std::string marked = "{\n  TC_STATEMENT();\n  x = 1;\n}\n  TC_STATEMENT(); y = 2;\n";
   EXPECT_EQ(without_statement_marks(marked), "{\n  x = 1;\n}\n  TC_STATEMENT(); y = 2;\n");
@@ -117,6 +134,13 @@ TEST(CudaProfile, TheModelNamesWhatBoundsALaunch) {
   LaunchWork serial = gemm;  // one thread a block does everything
   serial.busiest_thread_statements = 64 * 64 * 1024;
   EXPECT_EQ(estimate(h100, serial).bound, "thread");
+
+  LaunchWork rows;  // 4 blocks of one warp, each loading 7000 times: latency-bound
+  rows.blocks = 4, rows.threads_per_block = 32, rows.resident_blocks = 32, rows.global_loads_per_block = 7000;
+  rows.fma_per_block = 32 * 7000, rows.sectors = 4 * 7000 * 4, rows.tensor_bytes = 1 << 20;
+  Estimate r = estimate(h100, rows);
+  EXPECT_EQ(r.bound, "latency");
+  EXPECT_NEAR(r.latency_us, 7000 * kLoadLatency / 1980.0, 1e-6);
 
   LaunchWork big = gemm;  // 200 MB touched, 2 GB through the L2
   big.tensor_bytes = 200e6, big.sectors = 2e9 / 32, big.fma_per_block = 1;

@@ -14,6 +14,8 @@ process so that a crash fails the test instead of killing it:
   cli_explain              tc run --explain compiles and describes without running: the cpu
                            schedule; for cuda.arch=sm_90 (no GPU) the launch with its registers,
                            spills, shared memory and occupancy
+  cli_profile              tc run --profile [--gpu a100] prints a cuda.emulate=1 kernel's GPU profile
+                           and estimate; without emulation it fails, saying why
   cli_float16              tc run's checksums of float16 and bfloat16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
   cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
@@ -270,6 +272,20 @@ def cli_explain():
         raise AssertionError("tc run --explain ran the kernel: %r" % p.stdout)
 
 
+def cli_profile():
+    if os.environ.get("TC_E2E_CUDA_EMULATION") == "0":  # ThreadSanitizer's build: coroutines unseen by it
+        raise Skip("the cuda emulation is off in this build's e2e tests")
+    mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
+    p = expect_cli(run_cli("run", mm, "--size", "M=64,K=32,N=64", "--backend", "cuda", "--option", "cuda.emulate=1",
+                           "--profile", "--gpu", "a100"), "tc run --profile",
+                   out=["launch 1 of ", "  work_balance 1.00 ", "  fma 131072\n", "  estimated_us ", " on a100: A100 "])
+    if "checksum" in p.stdout:
+        raise AssertionError("tc run --profile printed a run's checksum: %r" % p.stdout)
+    p = run_cli("run", mm, "--size", "M=64,K=32,N=64", "--profile")
+    if p.returncode == 0 or "a profile is made for backend=cuda kernels compiled with cuda.emulate=1" not in p.stderr:
+        raise AssertionError("tc run --profile on the cpu backend: exit %d, %r" % (p.returncode, p.stderr))
+
+
 # Checksums the CLI printed when it encoded float16 itself (support/half.h), to the last digit.
 FLOAT16_PROGRAMS = [
     ("def mix(float16(N) A, float(N) B, int32(N) I) -> (O, P, Q) {\n"
@@ -498,7 +514,7 @@ def cli_grad():
 
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
-          quiet_stderr, cli_bad_sizes, cli_options, cli_explain, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
+          quiet_stderr, cli_bad_sizes, cli_options, cli_explain, cli_profile, cli_float16, cli_tune, cli_cache, cli_tune_together_killed,
           cli_ellipsis, cli_grad]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.

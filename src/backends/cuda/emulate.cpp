@@ -154,12 +154,14 @@ TC_EMU_FN inline unsigned tc_emu_release(unsigned n, int* stray) {
 // Runs a synchronising kernel: per block, every running thread runs to its next barrier or its
 // end, then the barriers all of whose threads have arrived are passed, until every thread is
 // done. Runs every block of the grid in order, or (`only` not null) the `n_only` blocks it
-// lists by linear index, calling after_block(after) after each. Returns 1 if threads ended
+// lists by linear index, calling after_warp(after, w) each time warp w's threads have all run to
+// their next barrier or their end, and after_block(after) after each block. Returns 1 if threads ended
 // while others waited at a barrier for them, or if threads waited at barriers that can never
 // all be reached (undefined or a hang on a GPU).
 TC_EMU_FN inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*body)(void**), void** args,
                                  const unsigned* only = nullptr, unsigned n_only = 0,
-                                 void (*after_block)(void*) = nullptr, void* after = nullptr) {
+                                 void (*after_warp)(void*, unsigned) = nullptr, void (*after_block)(void*) = nullptr,
+                                 void* after = nullptr) {
   const size_t stack = 256 * 1024;
   unsigned n = b[0] * b[1] * b[2];
   tc_emu_block block;
@@ -188,10 +190,12 @@ TC_EMU_FN inline int tc_emu_grid(const unsigned* g, const unsigned* b, void (*bo
     }
     for (;;) {
       for (unsigned t = 0; t < n; ++t) {
-        if (block.state[t] != tc_emu_running) continue;
-        threadIdx = {t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])};
-        block.current = t;
-        swapcontext(&block.scheduler, &block.threads[t]);
+        if (block.state[t] == tc_emu_running) {
+          threadIdx = {t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])};
+          block.current = t;
+          swapcontext(&block.scheduler, &block.threads[t]);
+        }
+        if (after_warp && (t % 32 == 31 || t == n - 1)) after_warp(after, t / 32);
       }
       unsigned done = 0;
       for (unsigned t = 0; t < n; ++t) done += block.state[t] == tc_emu_done;

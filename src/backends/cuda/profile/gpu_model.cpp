@@ -52,8 +52,9 @@ Estimate estimate(const Gpu& gpu, const LaunchWork& w) {
   e.dram_bytes = w.tensor_bytes <= l2 ? w.tensor_bytes : std::max(w.tensor_bytes, l2_bytes * (1 - l2 / w.tensor_bytes));
   e.dram_us = e.dram_bytes / (gpu.dram_tb_s * 1e6);
   e.thread_us = std::ceil(per_sm / resident) * w.busiest_thread_statements * kCyclesPerSerialStatement / clock;
-  std::pair<double, const char*> terms[] = {
-      {e.fma_us, "fma"}, {e.shared_us, "shared"}, {e.l2_us, "l2"}, {e.dram_us, "dram"}, {e.thread_us, "thread"}};
+  e.latency_us = per_sm * w.global_loads_per_block * kLoadLatency / warps / clock;
+  std::pair<double, const char*> terms[] = {{e.fma_us, "fma"},   {e.shared_us, "shared"}, {e.l2_us, "l2"},
+                                            {e.dram_us, "dram"}, {e.thread_us, "thread"}, {e.latency_us, "latency"}};
   auto largest = std::max_element(std::begin(terms), std::end(terms), [](auto& a, auto& b) { return a.first < b.first; });
   e.bound = largest->second;
   e.us = gpu.launch_us + largest->first;

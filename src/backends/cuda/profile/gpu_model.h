@@ -8,6 +8,9 @@
 //   dram     the DRAM bytes (below) at the DRAM's bandwidth,
 //   thread   the busiest thread's statement instances one after another, a cycle each (a warp
 //            issues at most one instruction a cycle), for each round of blocks its SM runs;
+//   latency  the busiest SM's global loads, each waiting a memory latency (kLoadLatency
+//            cycles) that only the other warps resident on it overlap (Little's law, one load
+//            in flight a warp);
 // where the busiest SM runs ceil(blocks / SMs) blocks, at most `resident` of them at once.
 // DRAM bytes: every tensor once where all of them fit in the L2; beyond it, the share of the
 // L2 traffic the L2 cannot hold. docs/cuda.md compares the estimates with measured times.
@@ -16,6 +19,11 @@
 #include <string>
 
 namespace tc::backends::cuda::profile {
+
+// The cycles a warp's global load waits in the `latency` term: fitted to the times measured on
+// an H200 (docs/cuda.md), between an L1 hit (~35) and an L2 hit (~260); random gathers from
+// DRAM wait several times longer.
+constexpr double kLoadLatency = 100;
 
 struct Gpu {
   const char* name;  // h100, h200, a100
@@ -37,7 +45,7 @@ const Gpu& gpu_named(const std::string& name);
 struct LaunchWork {
   double blocks = 0, threads_per_block = 0;
   double resident_blocks = 0;  // blocks per SM at once (occupancy)
-  double fma_per_block = 0, shared_wavefronts_per_block = 0;
+  double fma_per_block = 0, shared_wavefronts_per_block = 0, global_loads_per_block = 0;
   double sectors = 0;  // all blocks'
   double busiest_thread_statements = 0;
   double tensor_bytes = 0;  // each tensor the launch touches, once
@@ -45,7 +53,7 @@ struct LaunchWork {
 
 struct Estimate {
   double us = 0;
-  double fma_us = 0, shared_us = 0, l2_us = 0, dram_us = 0, thread_us = 0;
+  double fma_us = 0, shared_us = 0, l2_us = 0, dram_us = 0, thread_us = 0, latency_us = 0;
   double dram_bytes = 0;
   std::string bound;  // the largest term's name
 };

@@ -13,6 +13,7 @@ struct tc_prof_sink {
   void (*access)(void*, const void*, const void*, unsigned, int, unsigned);
   void (*statement)(void*, unsigned);
   void (*fma)(void*, unsigned);
+  void (*warp_done)(void*, unsigned);
   void (*block_done)(void*);
 };
 inline thread_local const tc_prof_sink* tc_prof = nullptr;
@@ -66,7 +67,7 @@ std::string profiled_entry_point(const Launch& l, const std::vector<std::string>
          "_profiled(void** a, const unsigned* g, const unsigned* b, const unsigned* blocks, unsigned n, "
          "const tc_prof_sink* sink) {\n"
          "  gridDim = {g[0], g[1], g[2]};\n  blockDim = {b[0], b[1], b[2]};\n  tc_prof = sink;\n"
-         "  int stray = tc_emu_grid(g, b, " + l.kernel + "_body, a, blocks, n, sink->block_done, sink->recorder);\n"
+         "  int stray = tc_emu_grid(g, b, " + l.kernel + "_body, a, blocks, n, sink->warp_done, sink->block_done, sink->recorder);\n"
          "  tc_prof = nullptr;\n  return stray;\n}\n";
 }
 

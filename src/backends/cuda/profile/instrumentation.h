@@ -6,7 +6,8 @@
 // recorder (trace.h), with the call site, the thread, the size and whether it writes; the
 // marks and fused multiply-adds are counted per thread. The emulation's own code (its
 // coroutines, the entry points) is not instrumented (TC_EMU_FN). The entry point
-// `<kernel>_profiled` runs a given list of blocks, calling the recorder after each.
+// `<kernel>_profiled` runs a given list of blocks, calling the recorder each time a warp's
+// threads have all run to their next barrier (or their end) and after each block.
 // It does not decide which blocks run (profile.cpp) or what the accesses mean (trace.h).
 #pragma once
 
@@ -27,6 +28,7 @@ struct Sink {
   void (*access)(void* recorder, const void* site, const void* address, unsigned size, int write, unsigned thread);
   void (*statement)(void* recorder, unsigned thread);
   void (*fma)(void* recorder, unsigned thread);
+  void (*warp_done)(void* recorder, unsigned warp);  // its threads are at a barrier or done
   void (*block_done)(void* recorder);
 };
 

@@ -32,6 +32,7 @@ Sink sink_of(Recorder& r) {
   };
   s.statement = [](void* rec, unsigned thread) { static_cast<Recorder*>(rec)->statement(thread); };
   s.fma = [](void* rec, unsigned thread) { static_cast<Recorder*>(rec)->fma(thread); };
+  s.warp_done = [](void* rec, unsigned warp) { static_cast<Recorder*>(rec)->warp_done(warp); };
   s.block_done = [](void* rec) { static_cast<Recorder*>(rec)->block_done(); };
   return s;
 }
@@ -52,8 +53,9 @@ std::string report(const Launch& l, size_t k, size_t launches, const LaunchDims&
   w.threads_per_block = threads;
   w.resident_blocks = resident;
   w.fma_per_block = c.blocks ? static_cast<double>(c.fma) / c.blocks : 0;
-  w.shared_wavefronts_per_block = c.blocks ? static_cast<double>(c.shared_wavefronts) / c.blocks : 0;
-  w.sectors = c.global_sectors * scale;
+  w.shared_wavefronts_per_block = c.blocks ? c.all_wavefronts() / c.blocks : 0;
+  w.global_loads_per_block = c.blocks ? static_cast<double>(c.global_loads) / c.blocks : 0;
+  w.sectors = c.all_sectors() * scale;
   w.busiest_thread_statements = static_cast<double>(c.busiest_thread_statements);
   w.tensor_bytes = static_cast<double>(r.touched_bytes());
   Estimate e = estimate(gpu, w);
@@ -69,8 +71,9 @@ std::string report(const Launch& l, size_t k, size_t launches, const LaunchDims&
   line("fma", whole(c.fma * scale));
   line("global_requests", whole(requests * scale) + " (loads " + whole(c.global_loads * scale) + ", stores " +
                               whole(c.global_stores * scale) + ")");
-  line("sectors_per_request", fixed(requests ? static_cast<double>(c.global_sectors) / requests : 0, 2) + " (ideal " +
-                                  fixed(requests ? static_cast<double>(c.global_ideal_sectors) / requests : 0, 2) + ")");
+  double traced = static_cast<double>(c.traced_global);
+  line("sectors_per_request", fixed(traced ? c.global_sectors / traced : 0, 2) + " (ideal " +
+                                  fixed(traced ? c.global_ideal_sectors / traced : 0, 2) + ")");
   line("shared_requests", whole(c.shared_requests * scale));
   line("bank_conflict_ways", fixed(c.shared_phases ? static_cast<double>(c.shared_wavefronts) / c.shared_phases : 0, 2));
   line("dram_bytes", whole(e.dram_bytes));
@@ -82,6 +85,7 @@ std::string report(const Launch& l, size_t k, size_t launches, const LaunchDims&
     line("occupancy", "unknown (no NVRTC: registers unknown; " + std::to_string(resident) + " blocks a SM assumed)");
   line("estimated_us", fixed(e.us, 2) + " (fma " + fixed(e.fma_us, 2) + ", shared " + fixed(e.shared_us, 2) + ", l2 " +
                            fixed(e.l2_us, 2) + ", dram " + fixed(e.dram_us, 2) + ", thread " + fixed(e.thread_us, 2) +
+                           ", latency " + fixed(e.latency_us, 2) +
                            ", launch " + fixed(gpu.launch_us, 2) + "; bound: " + e.bound + ")");
   return out;
 }

@@ -7,9 +7,10 @@
 
 namespace tc::backends::cuda::profile {
 
-Recorder::Recorder(std::vector<Region> globals, unsigned threads_per_block)
+Recorder::Recorder(std::vector<Region> globals, unsigned threads_per_block, size_t trace_cap)
     : globals_(std::move(globals)), threads_(threads_per_block), sites_(threads_per_block),
-      statements_(threads_per_block, 0), fma_(threads_per_block, 0) {
+      statements_(threads_per_block, 0), fma_(threads_per_block, 0), lane_cap_(trace_cap / kWarp),
+      traced_(threads_per_block, 0) {
   std::sort(globals_.begin(), globals_.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
   touched_.assign(globals_.size(), 0);
 }
@@ -40,16 +41,20 @@ void Recorder::access(const void* site, uintptr_t address, unsigned size, bool w
   // aligns to 256 bytes); the host's buffers need not.
   const Region* r = global(address);
   s.global = r != nullptr;
+  ++s.count;
+  if (traced_[thread] >= lane_cap_) return;
   s.addresses.push_back(r ? address - r->begin + kTensorSpacing * static_cast<uintptr_t>(r - globals_.data()) : address);
+  ++traced_[thread];
 }
 
 void Recorder::global_request(const std::vector<uintptr_t>& lanes, unsigned size, bool write) {
   std::set<uintptr_t> sectors;
   for (uintptr_t a : lanes)
     for (uintptr_t s = a / kSectorBytes; s <= (a + size - 1) / kSectorBytes; ++s) sectors.insert(s);
-  ++(write ? counters_.global_stores : counters_.global_loads);
+  ++counters_.traced_global;
   counters_.global_sectors += sectors.size();
-  counters_.global_ideal_sectors += (lanes.size() * size + kSectorBytes - 1) / kSectorBytes;
+  size_t distinct = std::set<uintptr_t>(lanes.begin(), lanes.end()).size();  // lanes reading one address share it
+  counters_.global_ideal_sectors += (distinct * size + kSectorBytes - 1) / kSectorBytes;
 }
 
 // Lanes in phases of 128 bytes; a phase takes the most distinct words one bank holds.
@@ -64,7 +69,7 @@ void Recorder::shared_request(const std::vector<uintptr_t>& lanes, const std::ve
       banks[word % kBanks].insert(word);
     }
   }
-  ++counters_.shared_requests;
+  ++counters_.traced_shared;
   for (const auto& [phase, banks] : phases) {
     size_t ways = 1;
     for (const auto& b : banks) ways = std::max(ways, b.size());
@@ -73,20 +78,24 @@ void Recorder::shared_request(const std::vector<uintptr_t>& lanes, const std::ve
   }
 }
 
-void Recorder::warp_requests(unsigned first) {
-  unsigned last = std::min(threads_, first + kWarp);
+void Recorder::warp_done(unsigned w) {
+  unsigned first = w * kWarp, last = std::min(threads_, first + kWarp);
   std::vector<uintptr_t> lanes;
   std::vector<unsigned> lane_ids;
   for (const void* site : site_order_) {
     const Site* any = nullptr;
-    size_t steps = 0;
+    uint64_t steps = 0, traced = 0;
     for (unsigned t = first; t < last; ++t) {
       auto it = sites_[t].find(site);
       if (it == sites_[t].end()) continue;
       any = &it->second;
-      steps = std::max(steps, it->second.addresses.size());
+      steps = std::max(steps, it->second.count);
+      traced = std::max<uint64_t>(traced, it->second.addresses.size());
     }
-    for (size_t k = 0; k < steps; ++k) {
+    if (any == nullptr) continue;
+    if (any->global) (any->write ? counters_.global_stores : counters_.global_loads) += steps;
+    else counters_.shared_requests += steps;
+    for (size_t k = 0; k < traced; ++k) {
       lanes.clear(), lane_ids.clear();
       for (unsigned t = first; t < last; ++t) {
         auto it = sites_[t].find(site);
@@ -98,10 +107,14 @@ void Recorder::warp_requests(unsigned first) {
       else shared_request(lanes, lane_ids, any->size);
     }
   }
+  for (unsigned t = first; t < last; ++t) {
+    traced_[t] = 0;
+    sites_[t].clear();
+  }
 }
 
 void Recorder::block_done() {
-  for (unsigned w = 0; w < threads_; w += kWarp) warp_requests(w);
+  for (unsigned w = 0; w * kWarp < threads_; ++w) warp_done(w);
   ++counters_.blocks;
   counters_.thread_runs += threads_;
   for (unsigned t = 0; t < threads_; ++t) {
@@ -109,7 +122,6 @@ void Recorder::block_done() {
     counters_.busiest_thread_statements = std::max(counters_.busiest_thread_statements, statements_[t]);
     counters_.fma += fma_[t];
     statements_[t] = fma_[t] = 0;
-    sites_[t].clear();
   }
   site_order_.clear();
 }
