@@ -102,6 +102,24 @@ TEST(CudaProfile, BeyondTheTraceCapRequestsAreCountedAndTheirSectorsScaled) {
   EXPECT_EQ(r.counters().global_loads, 10u);
 }
 
+TEST(CudaProfile, ALoadOfAValueARegisterHoldsIsNoRequestUntilABarrierOrAWrite) {
+  Recorder r({{kTensor, kTensorEnd}}, 32);
+  for (unsigned t = 0; t < 32; ++t) {
+    for (int use = 0; use < 8; ++use) r.access(kSite, kShared + 4 * t, 4, false, t);  // one operand, 8 uses
+    r.access(kOtherSite, kShared + 4 * t, 4, true, t);                                 // written
+    r.access(kSite, kShared + 4 * t, 4, false, t);                                    // read again: a load
+  }
+  r.warp_done(0);  // a barrier: registers no longer stand for shared memory
+  for (unsigned t = 0; t < 32; ++t) r.access(kSite, kShared + 4 * t, 4, false, t);
+  r.block_done();
+  EXPECT_EQ(r.counters().shared_requests, 4u);  // load, store, load; then one after the barrier
+  Recorder far({{kTensor, kTensorEnd}}, 1);
+  for (unsigned k = 0; k <= kRegisterWindow; ++k) far.access(kSite, kTensor + 4 * k, 4, false, 0);
+  far.access(kSite, kTensor, 4, false, 0);  // the first value left the window
+  far.block_done();
+  EXPECT_EQ(far.counters().global_loads, kRegisterWindow + 2);
+}
+
 TEST(CudaProfile, StatementMarksAreWholeLinesThatComeOut) {
   std::string marked = "{\n  TC_STATEMENT();\n  x = 1;\n}\n  TC_STATEMENT(); y = 2;\n";
   EXPECT_EQ(without_statement_marks(marked), "{\n  x = 1;\n}\n  TC_STATEMENT(); y = 2;\n");

@@ -10,7 +10,7 @@ namespace tc::backends::cuda::profile {
 Recorder::Recorder(std::vector<Region> globals, unsigned threads_per_block, size_t trace_cap)
     : globals_(std::move(globals)), threads_(threads_per_block), sites_(threads_per_block),
       statements_(threads_per_block, 0), fma_(threads_per_block, 0), lane_cap_(trace_cap / kWarp),
-      traced_(threads_per_block, 0) {
+      traced_(threads_per_block, 0), recent_(threads_per_block) {
   std::sort(globals_.begin(), globals_.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
   touched_.assign(globals_.size(), 0);
 }
@@ -30,7 +30,27 @@ uint64_t Recorder::touched_bytes() const {
   return bytes;
 }
 
+// Whether a load of `address` by `thread` reads a value it holds in a register; a write drops
+// the address from them, a new load enters it.
+bool Recorder::reloads(unsigned thread, uintptr_t address, bool write) {
+  Recent& r = recent_.at(thread);
+  for (unsigned i = 0; i < r.size; ++i) {
+    if (r.address[i] != address) continue;
+    if (!write) return true;
+    r.address[i] = r.address[--r.size];  // a write: the register no longer holds memory's value
+    r.next = r.size % kRegisterWindow;
+    return false;
+  }
+  if (!write) {
+    r.address[r.next] = address;
+    r.next = (r.next + 1) % kRegisterWindow;
+    r.size = std::min(r.size + 1, kRegisterWindow);
+  }
+  return false;
+}
+
 void Recorder::access(const void* site, uintptr_t address, unsigned size, bool write, unsigned thread) {
+  if (reloads(thread, address, write)) return;
   auto [it, inserted] = sites_.at(thread).try_emplace(site);
   Site& s = it->second;
   if (inserted) {
@@ -109,6 +129,7 @@ void Recorder::warp_done(unsigned w) {
   }
   for (unsigned t = first; t < last; ++t) {
     traced_[t] = 0;
+    recent_[t] = Recent();
     sites_[t].clear();
   }
 }

@@ -1,6 +1,9 @@
 // trace.h — a profiled block's memory accesses, statement instances and fused multiply-adds
 // per thread, turned into what a GPU would see once the block is done: the k-th access of a
-// call site by each lane of a warp is one warp-wide request (lanes run in lock-step; a lane
+// call site by each lane of a warp is one warp-wide request, but for a load of an address the
+// thread loaded among its last kRegisterWindow distinct loads since its last barrier, with no
+// write of its own to it since: the text reads an operand again at each use where the compiler
+// keeps it in a register (a register tile's 8 + 8 values over its 64 multiply-adds). Each (lanes run in lock-step; a lane
 // that made fewer accesses there sat it out), grouped each time the warp's lanes have all run to
 // a barrier or their end; a request to global memory (a tensor's bytes)
 // touches some 32-byte sectors; one to anything else the kernel touches (its __shared__
@@ -23,6 +26,7 @@ constexpr unsigned kWarp = 32;
 constexpr unsigned kSectorBytes = 32;
 constexpr unsigned kBanks = 32;
 constexpr size_t kTraceCap = size_t{1} << 24;  // addresses kept at once: 128 MiB
+constexpr unsigned kRegisterWindow = 64;
 // A global access is recorded as its offset in its tensor plus the tensor's index times this:
 // every tensor starts a sector, as GPU allocations do.
 constexpr uintptr_t kTensorSpacing = uintptr_t{1} << 48;
@@ -81,6 +85,12 @@ class Recorder {
   std::vector<uint64_t> statements_, fma_;                    // per thread of the block
   size_t lane_cap_;                                           // addresses a thread keeps between groupings
   std::vector<size_t> traced_;                                // per thread of the block, kept now
+  struct Recent {  // a thread's last distinct loads (a ring)
+    uintptr_t address[kRegisterWindow];
+    unsigned next = 0, size = 0;
+  };
+  std::vector<Recent> recent_;  // per thread of the block
+  bool reloads(unsigned thread, uintptr_t address, bool write);
   Counters counters_;
 };
 
