@@ -185,10 +185,6 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
   return g;
 }
 
-std::string dims_text(const std::array<unsigned, 3>& d) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
 // format's first line, then the architecture, the fault record's size, each launch (kernel,
 // axes, grid, block) and each run-time check, then the CUDA C text, the cubin and ptxas's
@@ -362,18 +358,8 @@ class CudaKernel : public Kernel {
       auto begin = reinterpret_cast<uintptr_t>(params[t]);
       tensors.push_back({begin, begin + tensor_bytes(t)});
     }
-    std::vector<std::optional<Occupancy>> occupancy(generated_.dims.size());
-    try {
-      std::map<std::string, KernelResources> resources =
-          parse_ptxas_log(Nvrtc::get().compile_cubin(generated_.source.text, b_.def().name + ".cu", gpu.arch).ptxas_log);
-      for (size_t k = 0; k < occupancy.size(); ++k) {
-        auto it = resources.find(generated_.source.launches[k].kernel);
-        const auto& b = generated_.dims[k].block;
-        if (it != resources.end()) occupancy[k] = cuda::occupancy(gpu.arch, it->second, static_cast<long long>(b[0]) * b[1] * b[2]);
-      }
-    } catch (const Error&) {  // no NVRTC: the occupancy its threads allow (the report says so)
-    }
-    return profiler.run(params, tensors, generated_.dims, gpu, occupancy);
+    return profiler.run(params, tensors, generated_.dims, gpu,
+                        profile::occupancy_on(gpu, generated_.source.text, generated_.source.launches, generated_.dims));
   }
 
   std::string artefact() const override { return emulate_ ? std::string() : artefact_of(arch_, generated_, cubin_); }

@@ -230,15 +230,13 @@ namespace {
 // The host entry point of one kernel: every block, every thread, in turn (as coroutines where
 // the kernel synchronises). Returns 0, or 1 where the threads of a block diverged at a barrier.
 std::string entry_point(const Launch& l, const std::vector<std::string>& types) {
-  std::string args;
-  for (size_t i = 0; i < types.size(); ++i) args += (i ? ", " : "") + std::string("(") + types[i] + ")a[" + std::to_string(i) + "]";
   std::string head = emulated_body(l, types) + "extern \"C\" int " + l.kernel + "_emulated(void** a, const unsigned* g, const unsigned* b) {\n"
                      "  gridDim = {g[0], g[1], g[2]};\n  blockDim = {b[0], b[1], b[2]};\n";
   if (l.synchronises) return head + "  return tc_emu_grid(g, b, " + l.kernel + "_body, a);\n}\n";
   return head +
          "  for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by) for (unsigned bx = 0; bx < g[0]; ++bx)\n"
          "    for (unsigned tz = 0; tz < b[2]; ++tz) for (unsigned ty = 0; ty < b[1]; ++ty) for (unsigned tx = 0; tx < b[0]; ++tx) {\n"
-         "      blockIdx = {bx, by, bz};\n      threadIdx = {tx, ty, tz};\n      " + l.kernel + "(" + args + ");\n    }\n"
+         "      blockIdx = {bx, by, bz};\n      threadIdx = {tx, ty, tz};\n      " + l.kernel + "_body(a);\n    }\n"
          "  return 0;\n}\n";
 }
 

@@ -23,6 +23,10 @@ LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, c
   return d;
 }
 
+std::string dims_text(const std::array<unsigned, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
 bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, int64_t max_tile) {
   constexpr int64_t kLimit = int64_t{1} << 30;
   int64_t largest = 0;

@@ -62,6 +62,8 @@ struct LaunchDims {
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
 };
 LaunchDims launch_dims(const Launch& launch, const std::vector<int64_t>& grid, const std::vector<int64_t>& block);
+// "16x16x1", as descriptions and profiles print a grid or a block.
+std::string dims_text(const std::array<unsigned, 3>& d);
 
 // A subscript binding did not prove in bounds, checked at run time (checked=1): check k of the
 // text is dimension `dim` of `reads[read]` of statement `stmt`, or of its written element

@@ -11,20 +11,16 @@
 // zero: data-dependent reads (gathers) all read element 0. The occupancy comes from NVRTC
 // compiling the text as it was given, where NVRTC loads.
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
 #include "backends/cuda/profile/gpu_model.h"
 #include "backends/cuda/profile/profile.h"
-#include "backends/cuda/resources.h"
 #include "support/error.h"
 
 namespace {
@@ -106,19 +102,8 @@ int run(int argc, char** argv) {
     args.push_back(storage.back().data());
     if (!fault) regions.push_back({reinterpret_cast<uintptr_t>(args.back()), reinterpret_cast<uintptr_t>(args.back()) + b->second});
   }
-  std::vector<std::optional<Occupancy>> occupancy(source.launches.size());
-  try {
-    auto resources = parse_ptxas_log(Nvrtc::get().compile_cubin(original, "profiled.cu", gpu.arch).ptxas_log);
-    for (size_t k = 0; k < occupancy.size(); ++k) {
-      auto it = resources.find(source.launches[k].kernel);
-      const auto& b = launch_dims[k].block;
-      if (it != resources.end()) occupancy[k] = tc::backends::cuda::occupancy(gpu.arch, it->second, 1LL * b[0] * b[1] * b[2]);
-    }
-  } catch (const tc::Error& e) {
-    std::fprintf(stderr, "tc-profile-text: no occupancy: %s\n", e.what());
-  }
   profile::Profiler profiler(source);
-  std::printf("%s", profiler.run(args, regions, launch_dims, gpu, occupancy).c_str());
+  std::printf("%s", profiler.run(args, regions, launch_dims, gpu, profile::occupancy_on(gpu, original, source.launches, launch_dims)).c_str());
   return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
+#include "backends/cuda/nvrtc.h"
 #include "backends/cuda/profile/instrumentation.h"
 #include "support/error.h"
 
@@ -18,10 +20,6 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string whole(double v) { return fixed(std::round(v), 0); }
-
-std::string dims_text(const std::array<unsigned, 3>& d) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
 
 // The recorder's callbacks, as the instrumented code calls them.
 Sink sink_of(Recorder& r) {
@@ -91,6 +89,23 @@ std::string report(const Launch& l, size_t k, size_t launches, const LaunchDims&
 }
 
 }  // namespace
+
+std::vector<std::optional<Occupancy>> occupancy_on(const Gpu& gpu, const std::string& text, const std::vector<Launch>& launches,
+                                                   const std::vector<LaunchDims>& dims) {
+  std::vector<std::optional<Occupancy>> out(launches.size());
+  std::map<std::string, KernelResources> resources;
+  try {
+    resources = parse_ptxas_log(Nvrtc::get().compile_cubin(text, "profiled.cu", gpu.arch).ptxas_log);
+  } catch (const Error&) {  // no NVRTC: the report says so
+    return out;
+  }
+  for (size_t k = 0; k < launches.size(); ++k) {
+    auto it = resources.find(launches[k].kernel);
+    const auto& b = dims[k].block;
+    if (it != resources.end()) out[k] = occupancy(gpu.arch, it->second, static_cast<long long>(b[0]) * b[1] * b[2]);
+  }
+  return out;
+}
 
 std::vector<unsigned> sampled_blocks(unsigned long long total) {
   std::vector<unsigned> out;

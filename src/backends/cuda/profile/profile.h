@@ -37,6 +37,11 @@ namespace tc::backends::cuda::profile {
 
 constexpr unsigned kSampledBlocks = 8;
 
+// Per launch, its occupancy on `gpu`: ptxas's report of `text` compiled by NVRTC for the GPU's
+// architecture (a kept cubin after the first time); all empty where NVRTC cannot load.
+std::vector<std::optional<Occupancy>> occupancy_on(const Gpu& gpu, const std::string& text, const std::vector<Launch>& launches,
+                                                   const std::vector<LaunchDims>& dims);
+
 // The blocks profiled of a grid of `total`, by linear index.
 std::vector<unsigned> sampled_blocks(unsigned long long total);
 
