@@ -26,25 +26,13 @@ from kernels import KERNELS  # noqa: E402
 LAUNCH = re.compile(r"^  (\w+) grid (\d+x\d+x\d+) block (\d+x\d+x\d+)$")
 
 
-def figures(text):
-    """Per launch, its figures by name (the first word after each key)."""
-    launches = []
-    for line in text.splitlines():
-        if line.startswith("launch "):
-            launches.append({"name": line.split()[4].rstrip(",")})
-        elif line.startswith("  "):
-            key, value = line.split()[:2]
-            launches[-1][key] = value
-    return launches
-
-
 TENSOR = re.compile(r"^  (input|output|temporary) (\w+): (\w+)\((.*)\)$")
 
 
-def tensor_bytes(kernel, sizes):
-    """(name, bytes) of every tensor of the def at `sizes`, from tc_program_describe."""
+def tensor_bytes(program, entry, sizes):
+    """(name, bytes) of every tensor of def `entry` at `sizes`, from tc_program_describe."""
     out = []
-    for line in tclib.Program(kernel.source.read_text()).describe(kernel.name).splitlines():
+    for line in program.describe(entry).splitlines():
         m = TENSOR.match(line)
         if m:
             n = 1
@@ -55,11 +43,26 @@ def tensor_bytes(kernel, sizes):
     return out
 
 
+def dump(kernel, program, entry, sizes, base):
+    """What tc-profile-text reads, for compiled `kernel` of def `entry` at `sizes`: base.cu (its
+    code), base.launches ("kernel grid block" per line), base.tensors ("name bytes" per line)."""
+    with open(base + ".cu", "w") as f:
+        f.write(kernel.code())
+    with open(base + ".launches", "w") as f:
+        for line in kernel.describe().splitlines():
+            m = LAUNCH.match(line)
+            if m:
+                f.write("%s %s %s\n" % m.groups())
+    with open(base + ".tensors", "w") as f:
+        for name, nbytes in tensor_bytes(program, entry, sizes):
+            f.write("%s %d\n" % (name, nbytes))
+
+
 def compiled(kernel, sizes, options):
     program = tclib.Program(kernel.source.read_text())
     inputs = make_inputs(program, kernel, sizes, np.random.default_rng(0))
     k = program.compile(kernel.name, inputs, dict({"backend": "cuda", "cuda.emulate": "1", "cache": "off"}, **options))
-    return k, inputs
+    return k, program, inputs
 
 
 def main():
@@ -79,29 +82,20 @@ def main():
     for name in names:
         kernel = next(k for k in KERNELS if k.name == name)
         sizes = kernel.quick if args.quick else kernel.sizes
-        k, inputs = compiled(kernel, sizes, options)
+        k, program, inputs = compiled(kernel, sizes, options)
         if args.dump:
             os.makedirs(args.dump, exist_ok=True)
-            with open(os.path.join(args.dump, name + ".cu"), "w") as f:
-                f.write(k.code())
-            with open(os.path.join(args.dump, name + ".launches"), "w") as f:
-                for line in k.describe().splitlines():
-                    m = LAUNCH.match(line)
-                    if m:
-                        f.write("%s %s %s\n" % m.groups())
-            with open(os.path.join(args.dump, name + ".tensors"), "w") as f:
-                for name_, nbytes in tensor_bytes(kernel, sizes):
-                    f.write("%s %d\n" % (name_, nbytes))
+            dump(k, program, name, sizes, os.path.join(args.dump, name))
             continue
         outputs = [np.zeros(shape, dtype) for dtype, shape in k.output_info()]
         text = k.profile(inputs, outputs, args.gpu)
-        launches = figures(text)
+        launches = tclib.profile_figures(text)
         total = float(text.strip().splitlines()[-1].split()[1])
         busiest = max(launches, key=lambda f: float(f["estimated_us"]))
-        bound = re.search(r"bound: (\w+)", text.split(busiest["name"], 1)[1]).group(1)
+        bound = re.search(r"bound: (\w+)", text.split(busiest["kernel"], 1)[1]).group(1)
         ideal = re.findall(r"sectors_per_request \S+ \(ideal (\S+)\)", text)
         print("| %s | %.1f | %s (%s) | %d | %s | %s | %s | %s |" % (
-            name, total, bound, busiest["name"], len(launches),
+            name, total, bound, busiest["kernel"], len(launches),
             "/".join(f["work_balance"] for f in launches),
             "/".join("%s (%s)" % (f["sectors_per_request"], i) for f, i in zip(launches, ideal)),
             "/".join(f["bank_conflict_ways"] for f in launches),

@@ -336,18 +336,6 @@ def no_host_compiler():
     assert not left, "left in TMPDIR: %s" % left
 
 
-def profile_figures(text):
-    """Per launch, its figures by name (the first number after each key)."""
-    launches = []
-    for line in text.splitlines():
-        if line.startswith("launch "):
-            launches.append({})
-        elif line.startswith("  "):
-            key, value = line.split()[:2]
-            launches[-1][key] = value
-    return launches
-
-
 def profile():
     # A matmul in one block (64 x 64 outputs, the whole tile): every block profiled, counts exact.
     p = tclib.Program(MM)
@@ -356,7 +344,7 @@ def profile():
     k = p.compile("mm", [A, B], EMULATE)
     code = k.code()
     text = k.profile([A, B], [np.zeros((64, 64), np.float32)])
-    (f,) = profile_figures(text)
+    (f,) = tclib.profile_figures(text)
     assert f["blocks_profiled"] == "1", text
     assert f["fma"] == str(64 * 48 * 64), text
     assert int(f["statement_instances"]) >= 64 * 48 * 64, text
@@ -373,7 +361,7 @@ def profile():
     # A product 4 wide in a tile 8 threads wide: one thread in 8 along x has work.
     B4 = B[:, :4].copy()
     k = p.compile("mm", [A, B4], EMULATE)
-    (f,) = profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
+    (f,) = tclib.profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
     assert f["work_balance"] == "8.00" and f["fma"] == str(64 * 48 * 4), f
 
     # Rows copied (consecutive lanes, consecutive floats) against a transpose (a column read).
@@ -381,8 +369,8 @@ def profile():
     copy = tclib.Program("def copy(float(N,M) X) -> (Y) { Y(i,j) = X(i,j) }").compile("copy", [X], EMULATE)
     tr = tclib.Program("def tr(float(N,M) X) -> (Y) { Y(j,i) = X(i,j) }").compile(
         "tr", [X], dict(EMULATE, **{"cuda.shared": "0"}))
-    (fc,) = profile_figures(copy.profile([X], [np.zeros((256, 256), np.float32)]))
-    (ft,) = profile_figures(tr.profile([X], [np.zeros((256, 256), np.float32)]))
+    (fc,) = tclib.profile_figures(copy.profile([X], [np.zeros((256, 256), np.float32)]))
+    (ft,) = tclib.profile_figures(tr.profile([X], [np.zeros((256, 256), np.float32)]))
     assert fc["blocks_profiled"] == "8", fc
     assert float(ft["sectors_per_request"]) > float(fc["sectors_per_request"]), (fc, ft)
 

@@ -13,39 +13,28 @@ import numpy as np
 
 import tclib
 
-DEFS = {
-    "mm": ("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(64, 48), (48, 64)]),
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import gpu_estimate  # noqa: E402  (its dump() writes what tc-profile-text reads)
+
+DEFS = {  # name: source, input shapes, the sizes they bind
+    "mm": ("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(64, 48), (48, 64)],
+           dict(M=64, K=48, N=64)),
     "softmax": ("def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
-                "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}", [(40, 96)]),
+                "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}", [(40, 96)], dict(N=40, D=96)),
 }
 
 
 def main(tool):
     failed = 0
     with tempfile.TemporaryDirectory() as d:
-        for name, (src, shapes) in DEFS.items():
+        for name, (src, shapes, sizes) in DEFS.items():
             inputs = [np.zeros(s, np.float32) for s in shapes]
             p = tclib.Program(src)
             k = p.compile(name, inputs, {"backend": "cuda", "cuda.emulate": "1", "cuda.fusion": "min"})
             outputs = [np.zeros(shape, dtype) for dtype, shape in k.output_info()]
             want = k.profile(inputs, outputs)
             base = os.path.join(d, name)
-            with open(base + ".cu", "w") as f:
-                f.write(k.code())
-            with open(base + ".launches", "w") as f:
-                for line in k.describe().splitlines():
-                    if " grid " in line and line.startswith("  "):
-                        kernel, _, grid, _, block = line.split()
-                        f.write("%s %s %s\n" % (kernel, grid, block))
-            with open(base + ".tensors", "w") as f:
-                for line in p.describe(name).splitlines():
-                    if line.startswith(("  input ", "  output ", "  temporary ")):
-                        tensor = line.split()[1].rstrip(":")
-                        dims = line.split("(", 1)[1].rstrip(")").split(", ")
-                        n = 4
-                        for dim in dims:
-                            n *= {"M": 64, "K": 48, "N": 64 if name == "mm" else 40, "D": 96}[dim]
-                        f.write("%s %d\n" % (tensor, n))
+            gpu_estimate.dump(k, p, name, sizes, base)
             got = subprocess.run([tool, base + ".cu", base + ".launches", base + ".tensors"], capture_output=True,
                                  text=True).stdout
             if got != want or "launch 1 of" not in got:

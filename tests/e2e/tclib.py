@@ -364,6 +364,19 @@ class Program:
         return kernel
 
 
+def profile_figures(text):
+    """tc_kernel_profile's report as a list, per launch, of {"kernel": name, figure: its first
+    word} (e.g. "fma": "131072", "work_balance": "1.00")."""
+    launches = []
+    for line in text.splitlines():
+        if line.startswith("launch "):
+            launches.append({"kernel": line.split()[4].rstrip(",")})
+        elif line.startswith("  ") and launches:
+            key, value = line.split()[:2]
+            launches[-1][key] = value
+    return launches
+
+
 class Kernel:
     def __init__(self, h):
         self.h = h
