@@ -13,15 +13,15 @@
 #include <functional>
 #include <random>
 
-#include "backends/cpu/contraction/contraction.h"
+#include "backends/contraction/contraction.h"
 #include "backends/cpu/contraction/gett.h"
 #include "backends/cpu/contraction/microkernel.h"
 #include "infer_test_util.h"
 
 using tc::ScalarType;
-using tc::backends::cpu::Contraction;
-using tc::backends::cpu::ContractionPlan;
-using tc::backends::cpu::ContractionIndex;
+using tc::backends::Contraction;
+using tc::backends::ContractionPlan;
+using tc::backends::ContractionIndex;
 using tc::backends::cpu::GettOptions;
 using tc::runtime::TensorView;
 using namespace tc_test;
@@ -33,7 +33,7 @@ std::optional<ContractionPlan> plan_of(const std::string& src, const std::vector
   ProgramPtr p = build(src);
   Inputs in;
   for (const auto& s : shapes) in.add(type, s);
-  return tc::backends::cpu::plan_contraction(bind_def(p, in), why);
+  return tc::backends::plan_contraction(bind_def(p, in), why);
 }
 
 // The def's describe() of each stage, for the def in `src`.
@@ -189,9 +189,9 @@ struct Operand {
 
 // One of a few epilogues (a bias, a ReLU, a scale, max/min/fmin, a negation), one or two
 // statements, each reading O and (some) E.
-std::vector<std::vector<tc::backends::cpu::EpilogueOp>> random_epilogue(std::mt19937& rng) {
-  using K = tc::backends::cpu::EpilogueOp::Kind;
-  using Op = tc::backends::cpu::EpilogueOp;
+std::vector<std::vector<tc::backends::EpilogueOp>> random_epilogue(std::mt19937& rng) {
+  using K = tc::backends::EpilogueOp::Kind;
+  using Op = tc::backends::EpilogueOp;
   const std::vector<std::vector<Op>> kinds = {
       {{K::Out}, {K::Read, 0, 0}, {K::Add}},                                  // O + E
       {{K::Out}, {K::Const, 0}, {K::Fmax}},                                   // fmax(O, 0)
@@ -206,8 +206,8 @@ std::vector<std::vector<tc::backends::cpu::EpilogueOp>> random_epilogue(std::mt1
 }
 
 // The epilogue in double: o the sum, e E's value at the element.
-double epilogue_value(const std::vector<std::vector<tc::backends::cpu::EpilogueOp>>& epilogue, double o, double e) {
-  using K = tc::backends::cpu::EpilogueOp::Kind;
+double epilogue_value(const std::vector<std::vector<tc::backends::EpilogueOp>>& epilogue, double o, double e) {
+  using K = tc::backends::EpilogueOp::Kind;
   for (const auto& stmt : epilogue) {
     std::vector<double> st;
     for (const auto& op : stmt) {

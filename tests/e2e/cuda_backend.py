@@ -61,6 +61,8 @@ import tclib  # noqa: E402
 
 MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
 EMULATE = {"backend": "cuda", "cuda.emulate": "1"}
+# isl's schedule for a def the contraction route would take (the checks of its mapping knobs)
+EMULATE_ISL = dict(EMULATE, **{"cuda.contract": "0"})
 
 
 class Skip(Exception):
@@ -108,11 +110,18 @@ def explicit_arch():
     A, B = mm_inputs()
     for arch in ("sm_80", "sm_90"):
         try:
-            k = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch})
+            route = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch})
+            k = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch, "cuda.contract": "0"})
         except tclib.TCError as e:
             if e.status == tclib.TC_ERROR_UNSUPPORTED and "NVRTC" in e.message:
                 raise Skip(e.message.splitlines()[0])
             raise
+        # the contraction route by default: blocks of 256 threads, operands copied by cp.async
+        described = route.describe()
+        assert "contraction route: float32; batch -; M i=5; N j=3; K k=7; tile 32x32x8, 3 stages" in described, described
+        assert "mm_k0 grid 1x1x1 block 256x1x1\n    " in described and " 0 bytes spilled" in described, described
+        assert 'extern "C" __global__ void mm_k0(' in route.code() and "cp.async.ca.shared.global" in route.code()
+        # isl's schedule (cuda.contract=0)
         assert 'extern "C" __global__ void mm_k0(' in k.code(), k.code()[:300]
         assert "tc_acc_7_7 = p_C[" in k.code(), "C's elements not in an 8x8 register tile"  # cuda.regtile=auto
         described = k.describe()
@@ -148,7 +157,7 @@ def registers():
     p = tclib.Program(MM)
     A, B = mm_inputs()
     for flag, expect in (("1", True), ("0", False)):
-        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.private": flag}))
+        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.private": flag, "cuda.contract": "0"}))
         assert ("tc_acc" in k.code()) == expect, (flag, k.code()[-1500:])
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
@@ -163,7 +172,7 @@ def register_tiles():
                                ({"cuda.block": "3x5"}, "tc_acc_7_7", "block 3x5x1"),  # runs of 4 along x, 3 threads
                                ({"cuda.regtile": "12x3", "cuda.block": "2x2"}, "tc_acc_2_11", "block 2x2x1"),
                                ({"cuda.regtile": "1"}, None, "block 32x8x1")):
-        k = p.compile("mm", [A, B], dict(EMULATE, **knobs))
+        k = p.compile("mm", [A, B], dict(EMULATE_ISL, **knobs))
         code, described = k.code().split('extern "C"', 1)[1], k.describe()
         assert "for (int c" in code and not re.search(r"long long [ci]\d", code), code[-3000:]  # 32-bit indices
         if last:
@@ -177,7 +186,7 @@ def register_tiles():
     # loop over k tiles (loaded once, stored once); cuda.fma=0 gives the reference's bits there
     # and at the odd sizes (the loop over k tiles then loads and stores them in each tile).
     A2, B2 = r.standard_normal((64, 38)).astype(np.float32), r.standard_normal((38, 128)).astype(np.float32)
-    k = p.compile("mm", [A2, B2], EMULATE)
+    k = p.compile("mm", [A2, B2], EMULATE_ISL)
     assert "C's elements in registers across the loop" in k.code(), k.code()[-3000:]
     assert "const float4 tc_v = *(const float4*)&p_B[" in k.code(), k.code()[-3000:]  # B's rows: 128-bit loads
     # each thread owns runs of 4 adjacent columns: C's registers loaded and stored 4 at a time
@@ -196,7 +205,7 @@ def register_tiles():
     # rows of 130: runs in even rows aligned (128-bit), in odd rows not (element by element),
     # the last 2 columns an edge tile
     B5 = r.standard_normal((38, 130)).astype(np.float32)
-    (C5,) = run(p.compile("mm", [A2, B5], EMULATE), [A2, B5])
+    (C5,) = run(p.compile("mm", [A2, B5], EMULATE_ISL), [A2, B5])
     np.testing.assert_allclose(C5, A2 @ B5, rtol=1e-4, atol=1e-4)
     # B 4 bytes past a 16-byte boundary: the copy element by element, the same result
     buf = np.zeros(B2.size + 4, np.float32)
@@ -208,7 +217,7 @@ def register_tiles():
     assert C3.tobytes() == C.tobytes()
     for a, b in ((A, B), (A2, B2)):
         (expected,) = run(p.compile("mm", [a, b], {"backend": "reference"}), [a, b])
-        k = p.compile("mm", [a, b], dict(EMULATE, **{"cuda.fma": "0"}))
+        k = p.compile("mm", [a, b], dict(EMULATE_ISL, **{"cuda.fma": "0"}))
         assert "fmaf(" not in k.code().split('extern "C"', 1)[1], k.code()[-2000:]
         (C,) = run(k, [a, b])
         assert C.tobytes() == expected.tobytes(), np.max(np.abs(C - expected))  # the reference's order and roundings
@@ -238,19 +247,100 @@ def strided_tensors():
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
 
 
+# Contractions the route takes (contraction/gemm.h), against the reference backend: index
+# orders, batch and multi-index groups, odd sizes (partial tiles, K not a multiple of 8), empty
+# groups, float64, epilogues, `+=` adding to O's entries, a temporary between stages, every tile
+# and pipeline depth, and operands 4 bytes past a 16-byte boundary (the 16-byte copies' other path).
+ROUTE_CASES = [
+    ("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 13), (13, 29)]),
+    ("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(65, 16), (16, 132)]),
+    ("def tmm(float(M,K) A, float(N,K) B) -> (C) { C(m,n) +=! A(m,k) * B(n,k) }", [(70, 33), (50, 33)]),
+    ("def t2(float(K,M) A, float(N,K) B) -> (C) { C(m,n) +=! A(k,m) * B(n,k) }", [(21, 72), (40, 21)]),
+    ("def tbmm(float(B,N,K) X, float(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }", [(3, 26, 72), (3, 26, 72)]),
+    ("def c4(float(F,B,E,A) X, float(E,C,F,D) Y) -> (Z) { Z(d,c,b,a) +=! X(f,b,e,a) * Y(e,c,f,d) }",
+     [(5, 6, 7, 8), (7, 4, 5, 9)]),
+    ("def dot(float(K) A, float(K) B) -> (C) { C() +=! A(k) * B(k) }", [(19,), (19,)]),
+    ("def outer(float(M) A, float(N) B) -> (C) { C(i,j) +=! A(i) * B(j) }", [(9,), (12,)]),
+    ("def empty(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(4, 0), (0, 5)]),
+    ("def fcrelu(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n"
+     "  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}", [(9, 20), (30, 20), (30,)]),
+    ("def mlp2(float(B,M) I, float(O,M) W1, float(P,O) W2) -> (Y) {\n  H(b,o) +=! I(b,m) * W1(o,m)\n"
+     "  H(b,o) = -H(b,o) * 0.5\n  Y(b,p) +=! H(b,p2) * W2(p,p2) where p2 in 0:O\n}", [(6, 11), (10, 11), (7, 10)]),
+    ("def mmd(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 13), (13, 30)]),
+]
+
+
+def contraction_route():
+    r = np.random.default_rng(11)
+    for source, shapes in ROUTE_CASES:
+        p = tclib.Program(source)
+        name = source.split()[1].split("(")[0]
+        dtype = np.float64 if "double" in source else np.float32
+        inputs = [r.standard_normal(s).astype(dtype) for s in shapes]
+        (expected,) = run(p.compile(name, inputs, {"backend": "reference"}), inputs)
+        tol = 1e-12 if dtype == np.float64 else 1e-4
+        tiles = ["auto", "32x32x8", "64x128x8"] + (["128x128x8"] if dtype == np.float32 else [])
+        for knobs in [{"cuda.gemm_tile": t} for t in tiles] + [{"cuda.stages": "2"}, {"cuda.stages": "4"}]:
+            k = p.compile(name, inputs, dict(EMULATE, **knobs))
+            assert "contraction route: " in k.describe(), (source, k.describe())
+            (got,) = run(k, inputs)
+            np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, err_msg="%s %s" % (source, knobs))
+    # cuda.fma=0: the reference's order and roundings, bit for bit
+    p = tclib.Program(ROUTE_CASES[0][0])
+    A, B = r.standard_normal((37, 13)).astype(np.float32), r.standard_normal((13, 29)).astype(np.float32)
+    (expected,) = run(p.compile("mm", [A, B], {"backend": "reference"}), [A, B])
+    (got,) = run(p.compile("mm", [A, B], dict(EMULATE, **{"cuda.fma": "0"})), [A, B])
+    assert got.tobytes() == expected.tobytes()
+    # `+=` adds to O's entries (the output passed in)
+    acc = tclib.Program("def acc(float(M,K) A, float(K,N) B) -> (C) { C(i,j) += A(i,k) * B(k,j) }")
+    k = acc.compile("acc", [A, B], EMULATE)
+    assert "(adding to O)" in k.describe(), k.describe()
+    C = r.standard_normal((37, 29)).astype(np.float32)
+    start = C.copy()
+    k.run([A, B], [C])
+    np.testing.assert_allclose(C, start + A @ B, rtol=1e-4, atol=1e-4)
+    # operands and output 4 bytes past a 16-byte boundary: their runs copied element by element
+    A2, B2 = r.standard_normal((64, 24)).astype(np.float32), r.standard_normal((24, 64)).astype(np.float32)
+    k = p.compile("mm", [A2, B2], dict(EMULATE, **{"cuda.gemm_tile": "64x64x8"}))
+    assert "tc_copy_16(" in k.code() and "*(float4*)&p_C[" in k.code(), k.code()[-3000:]
+    def shifted(a):
+        buf = np.zeros(a.size + 4, np.float32)
+        at = (16 - buf.ctypes.data % 16) % 16 // 4 + 1
+        view = buf[at:at + a.size].reshape(a.shape)
+        view[...] = a
+        assert view.ctypes.data % 16 == 4
+        return view
+    (C,) = run(k, [A2, B2])
+    C3 = shifted(np.zeros_like(C))
+    k.run([shifted(A2), shifted(B2)], [C3])
+    assert C3.tobytes() == C.tobytes()
+    np.testing.assert_allclose(C, A2 @ B2, rtol=1e-4, atol=1e-4)
+    # bad tile names
+    expect_error(lambda: p.compile("mm", [A, B], dict(EMULATE, **{"cuda.gemm_tile": "128x128x16"})),
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "'128x128x16'", "64x64x8")
+    d = tclib.Program(ROUTE_CASES[-1][0])
+    Ad, Bd = A.astype(np.float64), B.astype(np.float64)
+    expect_error(lambda: d.compile("mmd", [Ad, Bd], dict(EMULATE, **{"cuda.gemm_tile": "128x128x8"})),
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "float64 contraction")
+    # cuda.contract=0: isl's schedule; a def that is no contraction: isl's schedule, described so
+    assert "contraction route" not in p.compile("mm", [A, B], EMULATE_ISL).describe()
+    relu = tclib.Program("def relu(float(N) X) -> (Y) { Y(i) = fmax(X(i), 0) }")
+    assert "contraction route" not in relu.compile("relu", [A[0]], EMULATE).describe()
+
+
 def shared_memory():
     p = tclib.Program(MM)
     r = np.random.default_rng(5)
     A, B = r.standard_normal((37, 45)).astype(np.float32), r.standard_normal((45, 29)).astype(np.float32)
     for knobs in ({}, {"cuda.tile": "16x8x8", "cuda.block": "5x3", "cuda.grid": "2x3"}):
-        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "1"}, **knobs))
+        k = p.compile("mm", [A, B], dict(EMULATE_ISL, **{"cuda.shared": "1"}, **knobs))
         code = k.code()
         assert code.count("__shared__ float tc_shared") == 2, (knobs, code[-3000:])
         # two barriers a copy of the tiles; the default register tiles print the loop twice (hoisted())
         assert code.count("__syncthreads();") in (2, 4), code[-3000:]
         (C,) = run(k, [A, B])
         np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
-    assert "__shared__" not in p.compile("mm", [A, B], dict(EMULATE, **{"cuda.shared": "0"})).code()
+    assert "__shared__" not in p.compile("mm", [A, B], dict(EMULATE_ISL, **{"cuda.shared": "0"})).code()
     add = tclib.Program("def add(float(N,M) X, float(N,M) Y) -> (Z) { Z(i,j) = X(i,j) + Y(i,j) }")
     X = r.standard_normal((9, 7)).astype(np.float32)
     k = add.compile("add", [X, X], dict(EMULATE, **{"cuda.shared": "1"}))
@@ -268,7 +358,7 @@ def unroll():
     r = np.random.default_rng(6)
     A, B = r.standard_normal((19, 22)).astype(np.float32), r.standard_normal((22, 13)).astype(np.float32)
     for factor, unrolled in (("4", True), ("2", False)):
-        k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.tile": "8x8x4", "cuda.unroll": factor}))
+        k = p.compile("mm", [A, B], dict(EMULATE_ISL, **{"cuda.tile": "8x8x4", "cuda.unroll": factor}))
         code = k.code()
         assert ("for (int c5" not in code) == unrolled, (factor, code[-3000:])
         assert "tc_acc" in code, code[-3000:]
@@ -282,7 +372,7 @@ def lane_reductions():
     for how, block in (("tree", "auto"), ("atomic", "auto"), ("tree", "64x4"), ("atomic", "64x4"), ("tree", "256"),
                        ("tree", "96x2")):
         marker = markers[how]
-        lanes = dict(EMULATE, **{"cuda.reduction": how, "cuda.block": block})
+        lanes = dict(EMULATE_ISL, **{"cuda.reduction": how, "cuda.block": block})
         p = tclib.Program(MM)
         A, B = r.standard_normal((23, 170)).astype(np.float32), r.standard_normal((170, 9)).astype(np.float32)
         k = p.compile("mm", [A, B], dict(lanes, **{"cuda.tile": "8x8x128"}))
@@ -323,7 +413,7 @@ def lane_reductions():
     # One warp along x with 32 rows (32x32): no named barrier needed, so allowed.
     p = tclib.Program(MM)
     A, B = r.standard_normal((40, 50)).astype(np.float32), r.standard_normal((50, 33)).astype(np.float32)
-    (C,) = run(p.compile("mm", [A, B], dict(EMULATE, **{"cuda.reduction": "tree", "cuda.block": "32x32"})), [A, B])
+    (C,) = run(p.compile("mm", [A, B], dict(EMULATE_ISL, **{"cuda.reduction": "tree", "cuda.block": "32x32"})), [A, B])
     np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
 
 
@@ -337,11 +427,23 @@ def no_host_compiler():
 
 
 def profile():
-    # A matmul in one block (64 x 64 outputs, the whole tile): every block profiled, counts exact.
     p = tclib.Program(MM)
     r = np.random.default_rng(3)
     A, B = r.standard_normal((64, 48)).astype(np.float32), r.standard_normal((48, 64)).astype(np.float32)
-    k = p.compile("mm", [A, B], EMULATE)
+    # The contraction route: 4 blocks of 32 x 32 outputs, 2 x 2 a thread; A's rows copied 8
+    # floats a row per warp (4-byte cp.async), B's 16 bytes a thread, C's written 8 bytes a thread.
+    route = p.compile("mm", [A, B], EMULATE)
+    text = route.profile([A, B], [np.zeros((64, 64), np.float32)])
+    (f,) = tclib.profile_figures(text)
+    assert f["blocks_profiled"] == "4" and f["fma"] == str(64 * 48 * 64), f
+    assert f["statement_instances"] == f["fma"] and f["work_balance"] == "1.00", f
+    sectors, ideal = re.search(r"\n  sectors_per_request ([\d.]+) \(ideal ([\d.]+)\)", text).groups()
+    assert float(sectors) <= 1.25 * float(ideal), f  # coalesced
+    assert float(f["bank_conflict_ways"]) < 1.1, f
+
+    # isl's schedule: a matmul in one block (64 x 64 outputs, the whole tile): every block
+    # profiled, counts exact.
+    k = p.compile("mm", [A, B], EMULATE_ISL)
     code = k.code()
     text = k.profile([A, B], [np.zeros((64, 64), np.float32)])
     (f,) = tclib.profile_figures(text)
@@ -360,7 +462,7 @@ def profile():
 
     # A product 4 wide in a tile 8 threads wide: one thread in 8 along x has work.
     B4 = B[:, :4].copy()
-    k = p.compile("mm", [A, B4], EMULATE)
+    k = p.compile("mm", [A, B4], EMULATE_ISL)
     (f,) = tclib.profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
     assert f["work_balance"] == "8.00" and f["fma"] == str(64 * 48 * 4), f
 
@@ -385,7 +487,8 @@ def profile():
 CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": kernel_code,
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
           "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
-          "lane_reductions": lane_reductions, "profile": profile}
+          "lane_reductions": lane_reductions, "profile": profile,
+          "contraction_route": contraction_route}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <new>
 
-#include "backends/cpu/contraction/contraction.h"
+#include "backends/contraction/contraction.h"
 #include "backends/cpu/contraction/gett.h"
 #include "backends/cpu/gemm_route.h"
 #include "backends/cpu/host_caches.h"

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "backends/cuda/contraction/gemm.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/emulate.h"
 #include "backends/cuda/mapping.h"
@@ -106,7 +107,32 @@ std::vector<Knob> declare() {
                      "past the last, the statements run in their original order on one thread (correct, slow)"};
   schedule_time.min = 1;
   schedule_time.max = 3600000;
-  return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time};
+  Knob contract{"cuda.contract", KnobKind::Boolean, "auto",
+                "compute a def made of sums of products of two tensors (any index order, batch indices, float or "
+                "double, then pointwise statements: a bias, a ReLU) with the contraction route's GEMM-structured "
+                "kernels instead of isl's schedule: one launch per product, block tiles (cuda.gemm_tile) of 256 "
+                "threads, operands copied from their layouts into a ring of shared-memory buffers (cuda.stages; "
+                "cp.async on sm_80 and later), 128-bit shared loads, each thread's outputs in registers; cuda.tile, "
+                "cuda.block, cuda.grid, cuda.regtile, cuda.shared and cuda.unroll do not apply to it. auto: 1 where "
+                "the def is such a product",
+                true};
+  contract.domain = fixed_values({"auto", "0"});
+  Knob gemm_tile{"cuda.gemm_tile", KnobKind::Text, "auto",
+                 "the contraction route's block tile MxNxK (outputs along M and N, steps of the sum per stage): "
+                 "float32 128x128x8, 128x64x8, 64x128x8, 64x64x8 or 32x32x8, float64 the same but 128x128x8; auto: "
+                 "the largest that gives at least 132 blocks (an H100's SMs), else the one that gives the most",
+                 true};
+  gemm_tile.choices = {"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8"};
+  gemm_tile.text_name = "MxNxK";
+  gemm_tile.domain = fixed_values({"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8"});
+  Knob stages{"cuda.stages", KnobKind::Integer, "3",
+              "the contraction route's shared-memory buffers per operand: while the block computes on one, the "
+              "copies into the others are in flight (2: double buffering)"};
+  stages.min = 2;
+  stages.max = 4;
+  stages.domain = fixed_values({"3", "2", "4"});
+  return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
+          contract, gemm_tile, stages};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -138,7 +164,41 @@ void check_reduction_block(const KnobValues& o, const std::vector<int64_t>& bloc
 struct Generated {
   CudaSource source;
   std::vector<LaunchDims> dims;  // per launch
+  std::string route;             // the contraction route's lines of the description ("" off it)
 };
+
+// The contraction route's plan where the def takes it (cuda.contract), else nullopt.
+std::optional<ContractionPlan> contraction_route(const ir::BoundDef& bound, const KnobValues& o) {
+  if (!o.is_auto("cuda.contract") && !o.flag("cuda.contract")) return std::nullopt;
+  return plan_contraction(bound);
+}
+
+Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan& plan, const KnobValues& o,
+                               bool statement_marks) {
+  GemmOptions options;
+  if (!o.is_auto("cuda.gemm_tile")) {
+    const std::string name = o.text("cuda.gemm_tile");
+    options.tile = gemm_tile_named(name, plan.stages[0].type);
+    if (!options.tile) {
+      std::string allowed;
+      for (const GemmTile& t : gemm_tiles(plan.stages[0].type)) allowed += (allowed.empty() ? "" : ", ") + t.text();
+      fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.gemm_tile' cannot be '" + name + "' for a " +
+                                          tc::name(plan.stages[0].type) + " contraction (allowed: auto, " +
+                                          allowed + ")");
+    }
+  }
+  options.stages = static_cast<int>(o.integer("cuda.stages"));
+  options.fma = o.flag("cuda.fma");
+  options.statement_marks = statement_marks;
+  GemmKernels k = print_gemm(bound, plan, options);
+  Generated g;
+  g.source = std::move(k.source);
+  g.dims = std::move(k.dims);
+  for (size_t s = 0; s < plan.stages.size(); ++s)
+    g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.tiles[s].text() + ", " +
+               std::to_string(options.stages) + " stages\n";
+  return g;
+}
 
 Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statement_marks = false) {
   std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{} : o.get("cuda.block").sizes;
@@ -147,6 +207,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
   if (threads > kMaxThreadsPerBlock)
     fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.block' is '" + o.text("cuda.block") + "': " + std::to_string(threads) +
                                         " threads per block, more than CUDA's " + std::to_string(kMaxThreadsPerBlock));
+  if (std::optional<ContractionPlan> plan = contraction_route(bound, o))
+    return generate_contraction(bound, *plan, o, statement_marks);
   std::vector<int64_t> grid = o.is_auto("cuda.grid") ? std::vector<int64_t>{} : o.get("cuda.grid").sizes;
   MappingOptions mapping;
   if (!o.is_auto("cuda.tile")) mapping.tile = o.get("cuda.tile").sizes;
@@ -187,7 +249,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
 
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
 // format's first line, then the architecture, the fault record's size, each launch (kernel,
-// axes, grid, block) and each run-time check, then the CUDA C text, the cubin and ptxas's
+// axes, grid, block) and each run-time check, then (on the contraction route) the route's
+// lines of the description, the CUDA C text, the cubin and ptxas's
 // resource report, each after a line giving its length in bytes (the report is absent from
 // artefacts written before it: the kernel then describes no resources).
 constexpr const char* kArtefactMagic = "libtc-cuda-kernel 1";
@@ -206,6 +269,7 @@ std::string artefact_of(const std::string& arch, const Generated& g, const Cubin
   for (const GatherCheck& c : g.source.checks)
     out += "check " + std::to_string(c.stmt) + " " + std::to_string(c.read) + " " + std::to_string(c.dim) + " " +
            std::to_string(c.write ? 1 : 0) + "\n";
+  if (!g.route.empty()) out += "route " + std::to_string(g.route.size()) + "\n" + g.route;
   out += "source " + std::to_string(g.source.text.size()) + "\n" + g.source.text;
   out += "cubin " + std::to_string(cubin.bytes.size()) + "\n" + cubin.bytes;
   out += "ptxas " + std::to_string(cubin.ptxas_log.size()) + "\n" + cubin.ptxas_log;
@@ -278,6 +342,7 @@ void read_artefact(const std::string& artefact, std::string& arch, Generated& g,
       break;
     }
   }
+  if (artefact.compare(r.at, 6, "route ") == 0) g.route = r.bytes("route");
   g.source.text = r.bytes("source");
   cubin.bytes = r.bytes("cubin");
   if (r.at < artefact.size()) cubin.ptxas_log = r.bytes("ptxas");
@@ -327,7 +392,8 @@ class CudaKernel : public Kernel {
   std::string describe() const override {
     std::string out = std::string("backend: cuda (") +
                       (emulate_ ? "emulated on the host" : arch_ + " cubin, " + std::to_string(cubin_.bytes.size()) + " bytes") +
-                      ")\nfusion: " + fusion_ + "\ntile: " + tile_ + "\nlaunches:\n";
+                      ")\n" + (generated_.route.empty() ? "fusion: " + fusion_ + "\ntile: " + tile_ + "\n" : generated_.route) +
+                      "launches:\n";
     std::map<std::string, KernelResources> resources = parse_ptxas_log(cubin_.ptxas_log);
     for (size_t k = 0; k < generated_.source.launches.size(); ++k) {
       const std::string& name = generated_.source.launches[k].kernel;

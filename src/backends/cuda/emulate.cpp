@@ -44,7 +44,10 @@ inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static thread_local
-struct alignas(16) float4 { float x, y, z, w; };  // CUDA's vector type (128-bit loads into shared memory)
+// CUDA's vector types (64- and 128-bit accesses)
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) double2 { double x, y; };
 // Threads run one at a time (no switch inside an atomic): an atomic is a plain read-modify-write.
 template <typename T> inline T atomicCAS(T* a, T expected, T value) {
   T old = *a;

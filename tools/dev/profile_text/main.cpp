@@ -6,7 +6,8 @@
 // NAME.launches: "kernel GxGxG BxBxB" per launch, in order; NAME.tensors: "name bytes" per tensor.
 // The text's own prelude (everything before its first kernel) is replaced by this libtc's,
 // which keeps the older ones' functions; statement instances are marked where the printer
-// opens one (a line "{" followed by one of the statement's variables, "const ... i2 = "); a text
+// opens one (a line "{" followed by one of the statement's variables, "const ... i2 = ") or, in
+// the contraction route's text, at its multiply-add ("tc_acc[tc_i][tc_j] = "); a text
 // without fmaf counts each tc_mul (a product in a += reduction) as a multiply-add. Buffers are
 // zero: data-dependent reads (gathers) all read element 0. The occupancy comes from NVRTC
 // compiling the text as it was given, where NVRTC loads.
@@ -39,7 +40,9 @@ std::string read(const std::string& path) {
 std::string prepared(const std::string& text) {
   size_t first_kernel = text.find("extern \"C\" __global__");
   if (first_kernel == std::string::npos) tc::fail(TC_ERROR_INVALID_ARGUMENT, "no __global__ function in the text");
-  std::string body = text.substr(first_kernel);
+  // This libtc's own text keeps what follows its prelude (the contraction route's helpers).
+  bool own = text.compare(0, cuda_prelude().size(), cuda_prelude()) == 0;
+  std::string body = text.substr(own ? cuda_prelude().size() : first_kernel);
   bool counts_fma = body.find("fmaf(") != std::string::npos || body.find("fma(") != std::string::npos;
   if (!counts_fma) body = std::regex_replace(body, std::regex(R"(\btc_mul\()"), "tc_prof_mul(");
   std::istringstream in(body);
@@ -48,6 +51,9 @@ std::string prepared(const std::string& text) {
   static const std::regex variable(R"(^\s*const (long long|int) i\d+ = )");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
+    size_t first = lines[i].find_first_not_of(' ');
+    if (first != std::string::npos && lines[i].compare(first, 21, "tc_acc[tc_i][tc_j] = ") == 0)
+      out += lines[i].substr(0, first) + "TC_STATEMENT();\n";  // the contraction route's multiply-add
     out += lines[i] + "\n";
     size_t open = lines[i].find_first_not_of(' ');
     if (open != std::string::npos && lines[i].substr(open) == "{" && i + 1 < lines.size() && std::regex_search(lines[i + 1], variable))

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/contraction/contraction.h"
+#include "backends/contraction/contraction.h"
 #include "runtime/tensor_view.h"
 
 namespace tc::backends::cpu {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "backends/cpu/contraction/contraction.h"
+#include "backends/contraction/contraction.h"
 #include "backends/cpu/flatten_rows.h"
 #include "backends/cpu/gemm_route.h"
 #include "backends/cpu/schedule.h"

@@ -1,11 +1,11 @@
 // plan.cpp — recognising a def on the contraction route (contraction.h): each stage's product
 // statement, its indices grouped into batch, M, N and K, the operands oriented so that O is
 // written along N; the pointwise statements after it compiled into its epilogue.
-#include "backends/cpu/contraction/contraction.h"
+#include "backends/contraction/contraction.h"
 
 #include <algorithm>
 
-namespace tc::backends::cpu {
+namespace tc::backends {
 
 namespace {
 
@@ -295,4 +295,4 @@ std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::
   return plan;
 }
 
-}  // namespace tc::backends::cpu
+}  // namespace tc::backends

@@ -1,17 +1,13 @@
-// contraction.h — the cpu backend's contraction route: a def made of sums of products of two
-// tensors, each
+// contraction.h — recognising a def that is a sequence of tensor contractions, for the
+// backends' GEMM-structured routes (the cpu backend's gett.h, the cuda backend's
+// cuda/contraction/): a def made of sums of products of two tensors, each
 //   O(b..., m..., n...) +=! A(any order of b, m, k) * B(any order of b, n, k)
 // with any number of batch (b: in O, A and B), M (in O and A), N (in O and B) and K (in A and B,
 // summed) indices, in any order in each tensor, float or double, `+=` adding to O's entry
 // values, and each followed by any number of pointwise statements updating O (an epilogue: a
-// bias, a ReLU, a scale), is computed by libtc's own GEMM-structured code (gett.h) instead of
-// the Halide pipeline: A and B packed into micro-panels straight from their strided layouts (the
-// permutation happens in the packing, never as a separate transpose), a register-blocked
-// micro-kernel for the vector ISA, cache blocking from the host's cache sizes, threads over
-// blocks of the output, the epilogue applied to each block of O as its sum is finished. A
-// later contraction may read what an earlier one wrote (an MLP's layers through temporaries).
-// What it recognises and how it is described; not when to use it (the cpu.contract knob) and
-// not the loops (gett.h).
+// bias, a ReLU, a scale). A later contraction may read what an earlier one wrote (an MLP's
+// layers through temporaries). What it recognises and how it is described; not when a backend
+// uses it (cpu.contract, cuda.contract) and not the loops.
 #pragma once
 
 #include <optional>
@@ -21,7 +17,7 @@
 #include "ir/bind.h"
 #include "runtime/tensor_view.h"
 
-namespace tc::backends::cpu {
+namespace tc::backends {
 
 // One index of the contraction: its range and, per tensor, which dimension it indexes (-1: none).
 struct ContractionIndex {
@@ -80,4 +76,4 @@ struct ContractionPlan {
 // is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`.
 std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr);
 
-}  // namespace tc::backends::cpu
+}  // namespace tc::backends

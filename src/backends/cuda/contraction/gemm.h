@@ -1,0 +1,65 @@
+// gemm.h — the cuda backend's contraction route (cuda.contract): a def that is a sequence of
+// contractions (backends/contraction/contraction.h: batch, M, N and K groups of any index
+// order, float or double, with pointwise epilogues) printed as GEMM-structured CUDA C, the
+// structure of CUTLASS's SIMT kernels: one launch per contraction; a block computes a tile of
+// bm x bn outputs of one batch entry, each of its threads tm x tn of them in registers; the
+// K group is walked bk at a time through a ring of shared-memory stages, each filled with
+// cp.async (sm_80 and later; a plain copy before, and in the emulation) while the block
+// computes on an earlier one, one __syncthreads per step; a thread reads its operands' values
+// from shared memory in runs of 128 bits; the output and the epilogue's reads go through their
+// strides. The operands are read straight from their strided layouts: the permutation happens
+// in the copy to shared memory, whose thread-to-element map follows the operand's contiguous
+// index (coalesced global reads) and copies 16 bytes at a time where that index is the tile's
+// row index, whole runs of it stay inside the tensor and the address is 16-byte aligned.
+// This file says what the route prints and how its tiles are chosen; gemm_text.cpp prints.
+// It does not decide whether a def takes the route (cuda_backend.cpp, cuda.contract).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/contraction/contraction.h"
+#include "backends/cuda/print_cuda.h"
+
+namespace tc::backends::cuda {
+
+// A block's tile: bm x bn outputs, bk steps of the sum per pipeline stage; each thread tm x tn
+// outputs (in runs of up to 128 bits along each of M and N, the runs of a block's threads
+// interleaved so that a warp's shared-memory reads are conflict-free).
+struct GemmTile {
+  int64_t bm = 128, bn = 128, bk = 8, tm = 8, tn = 8;
+  int64_t threads() const { return (bm / tm) * (bn / tn); }
+  std::string text() const;  // "128x128x8"
+};
+
+// The tiles cuda.gemm_tile may name, per type (float32: 128x128x8, 128x64x8, 64x128x8,
+// 64x64x8, 32x32x8; float64: 64x64x8, 128x64x8, 64x128x8, 32x32x8): every one 256 threads.
+const std::vector<GemmTile>& gemm_tiles(ScalarType type);
+std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type);
+
+// cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
+// of O and batch entry), the one whose tiles O fills best, the largest of those (the type's list
+// runs from large to small); where none does, the smallest of those that give the most blocks.
+// Larger tiles reuse more of each operand loaded, but a GPU with idle SMs, or a tile mostly
+// past O's edges, loses more than that.
+constexpr int64_t kGemmBlocksWanted = 132;  // an H100's or H200's SMs
+GemmTile auto_gemm_tile(const Contraction& c);
+
+struct GemmOptions {
+  std::optional<GemmTile> tile;  // cuda.gemm_tile; none: auto_gemm_tile per contraction
+  int stages = 3;                // cuda.stages: shared-memory buffers per operand
+  bool fma = true;               // cuda.fma: the sums as fused multiply-adds
+  bool statement_marks = false;  // TC_STATEMENT(); before each multiply-add (the profile's)
+};
+
+struct GemmKernels {
+  CudaSource source;
+  std::vector<LaunchDims> dims;  // per launch
+  std::vector<GemmTile> tiles;   // per launch
+};
+
+// The route's text for `plan`, one launch per contraction in its order.
+GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, const GemmOptions& options);
+
+}  // namespace tc::backends::cuda

@@ -1,0 +1,510 @@
+// gemm_text.cpp — the contraction route's CUDA C (gemm.h): per contraction, one kernel of a
+// block tile, its shared-memory pipeline, its register tile and its epilogue.
+#include <algorithm>
+
+#include "backends/cuda/contraction/gemm.h"
+#include "backends/cuda/print/printer.h"
+#include "support/error.h"
+
+namespace tc::backends::cuda {
+
+using print::c_type;
+using print::float_literal;
+using print::param;
+
+namespace {
+
+// What the route's kernels use besides the prelude: the copies into shared memory (cp.async
+// on sm_80 and later, where the copy runs while the block computes; a plain copy elsewhere,
+// the emulation included, where the waits have nothing to wait for), unrolling for NVRTC only.
+constexpr const char* kGemmHelpers = R"(// the contraction route's helpers (libtc: src/backends/cuda/contraction/gemm_text.cpp)
+#ifdef __CUDA_ARCH__
+#define TC_UNROLL _Pragma("unroll")
+#else
+#define TC_UNROLL
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// One element (4 or 8 bytes), or zeros where !in (nothing is read then).
+template <typename T> TC_DEVICE void tc_copy_1(T* dst, const T* base, long long at, bool in) {
+  unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(in ? base + at : base), "n"(sizeof(T)),
+               "r"(in ? (int)sizeof(T) : 0));
+}
+// 16 bytes from a 16-byte aligned address, or zeros where !in.
+template <typename T> TC_DEVICE void tc_copy_16(T* dst, const T* base, long long at, bool in) {
+  unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(in ? base + at : base), "r"(in ? 16 : 0));
+}
+#define tc_copy_commit() asm volatile("cp.async.commit_group;\n" ::)
+#define tc_copy_wait(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n))
+#else
+// Macros, so that each copy is an access of its own call site (the profile groups a warp's
+// accesses by site), and 16 bytes one access.
+struct alignas(16) tc_bytes16 { unsigned long long low, high; };
+#define tc_copy_1(dst, base, at, in) (*(dst) = (in) ? (base)[at] : 0)
+#define tc_copy_16(dst, base, at, in) \
+  (*(tc_bytes16*)(dst) = (in) ? *(const tc_bytes16*)((base) + (at)) : tc_bytes16{0, 0})
+#define tc_copy_commit()
+#define tc_copy_wait(n)
+#endif
+)";
+
+constexpr int64_t kVectorBytes = 16;
+
+std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
+std::string num(int64_t v) { return std::to_string(v); }
+
+int64_t extent(const ContractionIndex& x) { return x.hi - x.lo; }
+int64_t extent(const std::vector<ContractionIndex>& g) {
+  int64_t n = 1;
+  for (const auto& x : g) n *= extent(x);
+  return n;
+}
+
+// The distance between consecutive entries of dimension d of a dense row-major tensor.
+int64_t stride(const std::vector<int64_t>& shape, int d) {
+  int64_t s = 1;
+  for (size_t k = static_cast<size_t>(d) + 1; k < shape.size(); ++k) s *= shape[k];
+  return s;
+}
+
+// Which dimension of a tensor an index subscripts (-1: none).
+using DimOf = int (*)(const ContractionIndex&);
+int dim_in_a(const ContractionIndex& x) { return x.a; }
+int dim_in_b(const ContractionIndex& x) { return x.b; }
+int dim_in_o(const ContractionIndex& x) { return x.o; }
+
+// The offset in a tensor of shape `shape` of the entry group `g`'s flat index `flat` stands for
+// (flat = the group's indices as one number, the first outermost), as C: each index's value
+// (its range's start plus its digit) times the stride of the dimension `dim` says it subscripts.
+std::string group_offset(const std::vector<ContractionIndex>& g, const std::vector<int64_t>& shape,
+                         const std::function<int(const ContractionIndex&)>& dim, const std::string& flat) {
+  std::string out;
+  int64_t inner = 1;
+  for (size_t i = g.size(); i-- > 0;) {
+    const ContractionIndex& x = g[i];
+    int d = dim(x);
+    int64_t n = std::max<int64_t>(extent(x), 1);
+    if (d >= 0) {
+      std::string digit = inner == 1 ? flat : "(" + flat + ") / " + num(inner);
+      if (i > 0) digit = "(" + digit + ") % " + num(n);
+      std::string value = x.lo == 0 ? "(" + digit + ")" : "(" + digit + " + " + num(x.lo) + ")";
+      int64_t s = stride(shape, d);
+      out += (out.empty() ? "" : " + ") + (s == 1 ? value : value + " * " + num(s));
+    }
+    inner *= n;
+  }
+  return out.empty() ? "0" : out;
+}
+
+// How a block's threads copy one operand's tile (rows of its M or N group by bk steps of K)
+// into shared memory, laid out [step][row]: the thread-to-element map follows the operand's
+// contiguous index, so that a warp reads adjacent addresses.
+struct TileCopy {
+  enum class Order { RowsFast, StepsFast } order = Order::StepsFast;
+  int64_t run = 1;  // elements per copy: 16 bytes' worth where rows are contiguous and aligned
+  int64_t units = 0, per_thread = 0;
+};
+
+// The operand's tile copy: rows fast where the group's innermost index is its contiguous one
+// (runs of 16 bytes where whole runs stay inside that dimension and start 16-byte aligned),
+// else steps fast (K's innermost index contiguous, or the smaller stride of the two).
+TileCopy plan_copy(const std::vector<ContractionIndex>& rows, const std::vector<ContractionIndex>& steps,
+                   const std::vector<int64_t>& shape, DimOf dim, int64_t tile_rows, const GemmTile& tile,
+                   int64_t element_bytes) {
+  auto inner_stride = [&](const std::vector<ContractionIndex>& g) -> int64_t {
+    if (g.empty() || dim(g.back()) < 0) return INT64_MAX;
+    return stride(shape, dim(g.back()));
+  };
+  int64_t rs = inner_stride(rows), ks = inner_stride(steps);
+  TileCopy c;
+  c.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
+  int64_t v = kVectorBytes / element_bytes;
+  if (c.order == TileCopy::Order::RowsFast && rs == 1) {
+    const ContractionIndex& x = rows.back();
+    bool aligned = tile_rows % v == 0 && extent(x) % v == 0 && x.lo % v == 0 && shape[static_cast<size_t>(dim(x))] % v == 0;
+    if (aligned) c.run = v;
+  }
+  c.units = tile_rows * tile.bk / c.run;
+  c.per_thread = (c.units + tile.threads() - 1) / tile.threads();
+  return c;
+}
+
+// The text of one contraction's kernel.
+class GemmKernelText {
+ public:
+  GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmTile& tile, const GemmOptions& options,
+                 std::string name)
+      : b_(bound), c_(c), t_(tile), o_(options), name_(std::move(name)) {
+    type_ = c_type(c.type);
+    element_bytes_ = c.type == ScalarType::Float64 ? 8 : 4;
+    v_ = kVectorBytes / element_bytes_;
+    pad_ = v_;  // one 16-byte run: rows stay 16-byte aligned, a step's rows shift by 4 banks
+    int64_t largest = 0;
+    for (const auto& t : bound.tensors) largest = std::max(largest, t.num_elements());
+    idx_ = largest <= (int64_t{1} << 30) ? "int" : "long long";
+    batch_ = extent(c.batch);
+    m_ = extent(c.m);
+    n_ = extent(c.n);
+    k_ = extent(c.k);
+    tx_ = t_.bn / t_.tn;
+    ty_ = t_.bm / t_.tm;
+    ra_ = std::min(t_.tm, v_);
+    rb_ = std::min(t_.tn, v_);
+    copy_a_ = plan_copy(c.m, c.k, shape(c.a), dim_in_a, t_.bm, t_, element_bytes_);
+    copy_b_ = plan_copy(c.n, c.k, shape(c.b), dim_in_b, t_.bn, t_, element_bytes_);
+  }
+
+  std::string text() const {
+    std::string out;
+    std::string params;
+    for (const auto& t : b_.def().tensors)
+      params += (params.empty() ? "" : ", ") + print::storage_type(t.type) + "* __restrict__ " + param(t);
+    params += std::string(params.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
+    out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(o_.stages) + " stages, " +
+           num(t_.threads()) + " threads\n";
+    out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
+    out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(o_.stages * buffer_a()) + "];  // [stage][step][row]\n";
+    out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_b[" + num(o_.stages * buffer_b()) + "];\n";
+    out += pad(1) + "const int tc_tid = threadIdx.x, tc_tx = tc_tid % " + num(tx_) + ", tc_ty = tc_tid / " + num(tx_) + ";\n";
+    out += pad(1) + "const bool tc_a_16 = (unsigned long long)" + param(tensor(c_.a)) + " % 16 == 0, tc_b_16 = " +
+           "(unsigned long long)" + param(tensor(c_.b)) + " % 16 == 0, tc_o_16 = (unsigned long long)" +
+           param(tensor(c_.o)) + " % 16 == 0;\n";
+    out += pad(1) + "for (" + idx_ + " tc_z = blockIdx.z; tc_z < " + num(batch_) + "; tc_z += gridDim.z)\n";
+    out += pad(1) + "for (" + idx_ + " tc_tile_m = blockIdx.y; tc_tile_m < " + num(tiles_m()) + "; tc_tile_m += gridDim.y)\n";
+    out += pad(1) + "for (" + idx_ + " tc_tile_n = blockIdx.x; tc_tile_n < " + num(tiles_n()) +
+           "; tc_tile_n += gridDim.x) {\n";
+    body(out, 2);
+    out += pad(1) + "}\n}\n\n";
+    return out;
+  }
+
+  LaunchDims dims() const {
+    LaunchDims d;
+    d.grid = {static_cast<unsigned>(std::clamp<int64_t>(tiles_n(), 1, 2147483647)),
+              static_cast<unsigned>(std::clamp<int64_t>(tiles_m(), 1, 65535)),
+              static_cast<unsigned>(std::clamp<int64_t>(batch_, 1, 65535))};
+    d.block = {static_cast<unsigned>(t_.threads()), 1, 1};
+    return d;
+  }
+
+  Launch launch() const {
+    Launch l;
+    l.kernel = name_;
+    l.grid_axes = 3;
+    l.block_axes = 1;
+    l.tiles = {tiles_n(), tiles_m(), batch_};
+    l.synchronises = true;
+    l.threads = {t_.threads(), 0, 0};
+    return l;
+  }
+
+ private:
+  const ir::Tensor& tensor(int t) const { return b_.def().tensors[static_cast<size_t>(t)]; }
+  const std::vector<int64_t>& shape(int t) const { return b_.tensors[static_cast<size_t>(t)].shape; }
+  // A stage's buffer: bk steps of a tile's rows, each row padded by 16 bytes.
+  int64_t buffer_a() const { return t_.bk * (t_.bm + pad_); }
+  int64_t buffer_b() const { return t_.bk * (t_.bn + pad_); }
+  int64_t tiles_m() const { return (m_ + t_.bm - 1) / t_.bm; }
+  int64_t tiles_n() const { return (n_ + t_.bn - 1) / t_.bn; }
+
+  // The block's tile: the operands' rows each thread copies, the accumulators, the pipeline,
+  // then the epilogue and the stores.
+  void body(std::string& out, int d) const {
+    out += pad(d) + "const " + idx_ + " tc_m0 = tc_tile_m * " + num(t_.bm) + ", tc_n0 = tc_tile_n * " + num(t_.bn) + ";\n";
+    out += pad(d) + "const " + idx_ + " tc_a_z = " + group_offset(c_.batch, shape(c_.a), dim_in_a, "tc_z") +
+           ", tc_b_z = " + group_offset(c_.batch, shape(c_.b), dim_in_b, "tc_z") + ";\n";
+    copy_rows('a', copy_a_, c_.m, shape(c_.a), dim_in_a, t_.bm, m_, out, d);
+    copy_rows('b', copy_b_, c_.n, shape(c_.b), dim_in_b, t_.bn, n_, out, d);
+    out += pad(d) + type_ + " tc_acc[" + num(t_.tm) + "][" + num(t_.tn) + "];\n";
+    initial_values(out, d);
+    const int64_t ktiles = (k_ + t_.bk - 1) / t_.bk;
+    out += pad(d) + "// the pipeline: " + num(o_.stages - 1) + " steps in flight while the block computes one\n";
+    out += pad(d) + "for (int tc_s = 0; tc_s < " + num(o_.stages - 1) + "; ++tc_s) {\n";
+    out += pad(d + 1) + "if (tc_s < " + num(ktiles) + ") {\n";
+    copy_step("tc_s", "tc_s", out, d + 2);
+    out += pad(d + 1) + "}\n";
+    out += pad(d + 1) + "tc_copy_commit();\n";
+    out += pad(d) + "}\n";
+    out += pad(d) + "int tc_read = 0, tc_write = " + num(o_.stages - 1) + ";  // the stages computed on and copied into\n";
+    out += pad(d) + "for (int tc_kt = 0; tc_kt < " + num(ktiles) + "; ++tc_kt) {\n";
+    out += pad(d + 1) + "tc_copy_wait(" + num(o_.stages - 2) + ");\n";
+    out += pad(d + 1) + "__syncthreads();  // step tc_kt is in shared memory; step tc_kt - 1's buffer is free\n";
+    out += pad(d + 1) + "if (tc_kt + " + num(o_.stages - 1) + " < " + num(ktiles) + ") {\n";
+    copy_step("tc_write", "tc_kt + " + num(o_.stages - 1), out, d + 2);
+    out += pad(d + 1) + "}\n";
+    out += pad(d + 1) + "tc_copy_commit();\n";
+    multiply_step(out, d + 1);
+    std::string last = num(o_.stages - 1);
+    out += pad(d + 1) + "tc_read = tc_read == " + last + " ? 0 : tc_read + 1;\n";
+    out += pad(d + 1) + "tc_write = tc_write == " + last + " ? 0 : tc_write + 1;\n";
+    out += pad(d) + "}\n";
+    out += pad(d) + "tc_copy_wait(0);\n";
+    out += pad(d) + "__syncthreads();  // the buffers are free for the next tile\n";
+    epilogue(out, d);
+  }
+
+  // Per copy unit of this thread: its row of the tile (and whether it is inside the operand), its
+  // step, its row's offset in the operand.
+  void copy_rows(char x, const TileCopy& copy, const std::vector<ContractionIndex>& rows,
+                 const std::vector<int64_t>& shp, DimOf dim, int64_t tile_rows, int64_t total_rows, std::string& out,
+                 int d) const {
+    std::string p = std::string("tc_") + x + "_";
+    std::string start = x == 'a' ? "tc_m0" : "tc_n0";
+    for (int64_t l = 0; l < copy.per_thread; ++l) {
+      std::string u = "(tc_tid + " + num(l * t_.threads()) + ")", row, step;
+      int64_t row_units = tile_rows / copy.run;
+      if (copy.order == TileCopy::Order::RowsFast) {
+        row = num(copy.run) + " * (" + u + " % " + num(row_units) + ")";
+        step = u + " / " + num(row_units);
+      } else {
+        row = u + " / " + num(t_.bk);
+        step = u + " % " + num(t_.bk);
+      }
+      std::string L = num(l);
+      out += pad(d) + "const int " + p + "row" + L + " = " + row + ", " + p + "step" + L + " = " + step + ", " + p + "dst" +
+             L + " = " + p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L + ";\n";
+      std::string has = copy.units % t_.threads() == 0 ? "true" : u + " < " + num(copy.units);
+      out += pad(d) + "const bool " + p + "has" + L + " = " + has + ";\n";
+      out += pad(d) + "const bool " + p + "in" + L + " = " + start + " + " + p + "row" + L + " < " + num(total_rows) + ";\n";
+      out += pad(d) + "const " + idx_ + " " + p + "at" + L + " = " + p + "z + (" + p + "in" + L + " ? " +
+             group_offset(rows, shp, dim, start + " + " + p + "row" + L) + " : 0);\n";
+    }
+  }
+
+  // The copies of K's step `kt` (bk values) of both operands into buffer `slot`.
+  void copy_step(const std::string& slot, const std::string& kt, std::string& out, int d) const {
+    out += pad(d) + "const int tc_slot_copy = " + slot + ";\n";
+    copy_operand('a', copy_a_, shape(c_.a), dim_in_a, tensor(c_.a), kt, out, d);
+    copy_operand('b', copy_b_, shape(c_.b), dim_in_b, tensor(c_.b), kt, out, d);
+  }
+
+  void copy_operand(char x, const TileCopy& copy, const std::vector<int64_t>& shp, DimOf dim, const ir::Tensor& t,
+                    const std::string& kt, std::string& out, int d) const {
+    std::string p = std::string("tc_") + x + "_";
+    for (int64_t l = 0; l < copy.per_thread; ++l) {
+      std::string L = num(l);
+      std::string k = "(" + kt + ") * " + num(t_.bk) + " + " + p + "step" + L;
+      out += pad(d) + "if (" + p + "has" + L + ") {\n";
+      out += pad(d + 1) + "const " + idx_ + " tc_k = " + k + ";\n";
+      out += pad(d + 1) + "const bool tc_in = " + p + "in" + L + " && tc_k < " + num(k_) + ";\n";
+      out += pad(d + 1) + "const " + idx_ + " tc_at = " + p + "at" + L + " + (tc_in ? " +
+             group_offset(c_.k, shp, dim, "tc_k") + " : 0);\n";
+      std::string dst = "tc_shared_" + std::string(1, x) + " + (tc_slot_copy * " +
+                        num(x == 'a' ? buffer_a() : buffer_b()) + " + " + p + "dst" + L + ")";
+      if (copy.run > 1) {
+        out += pad(d + 1) + "if (" + p + "16) {\n";
+        out += pad(d + 2) + "tc_copy_16(" + dst + ", " + param(t) + ", tc_at, tc_in);\n";
+        out += pad(d + 1) + "} else {\n";
+        out += pad(d + 2) + "for (int tc_e = 0; tc_e < " + num(copy.run) + "; ++tc_e) tc_copy_1(" + dst + " + tc_e, " +
+               param(t) + ", tc_at + tc_e, tc_in);\n";
+        out += pad(d + 1) + "}\n";
+      } else {
+        out += pad(d + 1) + "tc_copy_1(" + dst + ", " + param(t) + ", tc_at, tc_in);\n";
+      }
+      out += pad(d) + "}\n";
+    }
+  }
+
+  // The row (column) of the tile a thread's i-th value along M (N) is at: runs of up to 16
+  // bytes, a run per thread, the threads' runs side by side.
+  std::string tile_row(int64_t i) const {
+    return num((i / ra_) * (ty_ * ra_) + i % ra_) + " + tc_ty * " + num(ra_);
+  }
+  std::string tile_col(int64_t j) const {
+    return num((j / rb_) * (tx_ * rb_) + j % rb_) + " + tc_tx * " + num(rb_);
+  }
+
+  std::string vector_type(int64_t run) const {
+    if (run == 1) return type_;
+    return (element_bytes_ == 8 ? "double" : "float") + num(run);
+  }
+
+  // A run of `run` values of buffer `array` (rows of `rows` values) at [tc_read][tc_kk][at]
+  // into `dst`[first...].
+  std::string shared_run(const std::string& array, int64_t rows, const std::string& at, int64_t run,
+                         const std::string& dst, int64_t first) const {
+    std::string src = array + "[tc_read * " + num(t_.bk * (rows + pad_)) + " + tc_kk * " + num(rows + pad_) + " + " + at + "]";
+    if (run == 1) return dst + "[" + num(first) + "] = " + src + ";";
+    static const char* kLanes[] = {"x", "y", "z", "w"};
+    std::string out = "{ const " + vector_type(run) + " tc_v = *(const " + vector_type(run) + "*)&" + src + ";";
+    for (int64_t e = 0; e < run; ++e) out += " " + dst + "[" + num(first + e) + "] = tc_v." + kLanes[e] + ";";
+    return out + " }";
+  }
+
+  // bk steps of the sum on the buffer of step tc_kt: each a row of A's tile and a column of B's
+  // read into registers (128-bit shared loads), then tm x tn multiply-adds.
+  void multiply_step(std::string& out, int d) const {
+    out += pad(d) + "TC_UNROLL\n";
+    out += pad(d) + "for (int tc_kk = 0; tc_kk < " + num(t_.bk) + "; ++tc_kk) {\n";
+    out += pad(d + 1) + type_ + " tc_a[" + num(t_.tm) + "], tc_b[" + num(t_.tn) + "];\n";
+    for (int64_t i = 0; i < t_.tm; i += ra_) out += pad(d + 1) + shared_run("tc_shared_a", t_.bm, tile_row(i), ra_, "tc_a", i) + "\n";
+    for (int64_t j = 0; j < t_.tn; j += rb_) out += pad(d + 1) + shared_run("tc_shared_b", t_.bn, tile_col(j), rb_, "tc_b", j) + "\n";
+    out += pad(d + 1) + "TC_UNROLL\n";
+    out += pad(d + 1) + "for (int tc_i = 0; tc_i < " + num(t_.tm) + "; ++tc_i) {\n";
+    out += pad(d + 2) + "TC_UNROLL\n";
+    out += pad(d + 2) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) {\n";
+    if (o_.statement_marks) out += pad(d + 3) + "TC_STATEMENT();\n";
+    std::string acc = "tc_acc[tc_i][tc_j]";
+    std::string update = o_.fma ? std::string(c_.type == ScalarType::Float32 ? "fmaf(" : "fma(") + "tc_a[tc_i], tc_b[tc_j], " + acc + ")"
+                                : "tc_add(" + acc + ", tc_mul(tc_a[tc_i], tc_b[tc_j]))";
+    out += pad(d + 3) + acc + " = " + update + ";\n";
+    out += pad(d + 2) + "}\n" + pad(d + 1) + "}\n" + pad(d) + "}\n";
+  }
+
+  // The thread's M row (N column) of the output for its i-th (j-th) value.
+  std::string out_row(int64_t i) const { return "tc_m0 + " + tile_row(i); }
+  std::string out_col(int64_t j) const { return "tc_n0 + " + tile_col(j); }
+
+  // The offset in tensor `t` (read along dims `dim`) of the output entry (tc_z, m, n).
+  std::string entry_offset(int t, const std::function<int(const ContractionIndex&)>& dim, const std::string& m,
+                           const std::string& n) const {
+    const std::vector<int64_t>& shp = shape(t);
+    return group_offset(c_.batch, shp, dim, "tc_z") + " + " + group_offset(c_.m, shp, dim, m) + " + " +
+           group_offset(c_.n, shp, dim, n);
+  }
+
+  // The sums start at 0, or at O's entries where the contraction adds to them (`+=`).
+  void initial_values(std::string& out, int d) const {
+    if (!c_.accumulate) {
+      out += pad(d) + "for (int tc_i = 0; tc_i < " + num(t_.tm) + "; ++tc_i)\n";
+      out += pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) tc_acc[tc_i][tc_j] = " +
+             float_literal(0, c_.type) + ";\n";
+      return;
+    }
+    for (int64_t i = 0; i < t_.tm; ++i)
+      for (int64_t j = 0; j < t_.tn; ++j) {
+        std::string m = "(" + out_row(i) + ")", n = "(" + out_col(j) + ")";
+        out += pad(d) + "tc_acc[" + num(i) + "][" + num(j) + "] = " + m + " < " + num(m_) + " && " + n + " < " + num(n_) +
+               " ? " + param(tensor(c_.o)) + "[" + entry_offset(c_.o, dim_in_o, m, n) + "] : " +
+               float_literal(0, c_.type) + ";\n";
+      }
+  }
+
+  // Entry (m, n)'s final value: its sum through the epilogue's statements, as C.
+  std::string finished(const std::string& sum, const std::string& m, const std::string& n) const {
+    std::string value = sum;
+    const bool single = c_.type == ScalarType::Float32;
+    for (const std::vector<EpilogueOp>& ops : c_.epilogue) {
+      std::vector<std::string> stack;
+      auto pop = [&] {
+        std::string top = stack.back();
+        stack.pop_back();
+        return top;
+      };
+      for (const EpilogueOp& op : ops) {
+        using K = EpilogueOp::Kind;
+        if (op.kind == K::Const) {
+          stack.push_back(float_literal(op.value, c_.type));
+        } else if (op.kind == K::Out) {
+          stack.push_back(value);
+        } else if (op.kind == K::Read) {
+          int t = c_.epilogue_reads[static_cast<size_t>(op.read)];
+          size_t entry = static_cast<size_t>(op.read);
+          auto dim = [entry](const ContractionIndex& x) { return x.e[entry]; };
+          stack.push_back(param(tensor(t)) + "[" + entry_offset(t, dim, m, n) + "]");
+        } else if (op.kind == K::Neg) {
+          stack.push_back("tc_neg(" + pop() + ")");
+        } else {
+          std::string rhs = pop(), lhs = pop();
+          const char* f = op.kind == K::Add   ? "tc_add"
+                          : op.kind == K::Sub ? "tc_sub"
+                          : op.kind == K::Mul ? "tc_mul"
+                          : op.kind == K::Div ? "tc_div"
+                          : op.kind == K::Max ? "tc_max"
+                          : op.kind == K::Min ? "tc_min"
+                          : op.kind == K::Fmax ? (single ? "fmaxf" : "fmax")
+                                               : (single ? "fminf" : "fmin");
+          stack.push_back(std::string(f) + "(" + lhs + ", " + rhs + ")");
+        }
+      }
+      value = stack.back();
+    }
+    return value;
+  }
+
+  // Each of the thread's entries inside O, through the epilogue, stored: a run of 16 bytes
+  // along O's contiguous N index at once where the run is whole and aligned.
+  void epilogue(std::string& out, int d) const {
+    const ir::Tensor& o = tensor(c_.o);
+    bool runs = rb_ == v_ && vector_runs_of_o();
+    for (int64_t i = 0; i < t_.tm; ++i) {
+      std::string m = "tc_row" + num(i);
+      out += pad(d) + "const " + idx_ + " " + m + " = " + out_row(i) + ";\n";
+      out += pad(d) + "if (" + m + " < " + num(m_) + ") {\n";
+      for (int64_t j = 0; j < t_.tn; j += rb_) {
+        out += pad(d + 1) + "{\n";
+        for (int64_t e = 0; e < rb_; ++e)
+          out += pad(d + 2) + "const " + idx_ + " tc_col" + num(e) + " = " + out_col(j + e) + ";\n";
+        if (runs) {
+          out += pad(d + 2) + "if (tc_o_16 && tc_col0 < " + num(n_) + ") {  // a whole run (N's extent is a multiple of it)\n";
+          out += pad(d + 3) + vector_type(rb_) + " tc_v;\n";
+          static const char* kLanes[] = {"x", "y", "z", "w"};
+          for (int64_t e = 0; e < rb_; ++e)
+            out += pad(d + 3) + "tc_v." + kLanes[e] + " = " +
+                   finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, "tc_col" + num(e)) + ";\n";
+          out += pad(d + 3) + "*(" + vector_type(rb_) + "*)&" + param(o) + "[" + entry_offset(c_.o, dim_in_o, m, "tc_col0") +
+                 "] = tc_v;\n";
+          out += pad(d + 2) + "} else {\n";
+          scalar_stores(i, j, m, out, d + 3);
+          out += pad(d + 2) + "}\n";
+        } else {
+          scalar_stores(i, j, m, out, d + 2);
+        }
+        out += pad(d + 1) + "}\n";
+      }
+      out += pad(d) + "}\n";
+    }
+  }
+
+  void scalar_stores(int64_t i, int64_t j, const std::string& m, std::string& out, int d) const {
+    const ir::Tensor& o = tensor(c_.o);
+    for (int64_t e = 0; e < rb_; ++e) {
+      std::string n = "tc_col" + num(e);
+      out += pad(d) + "if (" + n + " < " + num(n_) + ") " + param(o) + "[" + entry_offset(c_.o, dim_in_o, m, n) +
+             "] = " + finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, n) + ";\n";
+    }
+  }
+
+  // Whether the thread's runs along N are whole runs of O's contiguous dimension, 16-byte
+  // aligned where O is.
+  bool vector_runs_of_o() const {
+    if (c_.n.empty()) return false;
+    const ContractionIndex& x = c_.n.back();
+    const std::vector<int64_t>& shp = shape(c_.o);
+    if (x.o < 0 || stride(shp, x.o) != 1) return false;
+    return extent(x) % v_ == 0 && x.lo % v_ == 0 && shp[static_cast<size_t>(x.o)] % v_ == 0;
+  }
+
+  const ir::BoundDef& b_;
+  const Contraction& c_;
+  GemmTile t_;
+  GemmOptions o_;
+  std::string name_, type_, idx_;
+  int64_t element_bytes_, v_, pad_;
+  int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
+  TileCopy copy_a_, copy_b_;
+};
+
+}  // namespace
+
+GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, const GemmOptions& options) {
+  if (options.stages < 2) fail(TC_ERROR_INVALID_ARGUMENT, "the contraction route needs at least 2 pipeline stages");
+  GemmKernels g;
+  std::string kernels;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const Contraction& c = plan.stages[s];
+    GemmTile tile = options.tile ? *options.tile : auto_gemm_tile(c);
+    GemmKernelText k(bound, c, tile, options, bound.def().name + "_k" + std::to_string(s));
+    kernels += k.text();
+    g.source.launches.push_back(k.launch());
+    g.dims.push_back(k.dims());
+    g.tiles.push_back(tile);
+  }
+  g.source.text = cuda_prelude() + kGemmHelpers + "\n" + kernels;
+  for (const auto& t : bound.def().tensors) g.source.param_types.push_back(print::storage_type(t.type) + "*");
+  g.source.param_types.push_back("unsigned long long*");
+  return g;
+}
+
+}  // namespace tc::backends::cuda

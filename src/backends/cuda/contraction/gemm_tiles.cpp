@@ -1,0 +1,53 @@
+// gemm_tiles.cpp — the contraction route's block tiles (gemm.h): the ones cuda.gemm_tile names,
+// and the one auto takes for a contraction.
+#include <algorithm>
+
+#include "backends/cuda/contraction/gemm.h"
+
+namespace tc::backends::cuda {
+
+std::string GemmTile::text() const { return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk); }
+
+// Every tile 256 threads (8 warps): each thread's values along M and N in runs of 128 bits
+// (4 floats, 2 doubles) where it has that many. float64 stops at 8 x 4 values a thread (64
+// registers of sums).
+const std::vector<GemmTile>& gemm_tiles(ScalarType type) {
+  static const std::vector<GemmTile> kFloat = {
+      {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4}, {32, 32, 8, 2, 2}};
+  static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4}, {32, 32, 8, 2, 2}};
+  return type == ScalarType::Float64 ? kDouble : kFloat;
+}
+
+std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type) {
+  for (const GemmTile& t : gemm_tiles(type))
+    if (t.text() == text) return t;
+  return std::nullopt;
+}
+
+namespace {
+int64_t extent(const std::vector<ContractionIndex>& g) {
+  int64_t n = 1;
+  for (const auto& x : g) n *= x.hi - x.lo;
+  return n;
+}
+}  // namespace
+
+GemmTile auto_gemm_tile(const Contraction& c) {
+  int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n);
+  const std::vector<GemmTile>& tiles = gemm_tiles(c.type);
+  auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+  // The share of a tile's outputs inside O (tbmm's 26 x 26 fills 66% of 32 x 32, 4% of 128 x 128).
+  auto used = [&](const GemmTile& t) {
+    double covered = static_cast<double>((m + t.bm - 1) / t.bm * t.bm) * static_cast<double>((n + t.bn - 1) / t.bn * t.bn);
+    return covered > 0 ? static_cast<double>(m) * static_cast<double>(n) / covered : 1.0;
+  };
+  const GemmTile* best = nullptr;
+  for (const GemmTile& t : tiles)
+    if (blocks(t) >= kGemmBlocksWanted && (!best || used(t) > used(*best))) best = &t;
+  if (best) return *best;
+  // Of those that give the most blocks, the smallest (the last): the least work past O's edges.
+  return *std::max_element(tiles.rbegin(), tiles.rend(),
+                           [&](const GemmTile& a, const GemmTile& b) { return blocks(a) < blocks(b); });
+}
+
+}  // namespace tc::backends::cuda
