@@ -29,11 +29,12 @@ using namespace tc_test;
 namespace {
 
 std::optional<ContractionPlan> plan_of(const std::string& src, const std::vector<Shape>& shapes,
-                                       std::string* why = nullptr, ScalarType type = ScalarType::Float32) {
+                                       std::string* why = nullptr, ScalarType type = ScalarType::Float32,
+                                       bool affine = false) {
   ProgramPtr p = build(src);
   Inputs in;
   for (const auto& s : shapes) in.add(type, s);
-  return tc::backends::plan_contraction(bind_def(p, in), why);
+  return tc::backends::plan_contraction(bind_def(p, in), why, affine);
 }
 
 // The def's describe() of each stage, for the def in `src`.
@@ -48,6 +49,34 @@ std::string names(const std::vector<ContractionIndex>& g) {
 }
 
 }  // namespace
+
+// Affine subscripts (the cuda backend's plans): a convolution is an implicit GEMM, each index
+// with its coefficient, each subscript's constant term kept; the cpu backend's plans refuse it.
+TEST(Contraction, AffineSubscriptsMakeAConvolutionAnImplicitGemm) {
+  const char* conv = "def c(float(N,C,H,W) I, float(M,C,KH,KW) W1) -> (O) { O(n,m,h,w) +=! I(n,c,2*h + kh + 1,w + kw) * "
+                     "W1(m,c,kh,kw) where h in 0:3, w in 0:6 }";
+  std::string why;
+  EXPECT_FALSE(plan_of(conv, {{2, 3, 9, 8}, {4, 3, 2, 3}}, &why));
+  EXPECT_EQ(why, "an operand's subscripts are not distinct index variables");
+  auto plan = plan_of(conv, {{2, 3, 9, 8}, {4, 3, 2, 3}}, &why, ScalarType::Float32, true);
+  ASSERT_TRUE(plan) << why;
+  const Contraction& c = plan->stages[0];
+  EXPECT_EQ(c.a, 1);  // W1: O's innermost index w is I's, so I is B
+  EXPECT_EQ(c.b, 0);
+  EXPECT_EQ(names(c.m), "m");
+  EXPECT_EQ(names(c.n), "nhw");
+  EXPECT_EQ(names(c.k), "ckhkw");
+  EXPECT_EQ(c.n[1].b, 2);
+  EXPECT_EQ(c.n[1].b_scale, 2);  // h in 2*h + kh + 1
+  EXPECT_EQ(c.k[1].b, 2);
+  EXPECT_EQ(c.k[1].b_scale, 1);
+  EXPECT_EQ(c.b_shift, (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(c.a_shift, (std::vector<int64_t>{0, 0, 0, 0}));
+  // A variable in two subscripts of one operand is no contraction.
+  EXPECT_FALSE(plan_of("def d(float(N,N) A, float(N) B) -> (C) { C(i) +=! A(i + k, k) * B(k) where i in 0:1 }",
+                       {{4, 4}, {4}}, &why, ScalarType::Float32, true));
+  EXPECT_EQ(why, "an operand's subscripts are not affine in distinct index variables");
+}
 
 TEST(Contraction, GroupsTheIndicesAndWritesAlongN) {
   // A coupled-cluster term: no index in its place, O written along a, which B (X) has.

@@ -1,8 +1,9 @@
 // The cuda backend's code as fast GPU code is built, checked without a GPU: the paper's kernels at
 // the benchmark's sizes (bench/kernels.py), default knobs, compiled by NVRTC for sm_90 and sm_80:
 // no spilled registers (ptxas), shared memory in every one (each reuses an operand), no 64-bit
-// integer multiply in any innermost loop (every index fits 32 bits there); the contractions on
-// the contraction route (contraction/gemm.h) with their operands copied by cp.async; sgemm in
+// integer multiply in any innermost loop (every index fits 32 bits there); every one (each a
+// contraction, the convolutions as implicit GEMMs) on the contraction route (contraction/gemm.h),
+// its operands copied by cp.async; sgemm in
 // blocks of 256 threads, at least 8 fused multiply-adds per shared-memory load instruction in
 // its inner loop (128-bit shared loads), its output written with 128-bit stores. Also ptxas's
 // report parsed and the occupancy computed from it (resources.h). Skipped where NVRTC is not
@@ -176,12 +177,10 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
         if (l.fmas > busiest.fmas || (l.fmas == busiest.fmas && l.shared_loads < busiest.shared_loads)) busiest = l;
       }
       const std::string name = k.name;
-      const bool contraction = name != "conv2d" && name != "group_conv";  // the contraction route's (gemm.h)
-      if (contraction) {
-        EXPECT_NE(described.find("contraction route: "), std::string::npos) << described;
-        EXPECT_NE(ptx.find("cp.async.ca.shared.global"), std::string::npos) << "operands copied with cp.async";
-        EXPECT_NE(ptx.find("cp.async.wait_group"), std::string::npos);
-      }
+      // every one a contraction (the convolutions as implicit GEMMs): the contraction route's
+      EXPECT_NE(described.find("contraction route: "), std::string::npos) << described;
+      EXPECT_NE(ptx.find("cp.async.ca.shared.global"), std::string::npos) << "operands copied with cp.async";
+      EXPECT_NE(ptx.find("cp.async.wait_group"), std::string::npos);
       if (name == "sgemm") {
         EXPECT_NE(described.find("block 256x1x1"), std::string::npos) << "blocks of at least 128 threads: " << described;
         EXPECT_GE(busiest.fmas, 64) << "a 4x4 register tile over 8 steps at least";

@@ -267,6 +267,14 @@ ROUTE_CASES = [
     ("def mlp2(float(B,M) I, float(O,M) W1, float(P,O) W2) -> (Y) {\n  H(b,o) +=! I(b,m) * W1(o,m)\n"
      "  H(b,o) = -H(b,o) * 0.5\n  Y(b,p) +=! H(b,p2) * W2(p,p2) where p2 in 0:O\n}", [(6, 11), (10, 11), (7, 10)]),
     ("def mmd(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 13), (13, 30)]),
+    # convolutions as implicit GEMMs (affine subscripts)
+    ("def conv2d(float(N,C,H,W) I, float(M,C,KH,KW) W1) -> (O) {\n  O(n,m,h,w) +=! I(n,c,h + kh,w + kw) * W1(m,c,kh,kw)\n}",
+     [(2, 3, 9, 10), (5, 3, 3, 2)]),
+    ("def gconv(float(N,G,C,H,W) I, float(G,F,C,KH,KW) W1) -> (O) {\n"
+     "  O(n,g,f,h,w) +=! I(n,g,c,h + kh,w + kw) * W1(g,f,c,kh,kw)\n}", [(2, 3, 2, 7, 8), (3, 4, 2, 3, 3)]),
+    ("def sconv(float(N,H,W) I, float(KH,KW) W1) -> (O) {\n"
+     "  O(n,h,w) +=! I(n,2 * h + kh + 1,w + kw) * W1(kh,kw) where h in 0:4, w in 0:5\n}", [(3, 12, 9), (3, 3)]),
+    ("def corr(float(N) A, float(K) B) -> (C) { C(i) +=! A(i + k) * B(k) }", [(40,), (7,)]),
 ]
 
 
@@ -318,7 +326,7 @@ def contraction_route():
     # bad tile names
     expect_error(lambda: p.compile("mm", [A, B], dict(EMULATE, **{"cuda.gemm_tile": "128x128x16"})),
                  tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "'128x128x16'", "64x64x8")
-    d = tclib.Program(ROUTE_CASES[-1][0])
+    d = tclib.Program(next(src for src, _ in ROUTE_CASES if src.startswith("def mmd")))
     Ad, Bd = A.astype(np.float64), B.astype(np.float64)
     expect_error(lambda: d.compile("mmd", [Ad, Bd], dict(EMULATE, **{"cuda.gemm_tile": "128x128x8"})),
                  tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "float64 contraction")

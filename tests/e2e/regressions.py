@@ -266,7 +266,7 @@ def cli_explain():
     p = run_cli("run", mm, "--size", "M=128,K=64,N=128", "--backend", "cuda", "--option", "cuda.arch=sm_90", "--explain")
     if p.returncode != 0 and "NVRTC" in p.stderr:
         raise Skip("no NVRTC: " + p.stderr.splitlines()[0])
-    expect_cli(p, "tc run --explain, cuda sm_90", out=["mm_k0 grid 2x2x1 block 8x8x1\n    ", " registers, 0 bytes spilled,",
+    expect_cli(p, "tc run --explain, cuda sm_90", out=["mm_k0 grid 4x4x1 block 256x1x1\n    ", " registers, 0 bytes spilled,",
                                                       "occupancy "])
     if "checksum" in p.stdout:
         raise AssertionError("tc run --explain ran the kernel: %r" % p.stdout)

@@ -247,9 +247,10 @@ class CudaResources(unittest.TestCase):
             self.skipTest(str(e).splitlines()[0])
         (launch,) = k.resources()
         self.assertEqual(launch["kernel"], "mm_k0")
-        self.assertEqual(launch["block"], (8, 8, 1))  # the 8x8 register tile's block
+        self.assertEqual(launch["block"], (256, 1, 1))  # the contraction route's block
+        self.assertEqual(launch["grid"], (3, 2, 1))  # 80 / 32 x 64 / 32 tiles of 32 x 32
         self.assertEqual(launch["spilled_bytes"], 0)
-        self.assertGreater(launch["registers"], 64)  # 64 accumulators
+        self.assertGreater(launch["registers"], 16)
         self.assertGreater(launch["shared_bytes"], 0)
         self.assertTrue(0 < launch["occupancy"] <= 1)
         self.assertEqual(launch["max_warps_per_sm"], 64)

@@ -24,6 +24,10 @@ struct ContractionIndex {
   std::string name;
   int64_t lo = 0, hi = 0;  // the statement variable's range
   int o = -1, a = -1, b = -1;  // the dimension of O, A, B it subscripts
+  // In an affine plan (plan_contraction's `affine`), its coefficient in the subscript of A's
+  // (B's) dimension a (b), which other indices may share: a convolution's I(n, c, h + kh, ...)
+  // has h and kh in dimension 2, each with coefficient 1; a stride-2 one, 2 * h + kh. Else 1.
+  int64_t a_scale = 1, b_scale = 1;
   std::vector<int> e;          // per read of the epilogue (Contraction::epilogue_reads): the dimension
 };
 
@@ -46,6 +50,8 @@ struct Contraction {
   int o = -1;           // the tensor written
   bool accumulate = false;  // `+=` without `!`: O's entry values are added to
   std::vector<ContractionIndex> batch, m, n, k;  // the groups; m: O and A, n: O and B
+  // In an affine plan, per dimension of A (B), its subscript's constant term (empty: none).
+  std::vector<int64_t> a_shift, b_shift;
   // Pointwise statements after the sum, in order: each sets every element of O's box to the
   // value of its ops. epilogue_reads: the tensor of each read they make besides O's own value.
   std::vector<std::vector<EpilogueOp>> epilogue;
@@ -73,7 +79,12 @@ struct ContractionPlan {
 // The plan for `bound` if its def is such a sequence of contractions, else nullopt and `why`
 // (when given) says what does not fit. A and B are ordered so that O's innermost dimension
 // (the one it is written along) belongs to the N group where it belongs to either. An operand
-// is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`.
-std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr);
+// is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`. With
+// `affine`, an operand's subscripts may be affine in the indices (integer coefficients and a
+// constant, each index in one subscript, proven in bounds): convolutions as implicit GEMMs,
+// for a route that reads operands through each index's step (the cuda backend's); without,
+// each subscript is exactly one index (the cpu backend's packing).
+std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr,
+                                                bool affine = false);
 
 }  // namespace tc::backends

@@ -4,6 +4,7 @@
 #include "backends/contraction/contraction.h"
 
 #include <algorithm>
+#include <map>
 
 namespace tc::backends {
 
@@ -30,13 +31,64 @@ bool dims_of(const ir::BoundDef& bound, const ir::Read& r, size_t vars, std::vec
   return true;
 }
 
+// e's terms, times `scale`, added to `coef` (per statement variable) and `constant`, where e is
+// affine in the statement's variables with integer coefficients; else false.
+bool affine_terms(const ir::Node& e, int64_t scale, std::map<int, int64_t>& coef, int64_t& constant) {
+  auto literal = [](const ir::Node& n, int64_t& v) {
+    if (n.op != ir::ExprOp::Const || n.is_float) return false;
+    v = n.int_value;
+    return true;
+  };
+  int64_t v = 0;
+  switch (e.op) {
+    case ir::ExprOp::Const:
+      if (!literal(e, v)) return false;
+      constant += scale * v;
+      return true;
+    case ir::ExprOp::Var: coef[e.index] += scale; return true;
+    case ir::ExprOp::Cast: return !is_float(e.type) && affine_terms(*e.args[0], scale, coef, constant);
+    case ir::ExprOp::Neg: return affine_terms(*e.args[0], -scale, coef, constant);
+    case ir::ExprOp::Binary:
+      if (e.binop == ir::BinOp::Add)
+        return affine_terms(*e.args[0], scale, coef, constant) && affine_terms(*e.args[1], scale, coef, constant);
+      if (e.binop == ir::BinOp::Sub)
+        return affine_terms(*e.args[0], scale, coef, constant) && affine_terms(*e.args[1], -scale, coef, constant);
+      if (e.binop == ir::BinOp::Mul && literal(*e.args[0], v)) return affine_terms(*e.args[1], scale * v, coef, constant);
+      if (e.binop == ir::BinOp::Mul && literal(*e.args[1], v)) return affine_terms(*e.args[0], scale * v, coef, constant);
+      return false;
+    default: return false;
+  }
+}
+
+// dims_of for affine subscripts: also each variable's coefficient, and each subscript's
+// constant term; false where a subscript is not affine, needs a check, or a variable is in two.
+bool affine_dims_of(const ir::BoundDef& bound, const ir::Read& r, size_t vars, std::vector<int>& dim,
+                    std::vector<int64_t>& scale, std::vector<int64_t>& shift) {
+  dim.assign(vars, -1);
+  scale.assign(vars, 1);
+  shift.assign(r.subscripts.size(), 0);
+  if (r.guarded) return false;
+  for (size_t d = 0; d < r.subscripts.size(); ++d) {
+    const ir::Subscript& s = r.subscripts[d];
+    std::map<int, int64_t> coef;
+    if (!bound.proven(s) || !affine_terms(*s.index, 1, coef, shift[d])) return false;
+    for (const auto& [var, c] : coef) {
+      if (c == 0) continue;
+      if (var < 0 || static_cast<size_t>(var) >= vars || dim[static_cast<size_t>(var)] >= 0) return false;
+      dim[static_cast<size_t>(var)] = static_cast<int>(d);
+      scale[static_cast<size_t>(var)] = c;
+    }
+  }
+  return true;
+}
+
 // What a stage may read: an input, or a tensor an earlier stage finished (never the one it writes).
 bool readable(const ir::Def& def, const std::vector<char>& done, int tensor, int written, ScalarType type) {
   const ir::Tensor& t = def.tensors[static_cast<size_t>(tensor)];
   return tensor != written && t.type == type && (t.role == ir::TensorRole::Input || done[static_cast<size_t>(tensor)]);
 }
 
-bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>& done, Contraction& c,
+bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>& done, bool affine, Contraction& c,
                   std::string* why) {
   const ir::Def& def = bound.def();
   const ir::Stmt& s = def.stmts[si];
@@ -58,8 +110,14 @@ bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>&
       return not_one(why, at + "an operand is not an input (or a tensor computed before) of O's type");
   size_t vars = s.vars.size();
   std::vector<int> in_a, in_b;
-  if (!dims_of(bound, *ra, vars, in_a) || !dims_of(bound, *rb, vars, in_b))
+  std::vector<int64_t> scale_a(vars, 1), scale_b(vars, 1);
+  if (affine) {
+    if (!affine_dims_of(bound, *ra, vars, in_a, scale_a, c.a_shift) ||
+        !affine_dims_of(bound, *rb, vars, in_b, scale_b, c.b_shift))
+      return not_one(why, at + "an operand's subscripts are not affine in distinct index variables");
+  } else if (!dims_of(bound, *ra, vars, in_a) || !dims_of(bound, *rb, vars, in_b)) {
     return not_one(why, at + "an operand's subscripts are not distinct index variables");
+  }
   if (out.role == ir::TensorRole::Temporary) {
     if (!s.init && !done[static_cast<size_t>(s.lhs_tensor)])
       return not_one(why, at + "it adds to a temporary nothing wrote before");
@@ -74,6 +132,8 @@ bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>&
   if (s.num_lhs_vars() > 0 && in_a[innermost] >= 0 && in_b[innermost] < 0) {
     std::swap(ra, rb);
     std::swap(in_a, in_b);
+    std::swap(scale_a, scale_b);
+    std::swap(c.a_shift, c.b_shift);
   }
   c.a = ra->tensor;
   c.b = rb->tensor;
@@ -87,6 +147,8 @@ bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>&
     x.o = v < s.num_lhs_vars() ? static_cast<int>(v) : -1;
     x.a = in_a[v];
     x.b = in_b[v];
+    x.a_scale = scale_a[v];
+    x.b_scale = scale_b[v];
     bool o = x.o >= 0, a = x.a >= 0, b = x.b >= 0;
     if (o && a && b) c.batch.push_back(x);
     else if (o && a) c.m.push_back(x);
@@ -270,13 +332,13 @@ bool ContractionPlan::fused() const {
   return stages.size() > 1 || std::any_of(stages.begin(), stages.end(), [](const Contraction& c) { return !c.epilogue.empty(); });
 }
 
-std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why) {
+std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why, bool affine) {
   const ir::Def& def = bound.def();
   ContractionPlan plan;
   std::vector<char> done(def.tensors.size(), 0);
   for (size_t si = 0; si < def.stmts.size();) {
     Contraction c;
-    if (!product_into(bound, si, done, c, why)) return std::nullopt;
+    if (!product_into(bound, si, done, affine, c, why)) return std::nullopt;
     if (!plan.stages.empty() && c.type != plan.stages[0].type) {
       not_one(why, which(si) + "its type is not the first product's");
       return std::nullopt;

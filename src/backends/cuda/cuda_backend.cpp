@@ -119,12 +119,14 @@ std::vector<Knob> declare() {
   contract.domain = fixed_values({"auto", "0"});
   Knob gemm_tile{"cuda.gemm_tile", KnobKind::Text, "auto",
                  "the contraction route's block tile MxNxK (outputs along M and N, steps of the sum per stage): "
-                 "float32 128x128x8, 128x64x8, 64x128x8, 64x64x8 or 32x32x8, float64 the same but 128x128x8; auto: "
-                 "the largest that gives at least 132 blocks (an H100's SMs), else the one that gives the most",
+                 "float32 128x128x8, 128x64x8, 64x128x8, 64x64x8, 32x32x8, 8x256x8 or 4x256x8, float64 the same but "
+                 "128x128x8; auto: of those that give at least 132 blocks (an H100's SMs), the largest whose tiles the "
+                 "output fills within 5% as well as the best; else the fewest waves of blocks times outputs a "
+                 "thread, then the best filled",
                  true};
-  gemm_tile.choices = {"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8"};
+  gemm_tile.choices = {"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"};
   gemm_tile.text_name = "MxNxK";
-  gemm_tile.domain = fixed_values({"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8"});
+  gemm_tile.domain = fixed_values({"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"});
   Knob stages{"cuda.stages", KnobKind::Integer, "3",
               "the contraction route's shared-memory buffers per operand: while the block computes on one, the "
               "copies into the others are in flight (2: double buffering)"};
@@ -170,7 +172,7 @@ struct Generated {
 // The contraction route's plan where the def takes it (cuda.contract), else nullopt.
 std::optional<ContractionPlan> contraction_route(const ir::BoundDef& bound, const KnobValues& o) {
   if (!o.is_auto("cuda.contract") && !o.flag("cuda.contract")) return std::nullopt;
-  return plan_contraction(bound);
+  return plan_contraction(bound, nullptr, /*affine=*/true);  // convolutions as implicit GEMMs
 }
 
 Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan& plan, const KnobValues& o,

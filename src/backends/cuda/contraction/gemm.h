@@ -34,13 +34,14 @@ struct GemmTile {
 };
 
 // The tiles cuda.gemm_tile may name, per type (float32: 128x128x8, 128x64x8, 64x128x8,
-// 64x64x8, 32x32x8; float64: 64x64x8, 128x64x8, 64x128x8, 32x32x8): every one 256 threads.
+// 64x64x8, 32x32x8, 8x256x8, 4x256x8; float64 the same but 128x128x8): every one 256 threads.
 const std::vector<GemmTile>& gemm_tiles(ScalarType type);
 std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type);
 
 // cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
-// of O and batch entry), the one whose tiles O fills best, the largest of those (the type's list
-// runs from large to small); where none does, the smallest of those that give the most blocks.
+// of O and batch entry), the largest (the type's list runs from large to small) whose tiles O
+// fills within 5% as well as the best; where none does, the one with the fewest waves of
+// blocks times outputs a thread (its time, every tile having 256 threads), then the best filled.
 // Larger tiles reuse more of each operand loaded, but a GPU with idle SMs, or a tile mostly
 // past O's edges, loses more than that.
 constexpr int64_t kGemmBlocksWanted = 132;  // an H100's or H200's SMs

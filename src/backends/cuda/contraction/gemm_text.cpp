@@ -1,6 +1,7 @@
 // gemm_text.cpp — the contraction route's CUDA C (gemm.h): per contraction, one kernel of a
 // block tile, its shared-memory pipeline, its register tile and its epilogue.
 #include <algorithm>
+#include <functional>
 
 #include "backends/cuda/contraction/gemm.h"
 #include "backends/cuda/print/printer.h"
@@ -68,33 +69,45 @@ int64_t stride(const std::vector<int64_t>& shape, int d) {
   return s;
 }
 
-// Which dimension of a tensor an index subscripts (-1: none).
-using DimOf = int (*)(const ContractionIndex&);
-int dim_in_a(const ContractionIndex& x) { return x.a; }
-int dim_in_b(const ContractionIndex& x) { return x.b; }
-int dim_in_o(const ContractionIndex& x) { return x.o; }
+// The distance in a tensor between consecutive values of an index (0: the index is not in it).
+using StepOf = std::function<int64_t(const ContractionIndex&)>;
 
-// The offset in a tensor of shape `shape` of the entry group `g`'s flat index `flat` stands for
-// (flat = the group's indices as one number, the first outermost), as C: each index's value
-// (its range's start plus its digit) times the stride of the dimension `dim` says it subscripts.
-std::string group_offset(const std::vector<ContractionIndex>& g, const std::vector<int64_t>& shape,
-                         const std::function<int(const ContractionIndex&)>& dim, const std::string& flat) {
+// The steps in a tensor of shape `shape` whose dimension for an index is `dim`'s, the index's
+// coefficient there `scale`'s (1 where null).
+StepOf steps_in(const std::vector<int64_t>& shape, int ContractionIndex::*dim, int64_t ContractionIndex::*scale = nullptr) {
+  return [&shape, dim, scale](const ContractionIndex& x) -> int64_t {
+    if (x.*dim < 0) return 0;
+    return (scale ? x.*scale : 1) * stride(shape, x.*dim);
+  };
+}
+
+// The offset in a tensor of the entry group `g`'s flat index `flat` stands for (flat = the
+// group's indices as one number, the first outermost), as C: each index's value (its range's
+// start plus its digit) times its step in the tensor.
+std::string group_offset(const std::vector<ContractionIndex>& g, const StepOf& step, const std::string& flat) {
   std::string out;
   int64_t inner = 1;
   for (size_t i = g.size(); i-- > 0;) {
     const ContractionIndex& x = g[i];
-    int d = dim(x);
+    int64_t s = step(x);
     int64_t n = std::max<int64_t>(extent(x), 1);
-    if (d >= 0) {
+    if (s != 0) {
       std::string digit = inner == 1 ? flat : "(" + flat + ") / " + num(inner);
       if (i > 0) digit = "(" + digit + ") % " + num(n);
       std::string value = x.lo == 0 ? "(" + digit + ")" : "(" + digit + " + " + num(x.lo) + ")";
-      int64_t s = stride(shape, d);
       out += (out.empty() ? "" : " + ") + (s == 1 ? value : value + " * " + num(s));
     }
     inner *= n;
   }
   return out.empty() ? "0" : out;
+}
+
+// The offset of an operand's subscripts' constant terms (a convolution's padding-free h + kh
+// has none; h + kh + 1 would).
+int64_t shift_offset(const std::vector<int64_t>& shape, const std::vector<int64_t>& shift) {
+  int64_t out = 0;
+  for (size_t d = 0; d < shift.size(); ++d) out += shift[d] * stride(shape, static_cast<int>(d));
+  return out;
 }
 
 // How a block's threads copy one operand's tile (rows of its M or N group by bk steps of K)
@@ -109,25 +122,33 @@ struct TileCopy {
 // The operand's tile copy: rows fast where the group's innermost index is its contiguous one
 // (runs of 16 bytes where whole runs stay inside that dimension and start 16-byte aligned),
 // else steps fast (K's innermost index contiguous, or the smaller stride of the two).
-TileCopy plan_copy(const std::vector<ContractionIndex>& rows, const std::vector<ContractionIndex>& steps,
-                   const std::vector<int64_t>& shape, DimOf dim, int64_t tile_rows, const GemmTile& tile,
-                   int64_t element_bytes) {
-  auto inner_stride = [&](const std::vector<ContractionIndex>& g) -> int64_t {
-    if (g.empty() || dim(g.back()) < 0) return INT64_MAX;
-    return stride(shape, dim(g.back()));
+TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& rows, const std::vector<int64_t>& shape,
+                   int ContractionIndex::*dim, const StepOf& step, const std::vector<int64_t>& shift, int64_t tile_rows,
+                   const GemmTile& tile, int64_t element_bytes) {
+  auto inner_step = [&](const std::vector<ContractionIndex>& g) -> int64_t {
+    int64_t s = g.empty() ? 0 : step(g.back());
+    return s == 0 ? INT64_MAX : s;
   };
-  int64_t rs = inner_stride(rows), ks = inner_stride(steps);
-  TileCopy c;
-  c.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
+  int64_t rs = inner_step(rows), ks = inner_step(c.k);
+  TileCopy copy;
+  copy.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
   int64_t v = kVectorBytes / element_bytes;
-  if (c.order == TileCopy::Order::RowsFast && rs == 1) {
+  if (copy.order == TileCopy::Order::RowsFast && rs == 1) {
     const ContractionIndex& x = rows.back();
-    bool aligned = tile_rows % v == 0 && extent(x) % v == 0 && x.lo % v == 0 && shape[static_cast<size_t>(dim(x))] % v == 0;
-    if (aligned) c.run = v;
+    int d = x.*dim;
+    // Runs of v elements stay in x's dimension and start 16-byte aligned: no other index moves
+    // along that dimension (a convolution's kw beside w), and neither does its constant term.
+    bool alone = true;
+    for (const auto* g : {&c.batch, &c.m, &c.n, &c.k})
+      for (const ContractionIndex& y : *g) alone = alone && (&y == &x || y.*dim != d);
+    int64_t at = static_cast<size_t>(d) < shift.size() ? shift[static_cast<size_t>(d)] : 0;
+    bool aligned = alone && tile_rows % v == 0 && extent(x) % v == 0 && (x.lo + at) % v == 0 &&
+                   shape[static_cast<size_t>(d)] % v == 0;
+    if (aligned) copy.run = v;
   }
-  c.units = tile_rows * tile.bk / c.run;
-  c.per_thread = (c.units + tile.threads() - 1) / tile.threads();
-  return c;
+  copy.units = tile_rows * tile.bk / copy.run;
+  copy.per_thread = (copy.units + tile.threads() - 1) / tile.threads();
+  return copy;
 }
 
 // The text of one contraction's kernel.
@@ -151,8 +172,11 @@ class GemmKernelText {
     ty_ = t_.bm / t_.tm;
     ra_ = std::min(t_.tm, v_);
     rb_ = std::min(t_.tn, v_);
-    copy_a_ = plan_copy(c.m, c.k, shape(c.a), dim_in_a, t_.bm, t_, element_bytes_);
-    copy_b_ = plan_copy(c.n, c.k, shape(c.b), dim_in_b, t_.bn, t_, element_bytes_);
+    step_a_ = steps_in(shape(c.a), &ContractionIndex::a, &ContractionIndex::a_scale);
+    step_b_ = steps_in(shape(c.b), &ContractionIndex::b, &ContractionIndex::b_scale);
+    step_o_ = steps_in(shape(c.o), &ContractionIndex::o);
+    copy_a_ = plan_copy(c, c.m, shape(c.a), &ContractionIndex::a, step_a_, c.a_shift, t_.bm, t_, element_bytes_);
+    copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_);
   }
 
   std::string text() const {
@@ -212,10 +236,12 @@ class GemmKernelText {
   // then the epilogue and the stores.
   void body(std::string& out, int d) const {
     out += pad(d) + "const " + idx_ + " tc_m0 = tc_tile_m * " + num(t_.bm) + ", tc_n0 = tc_tile_n * " + num(t_.bn) + ";\n";
-    out += pad(d) + "const " + idx_ + " tc_a_z = " + group_offset(c_.batch, shape(c_.a), dim_in_a, "tc_z") +
-           ", tc_b_z = " + group_offset(c_.batch, shape(c_.b), dim_in_b, "tc_z") + ";\n";
-    copy_rows('a', copy_a_, c_.m, shape(c_.a), dim_in_a, t_.bm, m_, out, d);
-    copy_rows('b', copy_b_, c_.n, shape(c_.b), dim_in_b, t_.bn, n_, out, d);
+    auto shifted = [](int64_t at) { return at == 0 ? std::string() : " + " + num(at); };
+    out += pad(d) + "const " + idx_ + " tc_a_z = " + group_offset(c_.batch, step_a_, "tc_z") +
+           shifted(shift_offset(shape(c_.a), c_.a_shift)) + ", tc_b_z = " + group_offset(c_.batch, step_b_, "tc_z") +
+           shifted(shift_offset(shape(c_.b), c_.b_shift)) + ";\n";
+    copy_rows('a', copy_a_, c_.m, step_a_, t_.bm, m_, out, d);
+    copy_rows('b', copy_b_, c_.n, step_b_, t_.bn, n_, out, d);
     out += pad(d) + type_ + " tc_acc[" + num(t_.tm) + "][" + num(t_.tn) + "];\n";
     initial_values(out, d);
     const int64_t ktiles = (k_ + t_.bk - 1) / t_.bk;
@@ -246,41 +272,40 @@ class GemmKernelText {
 
   // Per copy unit of this thread: its row of the tile (and whether it is inside the operand), its
   // step, its row's offset in the operand.
-  void copy_rows(char x, const TileCopy& copy, const std::vector<ContractionIndex>& rows,
-                 const std::vector<int64_t>& shp, DimOf dim, int64_t tile_rows, int64_t total_rows, std::string& out,
-                 int d) const {
+  void copy_rows(char x, const TileCopy& copy, const std::vector<ContractionIndex>& rows, const StepOf& step,
+                 int64_t tile_rows, int64_t total_rows, std::string& out, int d) const {
     std::string p = std::string("tc_") + x + "_";
     std::string start = x == 'a' ? "tc_m0" : "tc_n0";
     for (int64_t l = 0; l < copy.per_thread; ++l) {
-      std::string u = "(tc_tid + " + num(l * t_.threads()) + ")", row, step;
+      std::string u = "(tc_tid + " + num(l * t_.threads()) + ")", row, k;
       int64_t row_units = tile_rows / copy.run;
       if (copy.order == TileCopy::Order::RowsFast) {
         row = num(copy.run) + " * (" + u + " % " + num(row_units) + ")";
-        step = u + " / " + num(row_units);
+        k = u + " / " + num(row_units);
       } else {
         row = u + " / " + num(t_.bk);
-        step = u + " % " + num(t_.bk);
+        k = u + " % " + num(t_.bk);
       }
       std::string L = num(l);
-      out += pad(d) + "const int " + p + "row" + L + " = " + row + ", " + p + "step" + L + " = " + step + ", " + p + "dst" +
+      out += pad(d) + "const int " + p + "row" + L + " = " + row + ", " + p + "step" + L + " = " + k + ", " + p + "dst" +
              L + " = " + p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L + ";\n";
       std::string has = copy.units % t_.threads() == 0 ? "true" : u + " < " + num(copy.units);
       out += pad(d) + "const bool " + p + "has" + L + " = " + has + ";\n";
       out += pad(d) + "const bool " + p + "in" + L + " = " + start + " + " + p + "row" + L + " < " + num(total_rows) + ";\n";
       out += pad(d) + "const " + idx_ + " " + p + "at" + L + " = " + p + "z + (" + p + "in" + L + " ? " +
-             group_offset(rows, shp, dim, start + " + " + p + "row" + L) + " : 0);\n";
+             group_offset(rows, step, start + " + " + p + "row" + L) + " : 0);\n";
     }
   }
 
   // The copies of K's step `kt` (bk values) of both operands into buffer `slot`.
   void copy_step(const std::string& slot, const std::string& kt, std::string& out, int d) const {
     out += pad(d) + "const int tc_slot_copy = " + slot + ";\n";
-    copy_operand('a', copy_a_, shape(c_.a), dim_in_a, tensor(c_.a), kt, out, d);
-    copy_operand('b', copy_b_, shape(c_.b), dim_in_b, tensor(c_.b), kt, out, d);
+    copy_operand('a', copy_a_, step_a_, tensor(c_.a), kt, out, d);
+    copy_operand('b', copy_b_, step_b_, tensor(c_.b), kt, out, d);
   }
 
-  void copy_operand(char x, const TileCopy& copy, const std::vector<int64_t>& shp, DimOf dim, const ir::Tensor& t,
-                    const std::string& kt, std::string& out, int d) const {
+  void copy_operand(char x, const TileCopy& copy, const StepOf& step, const ir::Tensor& t, const std::string& kt,
+                    std::string& out, int d) const {
     std::string p = std::string("tc_") + x + "_";
     for (int64_t l = 0; l < copy.per_thread; ++l) {
       std::string L = num(l);
@@ -289,7 +314,7 @@ class GemmKernelText {
       out += pad(d + 1) + "const " + idx_ + " tc_k = " + k + ";\n";
       out += pad(d + 1) + "const bool tc_in = " + p + "in" + L + " && tc_k < " + num(k_) + ";\n";
       out += pad(d + 1) + "const " + idx_ + " tc_at = " + p + "at" + L + " + (tc_in ? " +
-             group_offset(c_.k, shp, dim, "tc_k") + " : 0);\n";
+             group_offset(c_.k, step, "tc_k") + " : 0);\n";
       std::string dst = "tc_shared_" + std::string(1, x) + " + (tc_slot_copy * " +
                         num(x == 'a' ? buffer_a() : buffer_b()) + " + " + p + "dst" + L + ")";
       if (copy.run > 1) {
@@ -356,12 +381,9 @@ class GemmKernelText {
   std::string out_row(int64_t i) const { return "tc_m0 + " + tile_row(i); }
   std::string out_col(int64_t j) const { return "tc_n0 + " + tile_col(j); }
 
-  // The offset in tensor `t` (read along dims `dim`) of the output entry (tc_z, m, n).
-  std::string entry_offset(int t, const std::function<int(const ContractionIndex&)>& dim, const std::string& m,
-                           const std::string& n) const {
-    const std::vector<int64_t>& shp = shape(t);
-    return group_offset(c_.batch, shp, dim, "tc_z") + " + " + group_offset(c_.m, shp, dim, m) + " + " +
-           group_offset(c_.n, shp, dim, n);
+  // The offset, in a tensor whose steps are `step`, of the output entry (tc_z, m, n).
+  std::string entry_offset(const StepOf& step, const std::string& m, const std::string& n) const {
+    return group_offset(c_.batch, step, "tc_z") + " + " + group_offset(c_.m, step, m) + " + " + group_offset(c_.n, step, n);
   }
 
   // The sums start at 0, or at O's entries where the contraction adds to them (`+=`).
@@ -376,7 +398,7 @@ class GemmKernelText {
       for (int64_t j = 0; j < t_.tn; ++j) {
         std::string m = "(" + out_row(i) + ")", n = "(" + out_col(j) + ")";
         out += pad(d) + "tc_acc[" + num(i) + "][" + num(j) + "] = " + m + " < " + num(m_) + " && " + n + " < " + num(n_) +
-               " ? " + param(tensor(c_.o)) + "[" + entry_offset(c_.o, dim_in_o, m, n) + "] : " +
+               " ? " + param(tensor(c_.o)) + "[" + entry_offset(step_o_, m, n) + "] : " +
                float_literal(0, c_.type) + ";\n";
       }
   }
@@ -401,8 +423,11 @@ class GemmKernelText {
         } else if (op.kind == K::Read) {
           int t = c_.epilogue_reads[static_cast<size_t>(op.read)];
           size_t entry = static_cast<size_t>(op.read);
-          auto dim = [entry](const ContractionIndex& x) { return x.e[entry]; };
-          stack.push_back(param(tensor(t)) + "[" + entry_offset(t, dim, m, n) + "]");
+          const std::vector<int64_t>& shp = shape(t);
+          StepOf step = [entry, &shp](const ContractionIndex& x) -> int64_t {
+            return x.e[entry] < 0 ? 0 : stride(shp, x.e[entry]);
+          };
+          stack.push_back(param(tensor(t)) + "[" + entry_offset(step, m, n) + "]");
         } else if (op.kind == K::Neg) {
           stack.push_back("tc_neg(" + pop() + ")");
         } else {
@@ -443,7 +468,7 @@ class GemmKernelText {
           for (int64_t e = 0; e < rb_; ++e)
             out += pad(d + 3) + "tc_v." + kLanes[e] + " = " +
                    finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, "tc_col" + num(e)) + ";\n";
-          out += pad(d + 3) + "*(" + vector_type(rb_) + "*)&" + param(o) + "[" + entry_offset(c_.o, dim_in_o, m, "tc_col0") +
+          out += pad(d + 3) + "*(" + vector_type(rb_) + "*)&" + param(o) + "[" + entry_offset(step_o_, m, "tc_col0") +
                  "] = tc_v;\n";
           out += pad(d + 2) + "} else {\n";
           scalar_stores(i, j, m, out, d + 3);
@@ -461,7 +486,7 @@ class GemmKernelText {
     const ir::Tensor& o = tensor(c_.o);
     for (int64_t e = 0; e < rb_; ++e) {
       std::string n = "tc_col" + num(e);
-      out += pad(d) + "if (" + n + " < " + num(n_) + ") " + param(o) + "[" + entry_offset(c_.o, dim_in_o, m, n) +
+      out += pad(d) + "if (" + n + " < " + num(n_) + ") " + param(o) + "[" + entry_offset(step_o_, m, n) +
              "] = " + finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, n) + ";\n";
     }
   }
@@ -483,6 +508,7 @@ class GemmKernelText {
   std::string name_, type_, idx_;
   int64_t element_bytes_, v_, pad_;
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
+  StepOf step_a_, step_b_, step_o_;
   TileCopy copy_a_, copy_b_;
 };
 

@@ -10,11 +10,14 @@ std::string GemmTile::text() const { return std::to_string(bm) + "x" + std::to_s
 
 // Every tile 256 threads (8 warps): each thread's values along M and N in runs of 128 bits
 // (4 floats, 2 doubles) where it has that many. float64 stops at 8 x 4 values a thread (64
-// registers of sums).
+// registers of sums). The last two are for products with few rows (a grouped convolution's 4
+// filters a group: 8% of a 32 x 32 tile used, 100% of a 4 x 256 one).
 const std::vector<GemmTile>& gemm_tiles(ScalarType type) {
-  static const std::vector<GemmTile> kFloat = {
-      {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4}, {32, 32, 8, 2, 2}};
-  static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4}, {32, 32, 8, 2, 2}};
+  static const std::vector<GemmTile> kFloat = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 128, 8, 4, 8},
+                                               {64, 64, 8, 4, 4},    {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},
+                                               {4, 256, 8, 1, 4}};
+  static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4},
+                                                {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},  {4, 256, 8, 1, 4}};
   return type == ScalarType::Float64 ? kDouble : kFloat;
 }
 
@@ -41,13 +44,20 @@ GemmTile auto_gemm_tile(const Contraction& c) {
     double covered = static_cast<double>((m + t.bm - 1) / t.bm * t.bm) * static_cast<double>((n + t.bn - 1) / t.bn * t.bn);
     return covered > 0 ? static_cast<double>(m) * static_cast<double>(n) / covered : 1.0;
   };
-  const GemmTile* best = nullptr;
+  double best = 0;
   for (const GemmTile& t : tiles)
-    if (blocks(t) >= kGemmBlocksWanted && (!best || used(t) > used(*best))) best = &t;
-  if (best) return *best;
-  // Of those that give the most blocks, the smallest (the last): the least work past O's edges.
-  return *std::max_element(tiles.rbegin(), tiles.rend(),
-                           [&](const GemmTile& a, const GemmTile& b) { return blocks(a) < blocks(b); });
+    if (blocks(t) >= kGemmBlocksWanted) best = std::max(best, used(t));
+  for (const GemmTile& t : tiles)  // the largest within 5% of the best fill (conv2d's 64 x 128: 99.6%)
+    if (blocks(t) >= kGemmBlocksWanted && used(t) >= 0.95 * best) return t;
+  // Too few blocks for the GPU whatever the tile: the time is the waves of blocks times a
+  // thread's outputs (every tile has 256 threads); the fewest, then the best filled.
+  auto cost = [&](const GemmTile& t) {
+    return (blocks(t) + kGemmBlocksWanted - 1) / kGemmBlocksWanted * t.tm * t.tn;
+  };
+  const GemmTile* pick = &tiles.front();
+  for (const GemmTile& t : tiles)
+    if (cost(t) < cost(*pick) || (cost(t) == cost(*pick) && used(t) > used(*pick))) pick = &t;
+  return *pick;
 }
 
 }  // namespace tc::backends::cuda
