@@ -50,8 +50,9 @@ FEATURES = {
                     "without cpu.flatten (rows computed as one)",
     "contractions": "sums of products of two tensors with batch, free and summed indices in any order "
                     "in each tensor and small, odd sizes, some followed by pointwise statements (a bias, a "
-                    "ReLU) or a second product reading the first (the cpu backend's contraction route, "
-                    "src/backends/cpu/contraction; cpu.contract forced to 0 or 1 in half)",
+                    "ReLU) or a second product reading the first (the contraction routes, "
+                    "src/backends/cpu/contraction and src/backends/cuda/contraction; cpu.contract forced to 0 or 1 "
+                    "in half)",
 }
 
 DATA_NAMES = ["A", "B", "C", "D", "E", "F"]
@@ -488,7 +489,8 @@ def random_knobs(rng):
 
 
 # The cuda backend's knobs (ignored by the others), each drawn with its chance, in this order:
-# register tiles, tiles, blocks, shared memory, fused multiply-adds, unrolling and fusion.
+# register tiles, tiles, blocks, shared memory, fused multiply-adds, unrolling, fusion, and the
+# contraction route's: off, its tiles, its pipeline's depth.
 CUDA_KNOBS = [
     ("cuda.regtile", 0.4, ["1", "2", "4x4", "8x8", "2x8", "3x2", "8"]),
     ("cuda.tile", 0.3, ["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"]),
@@ -497,6 +499,9 @@ CUDA_KNOBS = [
     ("cuda.fma", 0.2, ["0"]),
     ("cuda.unroll", 0.2, ["4", "8"]),
     ("cuda.fusion", 0.2, ["min", "preserve3"]),
+    ("cuda.contract", 0.25, ["0"]),
+    ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's
+    ("cuda.stages", 0.3, ["2", "4"]),
 ]
 
 
