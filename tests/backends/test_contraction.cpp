@@ -34,7 +34,9 @@ std::optional<ContractionPlan> plan_of(const std::string& src, const std::vector
   ProgramPtr p = build(src);
   Inputs in;
   for (const auto& s : shapes) in.add(type, s);
-  return tc::backends::plan_contraction(bind_def(p, in), why, affine);
+  tc::backends::ContractionRules rules;
+  rules.affine = affine;
+  return tc::backends::plan_contraction(bind_def(p, in), why, rules);
 }
 
 // The def's describe() of each stage, for the def in `src`.

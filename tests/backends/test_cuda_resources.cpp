@@ -196,6 +196,37 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
   }
 }
 
+// float16 and bfloat16 products on tensor cores: mma.sync in the PTX for sm_80 and sm_90, no
+// spills, blocks of 128 threads (4 warps of 32 x 32 outputs).
+TEST(CudaResources, HalfProductsUseTensorCores) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  for (const char* type : {"float16", "bfloat16"}) {
+    for (const char* arch : {"sm_90", "sm_80"}) {
+      SCOPED_TRACE(std::string(type) + " " + arch);
+      auto p = tc_test::build(std::string("def mm(") + type + "(M,K) A, " + type + "(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+      Inputs in;
+      tc::ScalarType t = std::string(type) == "float16" ? tc::ScalarType::Float16 : tc::ScalarType::BFloat16;
+      in.add(t, {4096, 4096}).add(t, {4096, 4096});
+      tc::backends::OptionSet o;
+      o.set("backend", "cuda");
+      o.set("cuda.arch", arch);
+      auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
+      std::string described = kernel->describe();
+      EXPECT_NE(described.find("tile 64x64x16, tensor cores (mma.sync)"), std::string::npos) << described;
+      EXPECT_NE(described.find("mm_k0 grid 64x64x1 block 128x1x1"), std::string::npos) << described;
+      EXPECT_NE(described.find(" registers, 0 bytes spilled,"), std::string::npos) << described;
+      std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), "mm.cu", arch);
+      std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (t == tc::ScalarType::Float16 ? "f16.f16" : "bf16.bf16");
+      EXPECT_EQ(occurrences(ptx, mma), 8u) << "2 x 4 mma a warp a step";
+    }
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -61,6 +61,7 @@ import tclib  # noqa: E402
 
 MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
 EMULATE = {"backend": "cuda", "cuda.emulate": "1"}
+F64 = np.float64
 # isl's schedule for a def the contraction route would take (the checks of its mapping knobs)
 EMULATE_ISL = dict(EMULATE, **{"cuda.contract": "0"})
 
@@ -330,6 +331,27 @@ def contraction_route():
     Ad, Bd = A.astype(np.float64), B.astype(np.float64)
     expect_error(lambda: d.compile("mmd", [Ad, Bd], dict(EMULATE, **{"cuda.gemm_tile": "128x128x8"})),
                  tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "float64 contraction")
+    # float16 and bfloat16 on tensor cores (the emulation runs mma.sync's fragments lane by lane):
+    # float32 sums of the exact products, rounded once: within half an ulp of the output's type
+    # of the exact result (the reference rounds every step); cuda.fma=0 keeps the reference's bits.
+    for tc_type, to_type, from_type, ulp in (("float16", lambda x: x.astype(np.float16), lambda x: x.astype(F64), 2.0**-10),
+                                             ("bfloat16", tclib.bf16, tclib.from_bf16, 2.0**-7)):
+        for src, shapes in (("def mm(T(M,K) A, T(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 21), (21, 70)]),
+                            ("def tb(T(B,N,K) X, T(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }",
+                             [(2, 65, 33), (2, 9, 33)])):
+            src = src.replace("T(", tc_type + "(")
+            name = src.split()[1].split("(")[0]
+            prog = tclib.Program(src)
+            ins = [to_type(r.standard_normal(sh).astype(np.float32)) for sh in shapes]
+            k = prog.compile(name, ins, EMULATE)
+            assert "tensor cores (mma.sync)" in k.describe() and "mma.sync.aligned.m16n8k16" in k.code(), k.describe()
+            (got,) = run(k, ins)
+            a, b = (from_type(x).astype(F64) for x in ins)
+            exact = a @ b if name == "mm" else np.einsum("bnk,bmk->bnm", a, b)
+            assert np.all(np.abs(from_type(got).astype(F64) - exact) <= ulp * np.maximum(np.abs(exact), 1) + 1e-3), name
+            (ref,) = run(prog.compile(name, ins, {"backend": "reference"}), ins)
+            (bits,) = run(prog.compile(name, ins, dict(EMULATE, **{"cuda.fma": "0"})), ins)
+            assert bits.tobytes() == ref.tobytes(), tc_type
     # cuda.contract=0: isl's schedule; a def that is no contraction: isl's schedule, described so
     assert "contraction route" not in p.compile("mm", [A, B], EMULATE_ISL).describe()
     relu = tclib.Program("def relu(float(N) X) -> (Y) { Y(i) = fmax(X(i), 0) }")

@@ -76,15 +76,22 @@ struct ContractionPlan {
   bool fused() const;
 };
 
+// What a route can compute beyond products of float or double tensors whose subscripts are each
+// exactly one index (the cpu backend's packing):
+struct ContractionRules {
+  // An operand's subscripts may be affine in the indices (integer coefficients and a constant,
+  // each index in one subscript, proven in bounds): convolutions as implicit GEMMs, for a route
+  // that reads operands through each index's step (the cuda backend's).
+  bool affine = false;
+  // float16 and bfloat16 products without an epilogue (the cuda backend's tensor cores).
+  bool half = false;
+};
+
 // The plan for `bound` if its def is such a sequence of contractions, else nullopt and `why`
 // (when given) says what does not fit. A and B are ordered so that O's innermost dimension
 // (the one it is written along) belongs to the N group where it belongs to either. An operand
-// is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`. With
-// `affine`, an operand's subscripts may be affine in the indices (integer coefficients and a
-// constant, each index in one subscript, proven in bounds): convolutions as implicit GEMMs,
-// for a route that reads operands through each index's step (the cuda backend's); without,
-// each subscript is exactly one index (the cpu backend's packing).
+// is an input or a tensor an earlier stage wrote; a temporary is written whole, `+=!`.
 std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why = nullptr,
-                                                bool affine = false);
+                                                ContractionRules rules = {});
 
 }  // namespace tc::backends

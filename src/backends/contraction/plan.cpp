@@ -88,8 +88,8 @@ bool readable(const ir::Def& def, const std::vector<char>& done, int tensor, int
   return tensor != written && t.type == type && (t.role == ir::TensorRole::Input || done[static_cast<size_t>(tensor)]);
 }
 
-bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>& done, bool affine, Contraction& c,
-                  std::string* why) {
+bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>& done, const ContractionRules& rules,
+                  Contraction& c, std::string* why) {
   const ir::Def& def = bound.def();
   const ir::Stmt& s = def.stmts[si];
   const ir::Tensor& out = def.tensors[s.lhs_tensor];
@@ -97,7 +97,9 @@ bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>&
   if (s.scatter || s.reduce != ir::ReduceOp::Sum || out.role == ir::TensorRole::Input)
     return not_one(why, at + "the statement is not a += reduction into an output");
   c.type = out.type;
-  if (c.type != ScalarType::Float32 && c.type != ScalarType::Float64) return not_one(why, at + "not float or double");
+  bool half = rules.half && is_float16_like(c.type);
+  if (c.type != ScalarType::Float32 && c.type != ScalarType::Float64 && !half)
+    return not_one(why, at + (rules.half ? "not float, double, float16 or bfloat16" : "not float or double"));
   const ir::Node& rhs = *s.rhs;
   bool product = rhs.op == ir::ExprOp::Binary && rhs.binop == ir::BinOp::Mul && rhs.operand_type == c.type &&
                  rhs.type == c.type && rhs.args.size() == 2 && rhs.args[0]->op == ir::ExprOp::Load &&
@@ -111,7 +113,7 @@ bool product_into(const ir::BoundDef& bound, size_t si, const std::vector<char>&
   size_t vars = s.vars.size();
   std::vector<int> in_a, in_b;
   std::vector<int64_t> scale_a(vars, 1), scale_b(vars, 1);
-  if (affine) {
+  if (rules.affine) {
     if (!affine_dims_of(bound, *ra, vars, in_a, scale_a, c.a_shift) ||
         !affine_dims_of(bound, *rb, vars, in_b, scale_b, c.b_shift))
       return not_one(why, at + "an operand's subscripts are not affine in distinct index variables");
@@ -300,7 +302,7 @@ double extent(const std::vector<ContractionIndex>& g) {
 }  // namespace
 
 std::string Contraction::describe(const ir::Def& def) const {
-  std::string text = std::string(type == ScalarType::Float64 ? "float64" : "float32") +
+  std::string text = std::string(name(type)) +
                      (accumulate ? " (adding to O)" : "") + "; batch " + group_text(batch) + "; M " + group_text(m) +
                      "; N " + group_text(n) + "; K " + group_text(k);
   if (epilogue.empty()) return text;
@@ -332,21 +334,26 @@ bool ContractionPlan::fused() const {
   return stages.size() > 1 || std::any_of(stages.begin(), stages.end(), [](const Contraction& c) { return !c.epilogue.empty(); });
 }
 
-std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why, bool affine) {
+std::optional<ContractionPlan> plan_contraction(const ir::BoundDef& bound, std::string* why, ContractionRules rules) {
   const ir::Def& def = bound.def();
   ContractionPlan plan;
   std::vector<char> done(def.tensors.size(), 0);
   for (size_t si = 0; si < def.stmts.size();) {
     Contraction c;
-    if (!product_into(bound, si, done, affine, c, why)) return std::nullopt;
+    if (!product_into(bound, si, done, rules, c, why)) return std::nullopt;
     if (!plan.stages.empty() && c.type != plan.stages[0].type) {
       not_one(why, which(si) + "its type is not the first product's");
       return std::nullopt;
     }
     for (++si; si < def.stmts.size() && def.stmts[si].lhs_tensor == c.o && def.stmts[si].reduce == ir::ReduceOp::None &&
                !def.stmts[si].scatter;
-         ++si)
+         ++si) {
+      if (is_float16_like(c.type)) {
+        not_one(why, which(si) + "a " + std::string(name(c.type)) + " product has no epilogue on the route");
+        return std::nullopt;
+      }
       if (!epilogue_into(bound, si, done, c, why)) return std::nullopt;
+    }
     done[static_cast<size_t>(c.o)] = 1;
     plan.stages.push_back(std::move(c));
   }

@@ -172,7 +172,10 @@ struct Generated {
 // The contraction route's plan where the def takes it (cuda.contract), else nullopt.
 std::optional<ContractionPlan> contraction_route(const ir::BoundDef& bound, const KnobValues& o) {
   if (!o.is_auto("cuda.contract") && !o.flag("cuda.contract")) return std::nullopt;
-  return plan_contraction(bound, nullptr, /*affine=*/true);  // convolutions as implicit GEMMs
+  ContractionRules rules;
+  rules.affine = true;  // convolutions as implicit GEMMs
+  rules.half = o.flag("cuda.fma");  // float16 and bfloat16 products on tensor cores (float32 sums: not the reference's bits)
+  return plan_contraction(bound, nullptr, rules);
 }
 
 Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan& plan, const KnobValues& o,
@@ -198,7 +201,8 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   g.dims = std::move(k.dims);
   for (size_t s = 0; s < plan.stages.size(); ++s)
     g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.tiles[s].text() + ", " +
-               std::to_string(options.stages) + " stages\n";
+               (is_float16_like(plan.stages[s].type) ? std::string("tensor cores (mma.sync), 1 stage")
+                                                     : std::to_string(options.stages) + " stages") + "\n";
   return g;
 }
 

@@ -35,6 +35,8 @@ struct GemmTile {
 
 // The tiles cuda.gemm_tile may name, per type (float32: 128x128x8, 128x64x8, 64x128x8,
 // 64x64x8, 32x32x8, 8x256x8, 4x256x8; float64 the same but 128x128x8): every one 256 threads.
+// float16 and bfloat16 have one, 64x64x16: the tensor-core kernel's 4 warps of 32 x 32 outputs
+// (2 x 4 mma.sync tiles of 16 x 8 each; as a GemmTile, a thread's 4 x 8 sums).
 const std::vector<GemmTile>& gemm_tiles(ScalarType type);
 std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type);
 

@@ -50,7 +50,60 @@ struct alignas(16) tc_bytes16 { unsigned long long low, high; };
 #endif
 )";
 
+// Tensor cores for float16 and bfloat16 (sm_80 and later): mma.sync's m16n8k16 shape, a warp's
+// fragments of A (16 x 16, row-major), B (16 x 8, column-major) and its float sums (16 x 8)
+// spread over its lanes as the PTX ISA lays them out. Elsewhere (the emulation) the same
+// instruction lane by lane: each lane puts its fragments in the warp's exchange area in shared
+// memory, then computes its own sums from the whole, so the emulation checks the fragments'
+// layout the GPU relies on.
+constexpr const char* kMmaHelpers = R"(// the contraction route's tensor cores (libtc: src/backends/cuda/contraction/gemm_text.cpp)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TC_MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32."
+#define TC_MMA_ARGS "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n" \
+  : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])
+TC_DEVICE void tc_mma_f16(float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b) {
+  asm volatile(TC_MMA_SHAPE "f16.f16.f32 " TC_MMA_ARGS);
+}
+TC_DEVICE void tc_mma_bf16(float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b) {
+  asm volatile(TC_MMA_SHAPE "bf16.bf16.f32 " TC_MMA_ARGS);
+}
+#define TC_MMA(kind, c0, c1, c2, c3, a, b) tc_mma_##kind(c0, c1, c2, c3, a, b)
+#else
+#define TC_MMA_EXCHANGE
+TC_DEVICE float tc_mma_value(int bf, unsigned pair, int high) {
+  unsigned short h = (unsigned short)(high ? pair >> 16 : pair & 0xffffu);
+  return bf ? tc_b2f(h) : tc_h2f(h);
+}
+TC_DEVICE void tc_mma_lanes(int bf, float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b,
+                            float* x) {
+  const unsigned lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  float* A = x;        // 16 x 16, (m, k)
+  float* B = x + 256;  // 8 x 16, (n, k)
+  for (int h = 0; h < 2; ++h) {
+    A[g * 16 + 2 * t + h] = tc_mma_value(bf, a[0], h);
+    A[(g + 8) * 16 + 2 * t + h] = tc_mma_value(bf, a[1], h);
+    A[g * 16 + 2 * t + 8 + h] = tc_mma_value(bf, a[2], h);
+    A[(g + 8) * 16 + 2 * t + 8 + h] = tc_mma_value(bf, a[3], h);
+    B[g * 16 + 2 * t + h] = tc_mma_value(bf, b[0], h);
+    B[g * 16 + 2 * t + 8 + h] = tc_mma_value(bf, b[1], h);
+  }
+  __syncwarp();
+  float* c[4] = {&c0, &c1, &c2, &c3};
+  for (int e = 0; e < 4; ++e) {
+    const unsigned row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+    float sum = *c[e];
+    for (int k = 0; k < 16; ++k) sum = fmaf(A[row * 16 + k], B[col * 16 + k], sum);
+    *c[e] = sum;
+  }
+  __syncwarp();
+}
+#define TC_MMA(kind, c0, c1, c2, c3, a, b) \
+  tc_mma_lanes(sizeof(#kind) == 5, c0, c1, c2, c3, a, b, tc_mma_exchange[threadIdx.x / 32])
+#endif
+)";
+
 constexpr int64_t kVectorBytes = 16;
+constexpr int64_t kMmaPad = 8;  // halves a shared row is padded by: fragment loads conflict-free
 
 std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
 std::string num(int64_t v) { return std::to_string(v); }
@@ -133,7 +186,7 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
   TileCopy copy;
   copy.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
   int64_t v = kVectorBytes / element_bytes;
-  if (copy.order == TileCopy::Order::RowsFast && rs == 1) {
+  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && element_bytes >= 4) {
     const ContractionIndex& x = rows.back();
     int d = x.*dim;
     // Runs of v elements stay in x's dimension and start 16-byte aligned: no other index moves
@@ -157,10 +210,11 @@ class GemmKernelText {
   GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmTile& tile, const GemmOptions& options,
                  std::string name)
       : b_(bound), c_(c), t_(tile), o_(options), name_(std::move(name)) {
-    type_ = c_type(c.type);
-    element_bytes_ = c.type == ScalarType::Float64 ? 8 : 4;
+    mma_ = is_float16_like(c.type);
+    type_ = c_type(c.type);  // float for float16 and bfloat16: the sums
+    element_bytes_ = c.type == ScalarType::Float64 ? 8 : mma_ ? 2 : 4;
     v_ = kVectorBytes / element_bytes_;
-    pad_ = v_;  // one 16-byte run: rows stay 16-byte aligned, a step's rows shift by 4 banks
+    pad_ = mma_ ? kMmaPad : v_;  // one 16-byte run: rows stay 16-byte aligned, a step's rows shift by 4 banks
     int64_t largest = 0;
     for (const auto& t : bound.tensors) largest = std::max(largest, t.num_elements());
     idx_ = largest <= (int64_t{1} << 30) ? "int" : "long long";
@@ -170,8 +224,8 @@ class GemmKernelText {
     k_ = extent(c.k);
     tx_ = t_.bn / t_.tn;
     ty_ = t_.bm / t_.tm;
-    ra_ = std::min(t_.tm, v_);
-    rb_ = std::min(t_.tn, v_);
+    ra_ = mma_ ? 1 : std::min(t_.tm, v_);
+    rb_ = mma_ ? 1 : std::min(t_.tn, v_);
     step_a_ = steps_in(shape(c.a), &ContractionIndex::a, &ContractionIndex::a_scale);
     step_b_ = steps_in(shape(c.b), &ContractionIndex::b, &ContractionIndex::b_scale);
     step_o_ = steps_in(shape(c.o), &ContractionIndex::o);
@@ -188,9 +242,20 @@ class GemmKernelText {
     out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(o_.stages) + " stages, " +
            num(t_.threads()) + " threads\n";
     out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
-    out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(o_.stages * buffer_a()) + "];  // [stage][step][row]\n";
-    out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_b[" + num(o_.stages * buffer_b()) + "];\n";
-    out += pad(1) + "const int tc_tid = threadIdx.x, tc_tx = tc_tid % " + num(tx_) + ", tc_ty = tc_tid / " + num(tx_) + ";\n";
+    if (mma_) {
+      std::string bits = print::storage_type(c_.type);
+      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_a[" + num(buffer_a()) + "];  // [row][step]\n";
+      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_b[" + num(buffer_b()) + "];\n";
+      out += "#ifdef TC_MMA_EXCHANGE\n" + pad(1) + "__shared__ float tc_mma_exchange[" + num(t_.threads() / 32) +
+             "][384];  // the emulation's mma: a warp's fragments\n#endif\n";
+      out += pad(1) + "const int tc_tid = threadIdx.x, tc_lane = tc_tid % 32, tc_g = tc_lane / 4, tc_t = tc_lane % 4;\n";
+      out += pad(1) + "const int tc_wm = tc_tid / 64, tc_wn = tc_tid / 32 % 2;  // the warp's 32 x 32 of the tile\n";
+    } else {
+      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(o_.stages * buffer_a()) +
+             "];  // [stage][step][row]\n";
+      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_b[" + num(o_.stages * buffer_b()) + "];\n";
+      out += pad(1) + "const int tc_tid = threadIdx.x, tc_tx = tc_tid % " + num(tx_) + ", tc_ty = tc_tid / " + num(tx_) + ";\n";
+    }
     out += pad(1) + "const bool tc_a_16 = (unsigned long long)" + param(tensor(c_.a)) + " % 16 == 0, tc_b_16 = " +
            "(unsigned long long)" + param(tensor(c_.b)) + " % 16 == 0, tc_o_16 = (unsigned long long)" +
            param(tensor(c_.o)) + " % 16 == 0;\n";
@@ -227,8 +292,8 @@ class GemmKernelText {
   const ir::Tensor& tensor(int t) const { return b_.def().tensors[static_cast<size_t>(t)]; }
   const std::vector<int64_t>& shape(int t) const { return b_.tensors[static_cast<size_t>(t)].shape; }
   // A stage's buffer: bk steps of a tile's rows, each row padded by 16 bytes.
-  int64_t buffer_a() const { return t_.bk * (t_.bm + pad_); }
-  int64_t buffer_b() const { return t_.bk * (t_.bn + pad_); }
+  int64_t buffer_a() const { return mma_ ? t_.bm * (t_.bk + pad_) : t_.bk * (t_.bm + pad_); }
+  int64_t buffer_b() const { return mma_ ? t_.bn * (t_.bk + pad_) : t_.bk * (t_.bn + pad_); }
   int64_t tiles_m() const { return (m_ + t_.bm - 1) / t_.bm; }
   int64_t tiles_n() const { return (n_ + t_.bn - 1) / t_.bn; }
 
@@ -245,6 +310,17 @@ class GemmKernelText {
     out += pad(d) + type_ + " tc_acc[" + num(t_.tm) + "][" + num(t_.tn) + "];\n";
     initial_values(out, d);
     const int64_t ktiles = (k_ + t_.bk - 1) / t_.bk;
+    if (mma_) {  // one buffer, filled by plain copies (cp.async copies 4 bytes or more)
+      out += pad(d) + "for (int tc_kt = 0; tc_kt < " + num(ktiles) + "; ++tc_kt) {\n";
+      out += pad(d + 1) + "__syncthreads();  // the buffer is free\n";
+      copy_step("0", "tc_kt", out, d + 1);
+      out += pad(d + 1) + "__syncthreads();\n";
+      mma_step(out, d + 1);
+      out += pad(d) + "}\n";
+      out += pad(d) + "__syncthreads();  // the buffer is free for the next tile\n";
+      epilogue(out, d);
+      return;
+    }
     out += pad(d) + "// the pipeline: " + num(o_.stages - 1) + " steps in flight while the block computes one\n";
     out += pad(d) + "for (int tc_s = 0; tc_s < " + num(o_.stages - 1) + "; ++tc_s) {\n";
     out += pad(d + 1) + "if (tc_s < " + num(ktiles) + ") {\n";
@@ -287,8 +363,10 @@ class GemmKernelText {
         k = u + " % " + num(t_.bk);
       }
       std::string L = num(l);
+      std::string dst = mma_ ? p + "row" + L + " * " + num(t_.bk + pad_) + " + " + p + "step" + L
+                             : p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L;
       out += pad(d) + "const int " + p + "row" + L + " = " + row + ", " + p + "step" + L + " = " + k + ", " + p + "dst" +
-             L + " = " + p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L + ";\n";
+             L + " = " + dst + ";\n";
       std::string has = copy.units % t_.threads() == 0 ? "true" : u + " < " + num(copy.units);
       out += pad(d) + "const bool " + p + "has" + L + " = " + has + ";\n";
       out += pad(d) + "const bool " + p + "in" + L + " = " + start + " + " + p + "row" + L + " < " + num(total_rows) + ";\n";
@@ -317,7 +395,9 @@ class GemmKernelText {
              group_offset(c_.k, step, "tc_k") + " : 0);\n";
       std::string dst = "tc_shared_" + std::string(1, x) + " + (tc_slot_copy * " +
                         num(x == 'a' ? buffer_a() : buffer_b()) + " + " + p + "dst" + L + ")";
-      if (copy.run > 1) {
+      if (mma_) {
+        out += pad(d + 1) + "*(" + dst + ") = tc_in ? " + param(t) + "[tc_at] : (" + print::storage_type(c_.type) + ")0;\n";
+      } else if (copy.run > 1) {
         out += pad(d + 1) + "if (" + p + "16) {\n";
         out += pad(d + 2) + "tc_copy_16(" + dst + ", " + param(t) + ", tc_at, tc_in);\n";
         out += pad(d + 1) + "} else {\n";
@@ -377,9 +457,55 @@ class GemmKernelText {
     out += pad(d + 2) + "}\n" + pad(d + 1) + "}\n" + pad(d) + "}\n";
   }
 
-  // The thread's M row (N column) of the output for its i-th (j-th) value.
-  std::string out_row(int64_t i) const { return "tc_m0 + " + tile_row(i); }
-  std::string out_col(int64_t j) const { return "tc_n0 + " + tile_col(j); }
+  // The thread's M row (N column) of the output for its i-th (j-th) value; with tensor cores,
+  // where the mma's sums lie: tc_acc[2 mi + e / 2][2 ni + e % 2] is sum e of the warp's mma tile
+  // (mi, ni), at row g (+ 8 for e >= 2), column 2 t + e % 2 of it.
+  std::string out_row(int64_t i) const {
+    if (mma_) return "tc_m0 + " + num((i / 2) * 16 + (i % 2) * 8) + " + tc_wm * 32 + tc_g";
+    return "tc_m0 + " + tile_row(i);
+  }
+  std::string out_col(int64_t j) const {
+    if (mma_) return "tc_n0 + " + num((j / 2) * 8 + j % 2) + " + tc_wn * 32 + 2 * tc_t";
+    return "tc_n0 + " + tile_col(j);
+  }
+
+  // The 16 steps in shared memory on tensor cores: the warp's fragments of A (2 of 16 rows) and
+  // B (4 of 8 columns) read as pairs of halves, then 8 mma.
+  void mma_step(std::string& out, int d) const {
+    const std::string row = num(t_.bk + pad_), kind = c_.type == ScalarType::BFloat16 ? "bf16" : "f16";
+    out += pad(d) + "unsigned tc_fa[2][4], tc_fb[4][2];\n";
+    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i) {\n";
+    out += pad(d + 1) + "const int tc_r = tc_wm * 32 + tc_i * 16 + tc_g;\n";
+    auto pair = [&](const std::string& array, const std::string& r, const std::string& k) {
+      return "*(const unsigned*)&" + array + "[(" + r + ") * " + row + " + " + k + "]";
+    };
+    out += pad(d + 1) + "tc_fa[tc_i][0] = " + pair("tc_shared_a", "tc_r", "2 * tc_t") + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][1] = " + pair("tc_shared_a", "tc_r + 8", "2 * tc_t") + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][2] = " + pair("tc_shared_a", "tc_r", "2 * tc_t + 8") + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][3] = " + pair("tc_shared_a", "tc_r + 8", "2 * tc_t + 8") + ";\n";
+    out += pad(d) + "}\n";
+    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
+    out += pad(d + 1) + "const int tc_c = tc_wn * 32 + tc_j * 8 + tc_g;\n";
+    out += pad(d + 1) + "tc_fb[tc_j][0] = " + pair("tc_shared_b", "tc_c", "2 * tc_t") + ";\n";
+    out += pad(d + 1) + "tc_fb[tc_j][1] = " + pair("tc_shared_b", "tc_c", "2 * tc_t + 8") + ";\n";
+    out += pad(d) + "}\n";
+    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i)\n";
+    out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
+    if (o_.statement_marks) out += pad(d + 2) + "TC_STATEMENT();\n";
+    out += pad(d + 2) + "TC_MMA(" + kind + ", tc_acc[2 * tc_i][2 * tc_j], tc_acc[2 * tc_i][2 * tc_j + 1], " +
+           "tc_acc[2 * tc_i + 1][2 * tc_j], tc_acc[2 * tc_i + 1][2 * tc_j + 1], tc_fa[tc_i], tc_fb[tc_j]);\n";
+    out += pad(d + 1) + "}\n";
+  }
+
+  // An entry's stored form: float16 and bfloat16 as their bits (rounded to nearest even).
+  std::string stored(const std::string& value) const {
+    if (c_.type == ScalarType::Float16) return "tc_f2h(" + value + ")";
+    return c_.type == ScalarType::BFloat16 ? "tc_f2b(" + value + ")" : value;
+  }
+  std::string loaded(const std::string& element) const {
+    if (c_.type == ScalarType::Float16) return "tc_h2f(" + element + ")";
+    return c_.type == ScalarType::BFloat16 ? "tc_b2f(" + element + ")" : element;
+  }
 
   // The offset, in a tensor whose steps are `step`, of the output entry (tc_z, m, n).
   std::string entry_offset(const StepOf& step, const std::string& m, const std::string& n) const {
@@ -391,15 +517,15 @@ class GemmKernelText {
     if (!c_.accumulate) {
       out += pad(d) + "for (int tc_i = 0; tc_i < " + num(t_.tm) + "; ++tc_i)\n";
       out += pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) tc_acc[tc_i][tc_j] = " +
-             float_literal(0, c_.type) + ";\n";
+             float_literal(0, sum_type()) + ";\n";
       return;
     }
     for (int64_t i = 0; i < t_.tm; ++i)
       for (int64_t j = 0; j < t_.tn; ++j) {
         std::string m = "(" + out_row(i) + ")", n = "(" + out_col(j) + ")";
         out += pad(d) + "tc_acc[" + num(i) + "][" + num(j) + "] = " + m + " < " + num(m_) + " && " + n + " < " + num(n_) +
-               " ? " + param(tensor(c_.o)) + "[" + entry_offset(step_o_, m, n) + "] : " +
-               float_literal(0, c_.type) + ";\n";
+               " ? " + loaded(param(tensor(c_.o)) + "[" + entry_offset(step_o_, m, n) + "]") + " : " +
+               float_literal(0, sum_type()) + ";\n";
       }
   }
 
@@ -487,7 +613,7 @@ class GemmKernelText {
     for (int64_t e = 0; e < rb_; ++e) {
       std::string n = "tc_col" + num(e);
       out += pad(d) + "if (" + n + " < " + num(n_) + ") " + param(o) + "[" + entry_offset(step_o_, m, n) +
-             "] = " + finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, n) + ";\n";
+             "] = " + stored(finished("tc_acc[" + num(i) + "][" + num(j + e) + "]", m, n)) + ";\n";
     }
   }
 
@@ -508,6 +634,9 @@ class GemmKernelText {
   std::string name_, type_, idx_;
   int64_t element_bytes_, v_, pad_;
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
+  // The sums' type: float for float16 and bfloat16 (tensor cores accumulate in float32).
+  ScalarType sum_type() const { return mma_ ? ScalarType::Float32 : c_.type; }
+  bool mma_ = false;  // float16 or bfloat16: tensor cores
   StepOf step_a_, step_b_, step_o_;
   TileCopy copy_a_, copy_b_;
 };
@@ -518,8 +647,11 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
   if (options.stages < 2) fail(TC_ERROR_INVALID_ARGUMENT, "the contraction route needs at least 2 pipeline stages");
   GemmKernels g;
   std::string kernels;
+  bool mmas = false;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const Contraction& c = plan.stages[s];
+    bool mma = is_float16_like(c.type);
+    mmas = mmas || mma;
     GemmTile tile = options.tile ? *options.tile : auto_gemm_tile(c);
     GemmKernelText k(bound, c, tile, options, bound.def().name + "_k" + std::to_string(s));
     kernels += k.text();
@@ -527,7 +659,7 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
     g.dims.push_back(k.dims());
     g.tiles.push_back(tile);
   }
-  g.source.text = cuda_prelude() + kGemmHelpers + "\n" + kernels;
+  g.source.text = cuda_prelude() + kGemmHelpers + (mmas ? kMmaHelpers : "") + "\n" + kernels;
   for (const auto& t : bound.def().tensors) g.source.param_types.push_back(print::storage_type(t.type) + "*");
   g.source.param_types.push_back("unsigned long long*");
   return g;

@@ -18,6 +18,9 @@ const std::vector<GemmTile>& gemm_tiles(ScalarType type) {
                                                {4, 256, 8, 1, 4}};
   static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4},
                                                 {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},  {4, 256, 8, 1, 4}};
+  // float16 and bfloat16: the tensor-core kernel's one tile (4 warps of 32 x 32, 16 steps a stage).
+  static const std::vector<GemmTile> kHalf = {{64, 64, 16, 4, 8}};
+  if (is_float16_like(type)) return kHalf;
   return type == ScalarType::Float64 ? kDouble : kFloat;
 }
 
