@@ -31,6 +31,15 @@ using runtime::TensorView;
 
 namespace {
 
+// What the contraction route computes: convolutions as implicit GEMMs (affine subscripts),
+// float16 and bfloat16 products on tensor cores.
+ContractionRules route_rules() {
+  ContractionRules rules;
+  rules.affine = true;
+  rules.half = true;
+  return rules;
+}
+
 std::vector<Knob> declare() {
   Knob emulate{"cuda.emulate", KnobKind::Boolean, "0",
                "run the generated CUDA C on the host instead (compiled by $CXX, every block and thread in turn, on "
@@ -116,23 +125,36 @@ std::vector<Knob> declare() {
                 "cuda.block, cuda.grid, cuda.regtile, cuda.shared and cuda.unroll do not apply to it. auto: 1 where "
                 "the def is such a product",
                 true};
-  contract.domain = fixed_values({"auto", "0"});
+  contract.domain = [](const ir::BoundDef& b) {
+    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
+  };
+  std::string float_tiles;
+  for (const GemmTile& t : gemm_tiles(ScalarType::Float32)) float_tiles += (float_tiles.empty() ? "" : ", ") + t.text();
   Knob gemm_tile{"cuda.gemm_tile", KnobKind::Text, "auto",
                  "the contraction route's block tile MxNxK (outputs along M and N, steps of the sum per stage): "
-                 "float32 128x128x8, 128x64x8, 64x128x8, 64x64x8, 32x32x8, 8x256x8 or 4x256x8, float64 the same but "
-                 "128x128x8; auto: of those that give at least 132 blocks (an H100's SMs), the largest whose tiles the "
+                 "float32 " + float_tiles + "; float64 the same but 128x128x8; float16 and bfloat16 64x64x16 (tensor "
+                 "cores). auto: of those that give at least 132 blocks (an H100's SMs), the largest whose tiles the "
                  "output fills within 5% as well as the best; else the fewest waves of blocks times outputs a "
                  "thread, then the best filled",
                  true};
-  gemm_tile.choices = {"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"};
   gemm_tile.text_name = "MxNxK";
-  gemm_tile.domain = fixed_values({"auto", "128x128x8", "128x64x8", "64x128x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"});
+  // The tuner tries the tiles of the def's type, where the def takes the route.
+  gemm_tile.domain = [](const ir::BoundDef& b) {
+    std::vector<std::string> names;
+    if (std::optional<ContractionPlan> plan = plan_contraction(b, nullptr, route_rules())) {
+      names.push_back("auto");
+      for (const GemmTile& t : gemm_tiles(plan->stages[0].type)) names.push_back(t.text());
+    }
+    return names;
+  };
   Knob stages{"cuda.stages", KnobKind::Integer, "3",
               "the contraction route's shared-memory buffers per operand: while the block computes on one, the "
               "copies into the others are in flight (2: double buffering)"};
   stages.min = 2;
   stages.max = 4;
-  stages.domain = fixed_values({"3", "2", "4"});
+  stages.domain = [](const ir::BoundDef& b) {
+    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"3", "2", "4"} : std::vector<std::string>{};
+  };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
           contract, gemm_tile, stages};
 }
@@ -172,9 +194,8 @@ struct Generated {
 // The contraction route's plan where the def takes it (cuda.contract), else nullopt.
 std::optional<ContractionPlan> contraction_route(const ir::BoundDef& bound, const KnobValues& o) {
   if (!o.is_auto("cuda.contract") && !o.flag("cuda.contract")) return std::nullopt;
-  ContractionRules rules;
-  rules.affine = true;  // convolutions as implicit GEMMs
-  rules.half = o.flag("cuda.fma");  // float16 and bfloat16 products on tensor cores (float32 sums: not the reference's bits)
+  ContractionRules rules = route_rules();
+  rules.half = o.flag("cuda.fma");  // tensor cores' float32 sums are not the reference's bits
   return plan_contraction(bound, nullptr, rules);
 }
 
