@@ -56,6 +56,10 @@ def dump(kernel, program, entry, sizes, base):
     with open(base + ".tensors", "w") as f:
         for name, nbytes in tensor_bytes(program, entry, sizes):
             f.write("%s %d\n" % (name, nbytes))
+        for line in kernel.describe().splitlines():  # the contraction route's split sums
+            m = re.match(r"^scratch: (\d+) bytes$", line)
+            if m:
+                f.write("scratch %s\n" % m.group(1))
 
 
 def compiled(kernel, sizes, options):

@@ -289,7 +289,8 @@ def contraction_route():
         (expected,) = run(p.compile(name, inputs, {"backend": "reference"}), inputs)
         tol = 1e-12 if dtype == np.float64 else 1e-4
         tiles = ["auto", "32x32x8", "64x128x8"] + (["128x128x8"] if dtype == np.float32 else [])
-        for knobs in [{"cuda.gemm_tile": t} for t in tiles] + [{"cuda.stages": "2"}, {"cuda.stages": "4"}]:
+        splits = [{"cuda.split_k": "3"}, {"cuda.split_k": "2", "cuda.gemm_tile": "32x32x8", "cuda.stages": "2"}]
+        for knobs in [{"cuda.gemm_tile": t} for t in tiles] + [{"cuda.stages": "2"}, {"cuda.stages": "4"}] + splits:
             k = p.compile(name, inputs, dict(EMULATE, **knobs))
             assert "contraction route: " in k.describe(), (source, k.describe())
             (got,) = run(k, inputs)
@@ -300,14 +301,30 @@ def contraction_route():
     (expected,) = run(p.compile("mm", [A, B], {"backend": "reference"}), [A, B])
     (got,) = run(p.compile("mm", [A, B], dict(EMULATE, **{"cuda.fma": "0"})), [A, B])
     assert got.tobytes() == expected.tobytes()
-    # `+=` adds to O's entries (the output passed in)
+    # `+=` adds to O's entries (the output passed in), split or not
     acc = tclib.Program("def acc(float(M,K) A, float(K,N) B) -> (C) { C(i,j) += A(i,k) * B(k,j) }")
-    k = acc.compile("acc", [A, B], EMULATE)
-    assert "(adding to O)" in k.describe(), k.describe()
-    C = r.standard_normal((37, 29)).astype(np.float32)
-    start = C.copy()
-    k.run([A, B], [C])
-    np.testing.assert_allclose(C, start + A @ B, rtol=1e-4, atol=1e-4)
+    for knobs in ({}, {"cuda.split_k": "4"}):
+        k = acc.compile("acc", [A, B], dict(EMULATE, **knobs))
+        assert "(adding to O)" in k.describe(), k.describe()
+        C = r.standard_normal((37, 29)).astype(np.float32)
+        start = C.copy()
+        k.run([A, B], [C])
+        np.testing.assert_allclose(C, start + A @ B, rtol=1e-4, atol=1e-4)
+    # split-K by default where the tiles are few and the sum long: 1 tile of 32 x 32, K = 1024 in
+    # 8 parts (second launch: the parts in order, then the epilogue); the scratch buffer described
+    fc = tclib.Program("def fc(float(B,K) I, float(N,K) W, float(N) b) -> (O) {\n  O(i,n) +=! I(i,k) * W(n,k)\n"
+                       "  O(i,n) = fmax(O(i,n) + b(n), 0)\n}")
+    I, W, bias = (r.standard_normal(sh).astype(np.float32) for sh in ((30, 1024), (20, 1024), (20,)))
+    k = fc.compile("fc", [I, W, bias], EMULATE)
+    described = k.describe()
+    assert "tile 32x32x8, 3 stages, the sum split in 8 parts" in described, described
+    assert "scratch: %d bytes" % (8 * 30 * 20 * 4) in described and "fc_k1 grid 3x1x1 block 256x1x1" in described, described
+    (O,) = run(k, [I, W, bias])
+    np.testing.assert_allclose(O, np.maximum(I @ W.T + bias, 0), rtol=1e-4, atol=1e-4)
+    (f0, f1) = tclib.profile_figures(k.profile([I, W, bias], [np.zeros((30, 20), np.float32)]))
+    assert f0["fma"] == str(32 * 32 * 1024) and f1["kernel"] == "fc_k1", (f0, f1)  # the whole tile's
+    assert f1["shared_requests"] == "0" and int(f1["dram_bytes"]) >= 8 * 30 * 20 * 4, f1  # the parts: global memory
+    assert "the sum split" not in fc.compile("fc", [I, W, bias], dict(EMULATE, **{"cuda.fma": "0"})).describe()
     # operands and output 4 bytes past a 16-byte boundary: their runs copied element by element
     A2, B2 = r.standard_normal((64, 24)).astype(np.float32), r.standard_normal((24, 64)).astype(np.float32)
     k = p.compile("mm", [A2, B2], dict(EMULATE, **{"cuda.gemm_tile": "64x64x8"}))

@@ -155,8 +155,20 @@ std::vector<Knob> declare() {
   stages.domain = [](const ir::BoundDef& b) {
     return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"3", "2", "4"} : std::vector<std::string>{};
   };
+  Knob split{"cuda.split_k", KnobKind::Integer, "auto",
+             "the contraction route's parts of each sum (split-K): each part's blocks sum a run of the K steps, then a "
+             "second launch adds the parts in order, applies the epilogue and writes the output; auto: where the "
+             "tile gives fewer than 132 blocks, enough parts to make up the difference, each of at least 128 steps, "
+             "at most 16 (1: none; never with cuda.fma=0 or float16 and bfloat16)",
+             true};
+  split.min = 1;
+  split.max = 64;
+  split.domain = [](const ir::BoundDef& b) {
+    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"auto", "1", "2", "4", "8"}
+                                                       : std::vector<std::string>{};
+  };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
-          contract, gemm_tile, stages};
+          contract, gemm_tile, stages, split};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -214,6 +226,7 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
     }
   }
   options.stages = static_cast<int>(o.integer("cuda.stages"));
+  options.split = o.is_auto("cuda.split_k") ? 0 : o.integer("cuda.split_k");
   options.fma = o.flag("cuda.fma");
   options.statement_marks = statement_marks;
   GemmKernels k = print_gemm(bound, plan, options);
@@ -221,9 +234,11 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   g.source = std::move(k.source);
   g.dims = std::move(k.dims);
   for (size_t s = 0; s < plan.stages.size(); ++s)
-    g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.tiles[s].text() + ", " +
+    g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.shapes[s].tile.text() + ", " +
                (is_float16_like(plan.stages[s].type) ? std::string("tensor cores (mma.sync), 1 stage")
-                                                     : std::to_string(options.stages) + " stages") + "\n";
+                                                     : std::to_string(options.stages) + " stages") +
+               (k.shapes[s].split > 1 ? ", the sum split in " + std::to_string(k.shapes[s].split) + " parts" : "") + "\n";
+  if (g.source.scratch_bytes > 0) g.route += "scratch: " + std::to_string(g.source.scratch_bytes) + " bytes\n";
   return g;
 }
 
@@ -275,7 +290,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
 }
 
 // A compiled (not emulated) kernel's artefact, what the compilation cache keeps: this
-// format's first line, then the architecture, the fault record's size, each launch (kernel,
+// format's first line, then the architecture, the fault record's size (and the scratch
+// buffer's, where there is one), each launch (kernel,
 // axes, grid, block) and each run-time check, then (on the contraction route) the route's
 // lines of the description, the CUDA C text, the cubin and ptxas's
 // resource report, each after a line giving its length in bytes (the report is absent from
@@ -285,6 +301,7 @@ constexpr const char* kArtefactMagic = "libtc-cuda-kernel 1";
 std::string artefact_of(const std::string& arch, const Generated& g, const Cubin& cubin) {
   std::string out = std::string(kArtefactMagic) + "\narch " + arch + "\nfault_words " +
                     std::to_string(g.source.fault_words) + "\n";
+  if (g.source.scratch_bytes > 0) out += "scratch_bytes " + std::to_string(g.source.scratch_bytes) + "\n";
   for (size_t k = 0; k < g.source.launches.size(); ++k) {
     const Launch& l = g.source.launches[k];
     const LaunchDims& d = g.dims[k];
@@ -343,6 +360,7 @@ void read_artefact(const std::string& artefact, std::string& arch, Generated& g,
   if (l.rfind("arch ", 0) != 0) ArtefactReader::bad("no arch");
   arch = l.substr(5);
   g.source.fault_words = r.number("fault_words");
+  if (artefact.compare(r.at, 14, "scratch_bytes ") == 0) g.source.scratch_bytes = r.number("scratch_bytes");
   for (;;) {
     size_t mark = r.at;
     l = r.line();
@@ -447,9 +465,13 @@ class CudaKernel : public Kernel {
     std::vector<std::vector<char>> storage;
     std::vector<void*> params = host_params(inputs, outputs, storage);
     std::vector<profile::Region> tensors;
-    for (size_t t = 0; t + 1 < params.size(); ++t) {
+    for (size_t t = 0; t < b_.def().tensors.size(); ++t) {
       auto begin = reinterpret_cast<uintptr_t>(params[t]);
       tensors.push_back({begin, begin + tensor_bytes(t)});
+    }
+    if (generated_.source.scratch_bytes > 0) {  // global memory too
+      auto begin = reinterpret_cast<uintptr_t>(params.back());
+      tensors.push_back({begin, begin + generated_.source.scratch_bytes});
     }
     return profiler.run(params, tensors, generated_.dims, gpu,
                         profile::occupancy_on(gpu, generated_.source.text, generated_.source.launches, generated_.dims));
@@ -493,11 +515,12 @@ class CudaKernel : public Kernel {
   }
 
   // Host buffers of every tensor (Def::tensors order: the views' memory where dense, else a
-  // dense copy in `storage`; temporaries zeroed), then the fault record (zeroed, in `storage`).
+  // dense copy in `storage`; temporaries zeroed), then the fault record (zeroed, in `storage`
+  // after the tensors'), then the scratch buffer where the text has one.
   std::vector<void*> host_params(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                                  std::vector<std::vector<char>>& storage) const {
     std::vector<const TensorView*> v = views(inputs, outputs);
-    storage.assign(v.size() + 1, {});
+    storage.assign(v.size() + 2, {});
     std::vector<void*> params(v.size());
     for (size_t t = 0; t < v.size(); ++t) {
       if (v[t] != nullptr && v[t]->device.device_type != kDLCPU)
@@ -512,8 +535,12 @@ class CudaKernel : public Kernel {
       if (v[t] != nullptr) runtime::copy_dense(*v[t], storage[t].data(), true);
       params[t] = storage[t].data();
     }
-    storage.back().assign(std::max<size_t>(generated_.source.fault_words, 1) * sizeof(unsigned long long), 0);
-    params.push_back(storage.back().data());
+    storage[v.size()].assign(std::max<size_t>(generated_.source.fault_words, 1) * sizeof(unsigned long long), 0);
+    params.push_back(storage[v.size()].data());
+    if (generated_.source.scratch_bytes > 0) {
+      storage.back().assign(generated_.source.scratch_bytes, 0);
+      params.push_back(storage.back().data());
+    }
     return params;
   }
 
@@ -529,7 +556,7 @@ class CudaKernel : public Kernel {
       if (v[t] != nullptr && !storage[t].empty() && b_.def().tensors[t].role == ir::TensorRole::Output)
         runtime::copy_dense(*v[t], storage[t].data(), false);
     std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
-    std::memcpy(fault.data(), storage.back().data(), fault.size() * sizeof(unsigned long long));
+    std::memcpy(fault.data(), storage[v.size()].data(), fault.size() * sizeof(unsigned long long));
     report(fault);
   }
 
@@ -554,8 +581,11 @@ class CudaKernel : public Kernel {
     if (device < 0) device = 0;
     const Driver& driver = Driver::get();  // after the tensors: a host tensor is the caller's error, driver or not
     const std::vector<void*>& functions = functions_on(device);
-    std::vector<unsigned long long> pointers(v.size() + 1, 0);
-    std::vector<size_t> scratch;
+    // The tensors, the fault record, the scratch buffer where the text has one.
+    const size_t fault_at = v.size();
+    const size_t scratch_bytes = generated_.source.scratch_bytes;
+    std::vector<unsigned long long> pointers(v.size() + (scratch_bytes > 0 ? 2 : 1), 0);
+    std::vector<size_t> allocated;  // the temporaries and the scratch buffer, freed after the launches
     for (size_t t = 0; t < v.size(); ++t) {
       if (v[t] != nullptr) {
         pointers[t] = reinterpret_cast<unsigned long long>(v[t]->data);
@@ -563,15 +593,19 @@ class CudaKernel : public Kernel {
       }
       size_t n = std::max<size_t>(tensor_bytes(t), 1);
       pointers[t] = driver.allocate(device, n, context.stream);
-      scratch.push_back(t);
+      allocated.push_back(t);
       driver.zero(device, pointers[t], n, context.stream);
+    }
+    if (scratch_bytes > 0) {
+      pointers.back() = driver.allocate(device, scratch_bytes, context.stream);
+      allocated.push_back(pointers.size() - 1);
     }
     // The fault record, where the text has checks (without, the kernels never touch it).
     bool faults = !generated_.source.checks.empty();
     size_t fault_bytes = generated_.source.fault_words * sizeof(unsigned long long);
     if (faults) {
-      pointers.back() = driver.allocate(device, fault_bytes, context.stream);
-      driver.zero(device, pointers.back(), fault_bytes, context.stream);
+      pointers[fault_at] = driver.allocate(device, fault_bytes, context.stream);
+      driver.zero(device, pointers[fault_at], fault_bytes, context.stream);
     }
     std::vector<void*> args;
     for (auto& p : pointers) args.push_back(&p);
@@ -580,16 +614,16 @@ class CudaKernel : public Kernel {
         driver.launch(device, functions[k], generated_.dims[k].grid.data(), generated_.dims[k].block.data(),
                       context.stream, args.data());
     } catch (...) {
-      for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
-      if (faults) driver.release(device, pointers.back(), context.stream);
+      for (size_t t : allocated) driver.release(device, pointers[t], context.stream);
+      if (faults) driver.release(device, pointers[fault_at], context.stream);
       throw;
     }
-    for (size_t t : scratch) driver.release(device, pointers[t], context.stream);
+    for (size_t t : allocated) driver.release(device, pointers[t], context.stream);
     if (!faults) return;  // queued; nothing to read back
     // The fault record read back (which waits for the stream).
     std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
-    driver.copy_to_host(device, fault.data(), pointers.back(), fault_bytes, context.stream);
-    driver.release(device, pointers.back(), context.stream);
+    driver.copy_to_host(device, fault.data(), pointers[fault_at], fault_bytes, context.stream);
+    driver.release(device, pointers[fault_at], context.stream);
     report(fault);
   }
 

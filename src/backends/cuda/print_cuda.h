@@ -84,6 +84,10 @@ struct CudaSource {
   std::vector<std::string> param_types;
   std::vector<GatherCheck> checks;
   size_t fault_words = 2;
+  // Where non-zero, every kernel has one more parameter after the fault record, `tc_scratch`
+  // (param_types' last), a device buffer of this many bytes the launches share, its contents
+  // undefined at the first (the contraction route's split sums).
+  size_t scratch_bytes = 0;
 };
 
 // What every text starts with: TC's scalar semantics as device functions (the emulation

@@ -368,6 +368,9 @@ class Generator:
             options["checked"] = "0"
         if self.on("knobs") and rng.random() < 0.2:
             options.update(random_knobs(rng))
+            # A tile a contraction's type does not have is an error (float16 and bfloat16 have one).
+            if any(ds.tensors[p.name].dtype in ("float16", "bfloat16") for p in d.inputs):
+                options.pop("cuda.gemm_tile", None)
         return {
             "prog": self.prog,
             "inputs": inputs,
@@ -490,7 +493,7 @@ def random_knobs(rng):
 
 # The cuda backend's knobs (ignored by the others), each drawn with its chance, in this order:
 # register tiles, tiles, blocks, shared memory, fused multiply-adds, unrolling, fusion, and the
-# contraction route's: off, its tiles, its pipeline's depth.
+# contraction route's: off, its tiles, its pipeline's depth, its split sums.
 CUDA_KNOBS = [
     ("cuda.regtile", 0.4, ["1", "2", "4x4", "8x8", "2x8", "3x2", "8"]),
     ("cuda.tile", 0.3, ["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"]),
@@ -502,6 +505,7 @@ CUDA_KNOBS = [
     ("cuda.contract", 0.25, ["0"]),
     ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's
     ("cuda.stages", 0.3, ["2", "4"]),
+    ("cuda.split_k", 0.3, ["2", "3"]),
 ]
 
 

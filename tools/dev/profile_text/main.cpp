@@ -3,7 +3,8 @@
 // be compared with GPU times measured for that commit's code (docs/cuda.md). bench/gpu_estimate.py
 // --dump writes the inputs:
 //   tc-profile-text NAME.cu NAME.launches NAME.tensors [--gpu h100]
-// NAME.launches: "kernel GxGxG BxBxB" per launch, in order; NAME.tensors: "name bytes" per tensor.
+// NAME.launches: "kernel GxGxG BxBxB" per launch, in order; NAME.tensors: "name bytes" per tensor
+// (and "scratch bytes" for the contraction route's split sums).
 // The text's own prelude (everything before its first kernel) is replaced by this libtc's,
 // which keeps the older ones' functions; statement instances are marked where the printer
 // opens one (a line "{" followed by one of the statement's variables, "const ... i2 = ") or, in
@@ -102,7 +103,8 @@ int run(int argc, char** argv) {
     std::string type = (*it)[1], name = (*it)[2];
     source.param_types.push_back(type);
     bool fault = name == "tc_fault";
-    auto b = bytes.find(name.substr(2));
+    // the contraction route's scratch buffer: NAME.tensors' "scratch" line (the description's)
+    auto b = bytes.find(name == "tc_scratch" ? "scratch" : name.substr(2));
     if (!fault && b == bytes.end()) tc::fail(TC_ERROR_INVALID_ARGUMENT, "no size for parameter " + name);
     storage.emplace_back(fault ? 4096 : std::max<size_t>(b->second, 1), 0);
     args.push_back(storage.back().data());

@@ -40,29 +40,44 @@ struct GemmTile {
 const std::vector<GemmTile>& gemm_tiles(ScalarType type);
 std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type);
 
+// A contraction's shape on the GPU: its block tile, and the parts its sum is split into (split-K:
+// each part's blocks sum a run of K's steps into a scratch buffer, then a second launch adds the
+// parts in order, applies the epilogue and writes O; 1: none).
+struct GemmShape {
+  GemmTile tile;
+  int64_t split = 1;
+};
+
 // cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
-// of O and batch entry), the largest (the type's list runs from large to small) whose tiles O
-// fills within 5% as well as the best; where none does, the one with the fewest waves of
-// blocks times outputs a thread (its time, every tile having 256 threads), then the best filled.
-// Larger tiles reuse more of each operand loaded, but a GPU with idle SMs, or a tile mostly
-// past O's edges, loses more than that.
+// of O, batch entry and part of the sum), the largest (the type's list runs from large to
+// small) whose tiles O fills within 5% as well as the best; where none does, the one with the
+// fewest waves of blocks times outputs a thread (its time, every tile having 256 threads), then
+// the best filled. Larger tiles reuse more of each operand loaded, but a GPU with idle SMs, or a
+// tile mostly past O's edges, loses more than that. cuda.split_k=auto (where `may_split`): a
+// tile with fewer blocks than wanted splits its sum into as many parts as make up the
+// difference, each of at least kSplitSteps of K's steps, at most kMaxSplit parts.
 constexpr int64_t kGemmBlocksWanted = 132;  // an H100's or H200's SMs
-GemmTile auto_gemm_tile(const Contraction& c);
+constexpr int64_t kSplitSteps = 128;
+constexpr int64_t kMaxSplit = 16;
+GemmShape auto_gemm_shape(const Contraction& c, bool may_split);
+// The parts auto splits `c`'s sum into at `tile`.
+int64_t auto_split(const Contraction& c, const GemmTile& tile);
 
 struct GemmOptions {
-  std::optional<GemmTile> tile;  // cuda.gemm_tile; none: auto_gemm_tile per contraction
+  std::optional<GemmTile> tile;  // cuda.gemm_tile; none: auto_gemm_shape's per contraction
+  int64_t split = 0;             // cuda.split_k; 0: auto
   int stages = 3;                // cuda.stages: shared-memory buffers per operand
-  bool fma = true;               // cuda.fma: the sums as fused multiply-adds
+  bool fma = true;               // cuda.fma: the sums as fused multiply-adds (0: no split, the reference's order)
   bool statement_marks = false;  // TC_STATEMENT(); before each multiply-add (the profile's)
 };
 
 struct GemmKernels {
   CudaSource source;
-  std::vector<LaunchDims> dims;  // per launch
-  std::vector<GemmTile> tiles;   // per launch
+  std::vector<LaunchDims> dims;    // per launch
+  std::vector<GemmShape> shapes;   // per contraction
 };
 
-// The route's text for `plan`, one launch per contraction in its order.
+// The route's text for `plan`: per contraction one launch, or two where its sum is split.
 GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, const GemmOptions& options);
 
 }  // namespace tc::backends::cuda

@@ -103,6 +103,7 @@ TC_DEVICE void tc_mma_lanes(int bf, float& c0, float& c1, float& c2, float& c3, 
 )";
 
 constexpr int64_t kVectorBytes = 16;
+constexpr int64_t kSumThreads = 256;  // a split sum's second launch: threads a block
 constexpr int64_t kMmaPad = 8;  // halves a shared row is padded by: fragment loads conflict-free
 
 std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
@@ -207,9 +208,12 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
 // The text of one contraction's kernel.
 class GemmKernelText {
  public:
-  GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmTile& tile, const GemmOptions& options,
-                 std::string name)
-      : b_(bound), c_(c), t_(tile), o_(options), name_(std::move(name)) {
+  // `scratch`: the kernels' last parameter, the split sums' buffer ("" where no contraction of
+  // the text splits).
+  GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmShape& gemm, const GemmOptions& options,
+                 std::string name, std::string scratch)
+      : b_(bound), c_(c), t_(gemm.tile), o_(options), name_(std::move(name)), scratch_(std::move(scratch)),
+        split_(gemm.split) {
     mma_ = is_float16_like(c.type);
     type_ = c_type(c.type);  // float for float16 and bfloat16: the sums
     element_bytes_ = c.type == ScalarType::Float64 ? 8 : mma_ ? 2 : 4;
@@ -233,14 +237,20 @@ class GemmKernelText {
     copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_);
   }
 
+  // The kernels' parameters: the def's tensors, the fault record, the scratch buffer if any.
+  std::string params() const {
+    std::string out;
+    for (const auto& t : b_.def().tensors)
+      out += (out.empty() ? "" : ", ") + print::storage_type(t.type) + "* __restrict__ " + param(t);
+    out += std::string(out.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
+    return out + (scratch_.empty() ? "" : ", " + scratch_ + " __restrict__ tc_scratch");
+  }
+
   std::string text() const {
     std::string out;
-    std::string params;
-    for (const auto& t : b_.def().tensors)
-      params += (params.empty() ? "" : ", ") + print::storage_type(t.type) + "* __restrict__ " + param(t);
-    params += std::string(params.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
+    const std::string params = this->params();
     out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(o_.stages) + " stages, " +
-           num(t_.threads()) + " threads\n";
+           num(t_.threads()) + " threads" + (split_ > 1 ? ", the sum in " + num(split_) + " parts" : "") + "\n";
     out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
     if (mma_) {
       std::string bits = print::storage_type(c_.type);
@@ -259,10 +269,16 @@ class GemmKernelText {
     out += pad(1) + "const bool tc_a_16 = (unsigned long long)" + param(tensor(c_.a)) + " % 16 == 0, tc_b_16 = " +
            "(unsigned long long)" + param(tensor(c_.b)) + " % 16 == 0, tc_o_16 = (unsigned long long)" +
            param(tensor(c_.o)) + " % 16 == 0;\n";
-    out += pad(1) + "for (" + idx_ + " tc_z = blockIdx.z; tc_z < " + num(batch_) + "; tc_z += gridDim.z)\n";
+    // Along z: the batch entries, each split into its parts of the sum.
+    out += pad(1) + "for (" + idx_ + " tc_zs = blockIdx.z; tc_zs < " + num(batch_ * split_) + "; tc_zs += gridDim.z)\n";
     out += pad(1) + "for (" + idx_ + " tc_tile_m = blockIdx.y; tc_tile_m < " + num(tiles_m()) + "; tc_tile_m += gridDim.y)\n";
     out += pad(1) + "for (" + idx_ + " tc_tile_n = blockIdx.x; tc_tile_n < " + num(tiles_n()) +
            "; tc_tile_n += gridDim.x) {\n";
+    out += pad(2) + "const " + idx_ + " tc_z = tc_zs / " + num(split_) + ";\n";
+    out += pad(2) + "const int tc_part = tc_zs % " + num(split_) + ";  // of the sum: its steps tc_kt0 to tc_kt1\n";
+    const int64_t ktiles = (k_ + t_.bk - 1) / t_.bk, per = (ktiles + split_ - 1) / split_;
+    out += pad(2) + "const int tc_kt0 = tc_part * " + num(per) + ", tc_kt1 = tc_kt0 + " + num(per) + " < " + num(ktiles) +
+           " ? tc_kt0 + " + num(per) + " : " + num(ktiles) + ";\n";
     body(out, 2);
     out += pad(1) + "}\n}\n\n";
     return out;
@@ -272,17 +288,63 @@ class GemmKernelText {
     LaunchDims d;
     d.grid = {static_cast<unsigned>(std::clamp<int64_t>(tiles_n(), 1, 2147483647)),
               static_cast<unsigned>(std::clamp<int64_t>(tiles_m(), 1, 65535)),
-              static_cast<unsigned>(std::clamp<int64_t>(batch_, 1, 65535))};
+              static_cast<unsigned>(std::clamp<int64_t>(batch_ * split_, 1, 65535))};
     d.block = {static_cast<unsigned>(t_.threads()), 1, 1};
     return d;
   }
+
+  // The split sum's second launch: one thread an entry of O, grid-strided.
+  std::string sum_text(const std::string& name) const {
+    const int64_t total = batch_ * m_ * n_, mn = std::max<int64_t>(m_ * n_, 1), n = std::max<int64_t>(n_, 1);
+    std::string out = "// the " + num(split_) + " parts of " + name_ + "'s sums added in order, then its epilogue\n";
+    out += "extern \"C\" __global__ void " + name + "(" + params() + ") {\n";
+    const std::string f = scratch_index();
+    out += pad(1) + "for (" + f + " tc_f = (" + f + ")blockIdx.x * blockDim.x + threadIdx.x; tc_f < " + num(total) +
+           "; tc_f += (" + f + ")gridDim.x * blockDim.x) {\n";
+    out += pad(2) + "const " + idx_ + " tc_z = tc_f / " + num(mn) + ", tc_row = tc_f / " + num(n) + " % " +
+           num(std::max<int64_t>(m_, 1)) + ", tc_col = tc_f % " + num(n) + ";\n";
+    std::string at = entry_offset(step_o_, "tc_row", "tc_col");
+    out += pad(2) + type_ + " tc_v = " +
+           (c_.accumulate ? loaded(param(tensor(c_.o)) + "[" + at + "]") : float_literal(0, sum_type())) + ";\n";
+    out += pad(2) + "const " + type_ + "* tc_p = tc_scratch + tc_f;\n";
+    out += pad(2) + "for (int tc_part = 0; tc_part < " + num(split_) + "; ++tc_part, tc_p += " + num(total) +
+           ") tc_v = tc_v + *tc_p;\n";
+    out += pad(2) + param(tensor(c_.o)) + "[" + at + "] = " + stored(finished("tc_v", "tc_row", "tc_col")) + ";\n";
+    out += pad(1) + "}\n}\n\n";
+    return out;
+  }
+
+  LaunchDims sum_dims() const {
+    LaunchDims d;
+    int64_t blocks = (batch_ * m_ * n_ + kSumThreads - 1) / kSumThreads;
+    d.grid = {static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 2147483647)), 1, 1};
+    d.block = {static_cast<unsigned>(kSumThreads), 1, 1};
+    return d;
+  }
+
+  Launch sum_launch(const std::string& name) const {
+    Launch l;
+    l.kernel = name;
+    l.grid_axes = 1;
+    l.block_axes = 1;
+    l.tiles = {static_cast<int64_t>(sum_dims().grid[0]), 0, 0};
+    l.threads = {kSumThreads, 0, 0};
+    return l;
+  }
+
+  int64_t split() const { return split_; }
+  // The type of an index into the scratch buffer: 32 bits where every one fits (and a grid-strided
+  // loop's last step past the end too).
+  std::string scratch_index() const { return split_ * batch_ * m_ * n_ <= (int64_t{1} << 30) ? "int" : "long long"; }
+  // The scratch buffer's bytes: each part's sums of every entry of O.
+  int64_t scratch_bytes() const { return split_ > 1 ? split_ * batch_ * m_ * n_ * (element_bytes_ == 8 ? 8 : 4) : 0; }
 
   Launch launch() const {
     Launch l;
     l.kernel = name_;
     l.grid_axes = 3;
     l.block_axes = 1;
-    l.tiles = {tiles_n(), tiles_m(), batch_};
+    l.tiles = {tiles_n(), tiles_m(), batch_ * split_};
     l.synchronises = true;
     l.threads = {t_.threads(), 0, 0};
     return l;
@@ -309,9 +371,8 @@ class GemmKernelText {
     copy_rows('b', copy_b_, c_.n, step_b_, t_.bn, n_, out, d);
     out += pad(d) + type_ + " tc_acc[" + num(t_.tm) + "][" + num(t_.tn) + "];\n";
     initial_values(out, d);
-    const int64_t ktiles = (k_ + t_.bk - 1) / t_.bk;
     if (mma_) {  // one buffer, filled by plain copies (cp.async copies 4 bytes or more)
-      out += pad(d) + "for (int tc_kt = 0; tc_kt < " + num(ktiles) + "; ++tc_kt) {\n";
+      out += pad(d) + "for (int tc_kt = tc_kt0; tc_kt < tc_kt1; ++tc_kt) {\n";
       out += pad(d + 1) + "__syncthreads();  // the buffer is free\n";
       copy_step("0", "tc_kt", out, d + 1);
       out += pad(d + 1) + "__syncthreads();\n";
@@ -323,16 +384,16 @@ class GemmKernelText {
     }
     out += pad(d) + "// the pipeline: " + num(o_.stages - 1) + " steps in flight while the block computes one\n";
     out += pad(d) + "for (int tc_s = 0; tc_s < " + num(o_.stages - 1) + "; ++tc_s) {\n";
-    out += pad(d + 1) + "if (tc_s < " + num(ktiles) + ") {\n";
-    copy_step("tc_s", "tc_s", out, d + 2);
+    out += pad(d + 1) + "if (tc_kt0 + tc_s < tc_kt1) {\n";
+    copy_step("tc_s", "tc_kt0 + tc_s", out, d + 2);
     out += pad(d + 1) + "}\n";
     out += pad(d + 1) + "tc_copy_commit();\n";
     out += pad(d) + "}\n";
     out += pad(d) + "int tc_read = 0, tc_write = " + num(o_.stages - 1) + ";  // the stages computed on and copied into\n";
-    out += pad(d) + "for (int tc_kt = 0; tc_kt < " + num(ktiles) + "; ++tc_kt) {\n";
+    out += pad(d) + "for (int tc_kt = tc_kt0; tc_kt < tc_kt1; ++tc_kt) {\n";
     out += pad(d + 1) + "tc_copy_wait(" + num(o_.stages - 2) + ");\n";
     out += pad(d + 1) + "__syncthreads();  // step tc_kt is in shared memory; step tc_kt - 1's buffer is free\n";
-    out += pad(d + 1) + "if (tc_kt + " + num(o_.stages - 1) + " < " + num(ktiles) + ") {\n";
+    out += pad(d + 1) + "if (tc_kt + " + num(o_.stages - 1) + " < tc_kt1) {\n";
     copy_step("tc_write", "tc_kt + " + num(o_.stages - 1), out, d + 2);
     out += pad(d + 1) + "}\n";
     out += pad(d + 1) + "tc_copy_commit();\n";
@@ -514,7 +575,7 @@ class GemmKernelText {
 
   // The sums start at 0, or at O's entries where the contraction adds to them (`+=`).
   void initial_values(std::string& out, int d) const {
-    if (!c_.accumulate) {
+    if (!c_.accumulate || split_ > 1) {  // split: the second launch starts from O's entries
       out += pad(d) + "for (int tc_i = 0; tc_i < " + num(t_.tm) + "; ++tc_i)\n";
       out += pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) tc_acc[tc_i][tc_j] = " +
              float_literal(0, sum_type()) + ";\n";
@@ -577,6 +638,7 @@ class GemmKernelText {
   // Each of the thread's entries inside O, through the epilogue, stored: a run of 16 bytes
   // along O's contiguous N index at once where the run is whole and aligned.
   void epilogue(std::string& out, int d) const {
+    if (split_ > 1) return partial_sums(out, d);
     const ir::Tensor& o = tensor(c_.o);
     bool runs = rb_ == v_ && vector_runs_of_o();
     for (int64_t i = 0; i < t_.tm; ++i) {
@@ -608,6 +670,26 @@ class GemmKernelText {
     }
   }
 
+  // A part of a split sum: the thread's sums inside O into the scratch buffer (part, batch entry,
+  // row, column: dense), for the second launch.
+  void partial_sums(std::string& out, int d) const {
+    const std::string f = scratch_index();
+    out += pad(d) + type_ + "* tc_part_sums = tc_scratch + ((" + f + ")tc_part * " + num(batch_) + " + tc_z) * " +
+           num(m_ * n_) + ";\n";
+    for (int64_t i = 0; i < t_.tm; ++i) {
+      std::string m = "tc_row" + num(i);
+      out += pad(d) + "const " + idx_ + " " + m + " = " + out_row(i) + ";\n";
+      out += pad(d) + "if (" + m + " < " + num(m_) + ")\n";
+      out += pad(d + 1) + "TC_UNROLL\n";
+      out += pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) {\n";
+      out += pad(d + 2) + "const " + idx_ + " tc_col = tc_n0 + (tc_j / " + num(rb_) + ") * " + num(tx_ * rb_) + " + tc_j % " +
+             num(rb_) + " + tc_tx * " + num(rb_) + ";\n";
+      out += pad(d + 2) + "if (tc_col < " + num(n_) + ") tc_part_sums[" + m + " * " + num(n_) + " + tc_col] = tc_acc[" +
+             num(i) + "][tc_j];\n";
+      out += pad(d + 1) + "}\n";
+    }
+  }
+
   void scalar_stores(int64_t i, int64_t j, const std::string& m, std::string& out, int d) const {
     const ir::Tensor& o = tensor(c_.o);
     for (int64_t e = 0; e < rb_; ++e) {
@@ -631,7 +713,9 @@ class GemmKernelText {
   const Contraction& c_;
   GemmTile t_;
   GemmOptions o_;
-  std::string name_, type_, idx_;
+  std::string name_, scratch_;
+  int64_t split_;
+  std::string type_, idx_;
   int64_t element_bytes_, v_, pad_;
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
   // The sums' type: float for float16 and bfloat16 (tensor cores accumulate in float32).
@@ -646,22 +730,39 @@ class GemmKernelText {
 GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, const GemmOptions& options) {
   if (options.stages < 2) fail(TC_ERROR_INVALID_ARGUMENT, "the contraction route needs at least 2 pipeline stages");
   GemmKernels g;
-  std::string kernels;
   bool mmas = false;
+  for (const Contraction& c : plan.stages) {
+    // float16's tensor cores and cuda.fma=0 (the reference's order) never split
+    bool may_split = options.fma && !is_float16_like(c.type);
+    GemmShape shape = auto_gemm_shape(c, may_split);
+    if (options.tile) shape = {*options.tile, may_split ? auto_split(c, *options.tile) : 1};
+    if (options.split > 0) shape.split = may_split ? std::max<int64_t>(1, options.split) : 1;
+    g.shapes.push_back(shape);
+    mmas = mmas || is_float16_like(c.type);
+  }
+  // One scratch buffer for every split sum (the launches run in turn), typed as the sums.
+  bool splits = false;
+  for (const GemmShape& s : g.shapes) splits = splits || s.split > 1;
+  std::string scratch = splits ? c_type(plan.stages[0].type) + "*" : "";
+  std::string kernels;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
-    const Contraction& c = plan.stages[s];
-    bool mma = is_float16_like(c.type);
-    mmas = mmas || mma;
-    GemmTile tile = options.tile ? *options.tile : auto_gemm_tile(c);
-    GemmKernelText k(bound, c, tile, options, bound.def().name + "_k" + std::to_string(s));
+    GemmKernelText k(bound, plan.stages[s], g.shapes[s], options,
+                     bound.def().name + "_k" + std::to_string(g.source.launches.size()), scratch);
     kernels += k.text();
     g.source.launches.push_back(k.launch());
     g.dims.push_back(k.dims());
-    g.tiles.push_back(tile);
+    g.source.scratch_bytes = std::max<size_t>(g.source.scratch_bytes, static_cast<size_t>(k.scratch_bytes()));
+    if (k.split() > 1) {
+      std::string name = bound.def().name + "_k" + std::to_string(g.source.launches.size());
+      kernels += k.sum_text(name);
+      g.source.launches.push_back(k.sum_launch(name));
+      g.dims.push_back(k.sum_dims());
+    }
   }
   g.source.text = cuda_prelude() + kGemmHelpers + (mmas ? kMmaHelpers : "") + "\n" + kernels;
   for (const auto& t : bound.def().tensors) g.source.param_types.push_back(print::storage_type(t.type) + "*");
   g.source.param_types.push_back("unsigned long long*");
+  if (splits) g.source.param_types.push_back(scratch);
   return g;
 }
 

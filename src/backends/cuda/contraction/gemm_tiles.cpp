@@ -38,10 +38,19 @@ int64_t extent(const std::vector<ContractionIndex>& g) {
 }
 }  // namespace
 
-GemmTile auto_gemm_tile(const Contraction& c) {
+int64_t auto_split(const Contraction& c, const GemmTile& t) {
+  int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n), k = extent(c.k);
+  int64_t blocks = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+  if (blocks == 0 || blocks >= kGemmBlocksWanted || is_float16_like(c.type)) return 1;
+  int64_t wanted = (kGemmBlocksWanted + blocks - 1) / blocks;
+  return std::max<int64_t>(1, std::min({wanted, k / kSplitSteps, kMaxSplit}));
+}
+
+GemmShape auto_gemm_shape(const Contraction& c, bool may_split) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n);
   const std::vector<GemmTile>& tiles = gemm_tiles(c.type);
-  auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+  auto split = [&](const GemmTile& t) { return may_split ? auto_split(c, t) : 1; };
+  auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * split(t); };
   // The share of a tile's outputs inside O (tbmm's 26 x 26 fills 66% of 32 x 32, 4% of 128 x 128).
   auto used = [&](const GemmTile& t) {
     double covered = static_cast<double>((m + t.bm - 1) / t.bm * t.bm) * static_cast<double>((n + t.bn - 1) / t.bn * t.bn);
@@ -51,16 +60,17 @@ GemmTile auto_gemm_tile(const Contraction& c) {
   for (const GemmTile& t : tiles)
     if (blocks(t) >= kGemmBlocksWanted) best = std::max(best, used(t));
   for (const GemmTile& t : tiles)  // the largest within 5% of the best fill (conv2d's 64 x 128: 99.6%)
-    if (blocks(t) >= kGemmBlocksWanted && used(t) >= 0.95 * best) return t;
+    if (blocks(t) >= kGemmBlocksWanted && used(t) >= 0.95 * best) return {t, split(t)};
   // Too few blocks for the GPU whatever the tile: the time is the waves of blocks times a
   // thread's outputs (every tile has 256 threads); the fewest, then the best filled.
   auto cost = [&](const GemmTile& t) {
-    return (blocks(t) + kGemmBlocksWanted - 1) / kGemmBlocksWanted * t.tm * t.tn;
+    return static_cast<double>((blocks(t) + kGemmBlocksWanted - 1) / kGemmBlocksWanted * t.tm * t.tn) /
+           static_cast<double>(split(t));
   };
   const GemmTile* pick = &tiles.front();
   for (const GemmTile& t : tiles)
     if (cost(t) < cost(*pick) || (cost(t) == cost(*pick) && used(t) > used(*pick))) pick = &t;
-  return *pick;
+  return {*pick, split(*pick)};
 }
 
 }  // namespace tc::backends::cuda
