@@ -732,8 +732,9 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
   GemmKernels g;
   bool mmas = false;
   for (const Contraction& c : plan.stages) {
-    // float16's tensor cores and cuda.fma=0 (the reference's order) never split
-    bool may_split = options.fma && !is_float16_like(c.type);
+    // float16's tensor cores and cuda.fma=0 (the reference's order) never split; with
+    // cuda.split_k=1 the tile is chosen as for a sum that cannot split
+    bool may_split = options.fma && !is_float16_like(c.type) && options.split != 1;
     GemmShape shape = auto_gemm_shape(c, may_split);
     if (options.tile) shape = {*options.tile, may_split ? auto_split(c, *options.tile) : 1};
     if (options.split > 0) shape.split = may_split ? std::max<int64_t>(1, options.split) : 1;
