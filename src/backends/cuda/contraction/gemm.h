@@ -1,7 +1,9 @@
 // gemm.h — the cuda backend's contraction route (cuda.contract): a def that is a sequence of
 // contractions (backends/contraction/contraction.h: batch, M, N and K groups of any index
-// order, float or double, with pointwise epilogues) printed as GEMM-structured CUDA C, the
-// structure of CUTLASS's SIMT kernels: one launch per contraction; a block computes a tile of
+// order, affine subscripts (convolutions as implicit GEMMs), float or double with pointwise
+// epilogues, float16 and bfloat16 without) printed as GEMM-structured CUDA C, the structure
+// of CUTLASS's SIMT kernels: one launch per contraction (two where its sum is split, split-K);
+// float16 and bfloat16 on tensor cores (mma.sync; gemm_text.cpp). A block computes a tile of
 // bm x bn outputs of one batch entry, each of its threads tm x tn of them in registers; the
 // K group is walked bk at a time through a ring of shared-memory stages, each filled with
 // cp.async (sm_80 and later; a plain copy before, and in the emulation) while the block
