@@ -227,6 +227,29 @@ TEST(CudaResources, HalfProductsUseTensorCores) {
   }
 }
 
+// cuda.stages past a block's 48 KiB of static shared memory: as many as fit (float64's
+// 128x64x8 tile takes 12,544 bytes a stage: 3 of 4), and the text compiles.
+TEST(CudaResources, PipelineStagesFitSharedMemory) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  auto p = tc_test::build("def mm(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  Inputs in;
+  in.add(tc::ScalarType::Float64, {1024, 1024}).add(tc::ScalarType::Float64, {1024, 1024});
+  tc::backends::OptionSet o;
+  o.set("backend", "cuda");
+  o.set("cuda.arch", "sm_90");
+  o.set("cuda.gemm_tile", "128x64x8");
+  o.set("cuda.stages", "4");
+  auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
+  std::string described = kernel->describe();
+  EXPECT_NE(described.find("tile 128x64x8, 3 stages"), std::string::npos) << described;
+  EXPECT_NE(described.find(" 37632 bytes shared"), std::string::npos) << described;
+}
+
 }  // namespace
 
 namespace {

@@ -149,7 +149,8 @@ std::vector<Knob> declare() {
   };
   Knob stages{"cuda.stages", KnobKind::Integer, "3",
               "the contraction route's shared-memory buffers per operand: while the block computes on one, the "
-              "copies into the others are in flight (2: double buffering)"};
+              "copies into the others are in flight (2: double buffering); fewer where that many do not fit a "
+              "block's 48 KiB of static shared memory (float64's 128x64x8 and 64x128x8 fit 3)"};
   stages.min = 2;
   stages.max = 4;
   stages.domain = [](const ir::BoundDef& b) {
@@ -236,7 +237,7 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   for (size_t s = 0; s < plan.stages.size(); ++s)
     g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.shapes[s].tile.text() + ", " +
                (is_float16_like(plan.stages[s].type) ? std::string("tensor cores (mma.sync), 1 stage")
-                                                     : std::to_string(options.stages) + " stages") +
+                                                     : std::to_string(k.shapes[s].stages) + " stages") +
                (k.shapes[s].split > 1 ? ", the sum split in " + std::to_string(k.shapes[s].split) + " parts" : "") + "\n";
   if (g.source.scratch_bytes > 0) g.route += "scratch: " + std::to_string(g.source.scratch_bytes) + " bytes\n";
   return g;

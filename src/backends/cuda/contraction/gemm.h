@@ -48,7 +48,13 @@ std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type
 struct GemmShape {
   GemmTile tile;
   int64_t split = 1;
+  int64_t stages = 3;  // cuda.stages, or fewer where that many do not fit a block's static shared memory
 };
+
+// A block's static shared memory (CUDA's limit without opting in), and the most pipeline stages
+// of `tile` for `type` within it (float64's 128x64x8 fits 3 of cuda.stages' 4).
+constexpr int64_t kGemmSharedBytes = 48 * 1024;
+int64_t stages_that_fit(const GemmTile& tile, ScalarType type, int64_t wanted);
 
 // cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
 // of O, batch entry and part of the sum), the largest (the type's list runs from large to

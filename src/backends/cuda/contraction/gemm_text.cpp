@@ -213,7 +213,7 @@ class GemmKernelText {
   GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmShape& gemm, const GemmOptions& options,
                  std::string name, std::string scratch)
       : b_(bound), c_(c), t_(gemm.tile), o_(options), name_(std::move(name)), scratch_(std::move(scratch)),
-        split_(gemm.split) {
+        split_(gemm.split), stages_(gemm.stages) {
     mma_ = is_float16_like(c.type);
     type_ = c_type(c.type);  // float for float16 and bfloat16: the sums
     element_bytes_ = c.type == ScalarType::Float64 ? 8 : mma_ ? 2 : 4;
@@ -249,7 +249,7 @@ class GemmKernelText {
   std::string text() const {
     std::string out;
     const std::string params = this->params();
-    out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(o_.stages) + " stages, " +
+    out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(stages_) + " stages, " +
            num(t_.threads()) + " threads" + (split_ > 1 ? ", the sum in " + num(split_) + " parts" : "") + "\n";
     out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
     if (mma_) {
@@ -261,9 +261,9 @@ class GemmKernelText {
       out += pad(1) + "const int tc_tid = threadIdx.x, tc_lane = tc_tid % 32, tc_g = tc_lane / 4, tc_t = tc_lane % 4;\n";
       out += pad(1) + "const int tc_wm = tc_tid / 64, tc_wn = tc_tid / 32 % 2;  // the warp's 32 x 32 of the tile\n";
     } else {
-      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(o_.stages * buffer_a()) +
+      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(stages_ * buffer_a()) +
              "];  // [stage][step][row]\n";
-      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_b[" + num(o_.stages * buffer_b()) + "];\n";
+      out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_b[" + num(stages_ * buffer_b()) + "];\n";
       out += pad(1) + "const int tc_tid = threadIdx.x, tc_tx = tc_tid % " + num(tx_) + ", tc_ty = tc_tid / " + num(tx_) + ";\n";
     }
     out += pad(1) + "const bool tc_a_16 = (unsigned long long)" + param(tensor(c_.a)) + " % 16 == 0, tc_b_16 = " +
@@ -382,23 +382,23 @@ class GemmKernelText {
       epilogue(out, d);
       return;
     }
-    out += pad(d) + "// the pipeline: " + num(o_.stages - 1) + " steps in flight while the block computes one\n";
-    out += pad(d) + "for (int tc_s = 0; tc_s < " + num(o_.stages - 1) + "; ++tc_s) {\n";
+    out += pad(d) + "// the pipeline: " + num(stages_ - 1) + " steps in flight while the block computes one\n";
+    out += pad(d) + "for (int tc_s = 0; tc_s < " + num(stages_ - 1) + "; ++tc_s) {\n";
     out += pad(d + 1) + "if (tc_kt0 + tc_s < tc_kt1) {\n";
     copy_step("tc_s", "tc_kt0 + tc_s", out, d + 2);
     out += pad(d + 1) + "}\n";
     out += pad(d + 1) + "tc_copy_commit();\n";
     out += pad(d) + "}\n";
-    out += pad(d) + "int tc_read = 0, tc_write = " + num(o_.stages - 1) + ";  // the stages computed on and copied into\n";
+    out += pad(d) + "int tc_read = 0, tc_write = " + num(stages_ - 1) + ";  // the stages computed on and copied into\n";
     out += pad(d) + "for (int tc_kt = tc_kt0; tc_kt < tc_kt1; ++tc_kt) {\n";
-    out += pad(d + 1) + "tc_copy_wait(" + num(o_.stages - 2) + ");\n";
+    out += pad(d + 1) + "tc_copy_wait(" + num(stages_ - 2) + ");\n";
     out += pad(d + 1) + "__syncthreads();  // step tc_kt is in shared memory; step tc_kt - 1's buffer is free\n";
-    out += pad(d + 1) + "if (tc_kt + " + num(o_.stages - 1) + " < tc_kt1) {\n";
-    copy_step("tc_write", "tc_kt + " + num(o_.stages - 1), out, d + 2);
+    out += pad(d + 1) + "if (tc_kt + " + num(stages_ - 1) + " < tc_kt1) {\n";
+    copy_step("tc_write", "tc_kt + " + num(stages_ - 1), out, d + 2);
     out += pad(d + 1) + "}\n";
     out += pad(d + 1) + "tc_copy_commit();\n";
     multiply_step(out, d + 1);
-    std::string last = num(o_.stages - 1);
+    std::string last = num(stages_ - 1);
     out += pad(d + 1) + "tc_read = tc_read == " + last + " ? 0 : tc_read + 1;\n";
     out += pad(d + 1) + "tc_write = tc_write == " + last + " ? 0 : tc_write + 1;\n";
     out += pad(d) + "}\n";
@@ -714,7 +714,7 @@ class GemmKernelText {
   GemmTile t_;
   GemmOptions o_;
   std::string name_, scratch_;
-  int64_t split_;
+  int64_t split_, stages_;
   std::string type_, idx_;
   int64_t element_bytes_, v_, pad_;
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
@@ -738,6 +738,7 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
     GemmShape shape = auto_gemm_shape(c, may_split);
     if (options.tile) shape = {*options.tile, may_split ? auto_split(c, *options.tile) : 1};
     if (options.split > 0) shape.split = may_split ? std::max<int64_t>(1, options.split) : 1;
+    shape.stages = stages_that_fit(shape.tile, c.type, options.stages);
     g.shapes.push_back(shape);
     mmas = mmas || is_float16_like(c.type);
   }

@@ -38,6 +38,13 @@ int64_t extent(const std::vector<ContractionIndex>& g) {
 }
 }  // namespace
 
+int64_t stages_that_fit(const GemmTile& t, ScalarType type, int64_t wanted) {
+  if (is_float16_like(type)) return 1;  // the tensor-core kernel: one buffer
+  int64_t bytes = type == ScalarType::Float64 ? 8 : 4, pad = 16 / bytes;
+  int64_t stage = (t.bk * (t.bm + pad) + t.bk * (t.bn + pad)) * bytes;
+  return std::max<int64_t>(2, std::min(wanted, kGemmSharedBytes / stage));
+}
+
 int64_t auto_split(const Contraction& c, const GemmTile& t) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n), k = extent(c.k);
   int64_t blocks = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
