@@ -29,7 +29,11 @@ struct ContractionIndex {
   // has h and kh in dimension 2, each with coefficient 1; a stride-2 one, 2 * h + kh. Else 1.
   int64_t a_scale = 1, b_scale = 1;
   std::vector<int> e;          // per read of the epilogue (Contraction::epilogue_reads): the dimension
+  int64_t extent() const { return hi - lo; }
 };
+
+// The values a group of indices takes together (the product of their extents; 1 for none).
+int64_t extent(const std::vector<ContractionIndex>& group);
 
 // One step of an epilogue statement, in postfix order: each pushes a value per element of O
 // (Const, Out: O's value there, Read: an epilogue read) or replaces the top one (Neg) or two

@@ -293,11 +293,6 @@ std::string group_text(const std::vector<ContractionIndex>& g) {
   return out;
 }
 
-double extent(const std::vector<ContractionIndex>& g) {
-  double n = 1;
-  for (const auto& x : g) n *= static_cast<double>(x.hi - x.lo);
-  return n;
-}
 
 }  // namespace
 
@@ -316,7 +311,16 @@ std::string Contraction::describe(const ir::Def& def) const {
   return text;
 }
 
-double Contraction::flops() const { return 2 * extent(batch) * extent(m) * extent(n) * extent(k); }
+int64_t extent(const std::vector<ContractionIndex>& group) {
+  int64_t n = 1;
+  for (const auto& x : group) n *= x.extent();
+  return n;
+}
+
+double Contraction::flops() const {
+  return 2.0 * static_cast<double>(extent(batch)) * static_cast<double>(extent(m)) * static_cast<double>(extent(n)) *
+         static_cast<double>(extent(k));
+}
 
 double ContractionPlan::flops() const {
   double total = 0;

@@ -40,6 +40,13 @@ ContractionRules route_rules() {
   return rules;
 }
 
+// A route knob's values for the tuner: `values` where the def takes the route, else none.
+std::function<std::vector<std::string>(const ir::BoundDef&)> on_the_route(std::vector<std::string> values) {
+  return [values = std::move(values)](const ir::BoundDef& b) {
+    return plan_contraction(b, nullptr, route_rules()) ? values : std::vector<std::string>{};
+  };
+}
+
 std::vector<Knob> declare() {
   Knob emulate{"cuda.emulate", KnobKind::Boolean, "0",
                "run the generated CUDA C on the host instead (compiled by $CXX, every block and thread in turn, on "
@@ -125,9 +132,7 @@ std::vector<Knob> declare() {
                 "cuda.block, cuda.grid, cuda.regtile, cuda.shared and cuda.unroll do not apply to it. auto: 1 where "
                 "the def is such a product",
                 true};
-  contract.domain = [](const ir::BoundDef& b) {
-    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
-  };
+  contract.domain = on_the_route({"auto", "0"});
   std::string float_tiles;
   for (const GemmTile& t : gemm_tiles(ScalarType::Float32)) float_tiles += (float_tiles.empty() ? "" : ", ") + t.text();
   Knob gemm_tile{"cuda.gemm_tile", KnobKind::Text, "auto",
@@ -153,9 +158,7 @@ std::vector<Knob> declare() {
               "block's 48 KiB of static shared memory (float64's 128x64x8 and 64x128x8 fit 3)"};
   stages.min = 2;
   stages.max = 4;
-  stages.domain = [](const ir::BoundDef& b) {
-    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"3", "2", "4"} : std::vector<std::string>{};
-  };
+  stages.domain = on_the_route({"3", "2", "4"});
   Knob split{"cuda.split_k", KnobKind::Integer, "auto",
              "the contraction route's parts of each sum (split-K): each part's blocks sum a run of the K steps, then a "
              "second launch adds the parts in order, applies the epilogue and writes the output; auto: where the "
@@ -164,10 +167,7 @@ std::vector<Knob> declare() {
              true};
   split.min = 1;
   split.max = 64;
-  split.domain = [](const ir::BoundDef& b) {
-    return plan_contraction(b, nullptr, route_rules()) ? std::vector<std::string>{"auto", "1", "2", "4", "8"}
-                                                       : std::vector<std::string>{};
-  };
+  split.domain = on_the_route({"auto", "1", "2", "4", "8"});
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
           contract, gemm_tile, stages, split};
 }

@@ -97,8 +97,10 @@ TC_DEVICE void tc_mma_lanes(int bf, float& c0, float& c1, float& c2, float& c3, 
   }
   __syncwarp();
 }
+#define TC_MMA_BF_f16 0
+#define TC_MMA_BF_bf16 1
 #define TC_MMA(kind, c0, c1, c2, c3, a, b) \
-  tc_mma_lanes(sizeof(#kind) == 5, c0, c1, c2, c3, a, b, tc_mma_exchange[threadIdx.x / 32])
+  tc_mma_lanes(TC_MMA_BF_##kind, c0, c1, c2, c3, a, b, tc_mma_exchange[threadIdx.x / 32])
 #endif
 )";
 
@@ -108,13 +110,6 @@ constexpr int64_t kMmaPad = 8;  // halves a shared row is padded by: fragment lo
 
 std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
 std::string num(int64_t v) { return std::to_string(v); }
-
-int64_t extent(const ContractionIndex& x) { return x.hi - x.lo; }
-int64_t extent(const std::vector<ContractionIndex>& g) {
-  int64_t n = 1;
-  for (const auto& x : g) n *= extent(x);
-  return n;
-}
 
 // The distance between consecutive entries of dimension d of a dense row-major tensor.
 int64_t stride(const std::vector<int64_t>& shape, int d) {
@@ -144,7 +139,7 @@ std::string group_offset(const std::vector<ContractionIndex>& g, const StepOf& s
   for (size_t i = g.size(); i-- > 0;) {
     const ContractionIndex& x = g[i];
     int64_t s = step(x);
-    int64_t n = std::max<int64_t>(extent(x), 1);
+    int64_t n = std::max<int64_t>(x.extent(), 1);
     if (s != 0) {
       std::string digit = inner == 1 ? flat : "(" + flat + ") / " + num(inner);
       if (i > 0) digit = "(" + digit + ") % " + num(n);
@@ -196,7 +191,7 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
     for (const auto* g : {&c.batch, &c.m, &c.n, &c.k})
       for (const ContractionIndex& y : *g) alone = alone && (&y == &x || y.*dim != d);
     int64_t at = static_cast<size_t>(d) < shift.size() ? shift[static_cast<size_t>(d)] : 0;
-    bool aligned = alone && tile_rows % v == 0 && extent(x) % v == 0 && (x.lo + at) % v == 0 &&
+    bool aligned = alone && tile_rows % v == 0 && x.extent() % v == 0 && (x.lo + at) % v == 0 &&
                    shape[static_cast<size_t>(d)] % v == 0;
     if (aligned) copy.run = v;
   }
@@ -239,11 +234,7 @@ class GemmKernelText {
 
   // The kernels' parameters: the def's tensors, the fault record, the scratch buffer if any.
   std::string params() const {
-    std::string out;
-    for (const auto& t : b_.def().tensors)
-      out += (out.empty() ? "" : ", ") + print::storage_type(t.type) + "* __restrict__ " + param(t);
-    out += std::string(out.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
-    return out + (scratch_.empty() ? "" : ", " + scratch_ + " __restrict__ tc_scratch");
+    return print::kernel_parameters(b_.def()) + (scratch_.empty() ? "" : ", " + scratch_ + " __restrict__ tc_scratch");
   }
 
   std::string text() const {
@@ -558,15 +549,9 @@ class GemmKernelText {
     out += pad(d + 1) + "}\n";
   }
 
-  // An entry's stored form: float16 and bfloat16 as their bits (rounded to nearest even).
-  std::string stored(const std::string& value) const {
-    if (c_.type == ScalarType::Float16) return "tc_f2h(" + value + ")";
-    return c_.type == ScalarType::BFloat16 ? "tc_f2b(" + value + ")" : value;
-  }
-  std::string loaded(const std::string& element) const {
-    if (c_.type == ScalarType::Float16) return "tc_h2f(" + element + ")";
-    return c_.type == ScalarType::BFloat16 ? "tc_b2f(" + element + ")" : element;
-  }
+  // An entry's stored form (float16 and bfloat16 as their bits), and a stored entry's value.
+  std::string stored(const std::string& value) const { return print::stored(value, c_.type); }
+  std::string loaded(const std::string& element) const { return print::load_as(element, c_.type); }
 
   // The offset, in a tensor whose steps are `step`, of the output entry (tc_z, m, n).
   std::string entry_offset(const StepOf& step, const std::string& m, const std::string& n) const {
@@ -679,14 +664,13 @@ class GemmKernelText {
     for (int64_t i = 0; i < t_.tm; ++i) {
       std::string m = "tc_row" + num(i);
       out += pad(d) + "const " + idx_ + " " + m + " = " + out_row(i) + ";\n";
-      out += pad(d) + "if (" + m + " < " + num(m_) + ")\n";
-      out += pad(d + 1) + "TC_UNROLL\n";
-      out += pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(t_.tn) + "; ++tc_j) {\n";
-      out += pad(d + 2) + "const " + idx_ + " tc_col = tc_n0 + (tc_j / " + num(rb_) + ") * " + num(tx_ * rb_) + " + tc_j % " +
-             num(rb_) + " + tc_tx * " + num(rb_) + ";\n";
-      out += pad(d + 2) + "if (tc_col < " + num(n_) + ") tc_part_sums[" + m + " * " + num(n_) + " + tc_col] = tc_acc[" +
-             num(i) + "][tc_j];\n";
-      out += pad(d + 1) + "}\n";
+      out += pad(d) + "if (" + m + " < " + num(m_) + ") {\n";
+      for (int64_t j = 0; j < t_.tn; ++j) {
+        std::string n = "(" + out_col(j) + ")";
+        out += pad(d + 1) + "if (" + n + " < " + num(n_) + ") tc_part_sums[" + m + " * " + num(n_) + " + " + n +
+               "] = tc_acc[" + num(i) + "][" + num(j) + "];\n";
+      }
+      out += pad(d) + "}\n";
     }
   }
 
@@ -706,7 +690,7 @@ class GemmKernelText {
     const ContractionIndex& x = c_.n.back();
     const std::vector<int64_t>& shp = shape(c_.o);
     if (x.o < 0 || stride(shp, x.o) != 1) return false;
-    return extent(x) % v_ == 0 && x.lo % v_ == 0 && shp[static_cast<size_t>(x.o)] % v_ == 0;
+    return x.extent() % v_ == 0 && x.lo % v_ == 0 && shp[static_cast<size_t>(x.o)] % v_ == 0;
   }
 
   const ir::BoundDef& b_;
@@ -728,7 +712,6 @@ class GemmKernelText {
 }  // namespace
 
 GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, const GemmOptions& options) {
-  if (options.stages < 2) fail(TC_ERROR_INVALID_ARGUMENT, "the contraction route needs at least 2 pipeline stages");
   GemmKernels g;
   bool mmas = false;
   for (const Contraction& c : plan.stages) {
@@ -762,8 +745,7 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
     }
   }
   g.source.text = cuda_prelude() + kGemmHelpers + (mmas ? kMmaHelpers : "") + "\n" + kernels;
-  for (const auto& t : bound.def().tensors) g.source.param_types.push_back(print::storage_type(t.type) + "*");
-  g.source.param_types.push_back("unsigned long long*");
+  g.source.param_types = print::parameter_types(bound.def());
   if (splits) g.source.param_types.push_back(scratch);
   return g;
 }

@@ -30,13 +30,6 @@ std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type
   return std::nullopt;
 }
 
-namespace {
-int64_t extent(const std::vector<ContractionIndex>& g) {
-  int64_t n = 1;
-  for (const auto& x : g) n *= x.hi - x.lo;
-  return n;
-}
-}  // namespace
 
 int64_t stages_that_fit(const GemmTile& t, ScalarType type, int64_t wanted) {
   if (is_float16_like(type)) return 1;  // the tensor-core kernel: one buffer

@@ -43,6 +43,32 @@ std::string rounded(const std::string& x, ScalarType t) {
 
 std::string param(const ir::Tensor& t) { return "p_" + t.name; }
 
+// `value` (of type t) as t is stored: bool as one byte, float16 and bfloat16 as their bits.
+std::string stored(const std::string& value, ScalarType t) {
+  if (t == ScalarType::Bool) return "(unsigned char)(" + value + ")";
+  if (t == ScalarType::BFloat16) return "tc_f2b(" + value + ")";
+  return t == ScalarType::Float16 ? "tc_f2h(" + value + ")" : value;
+}
+
+std::string load_as(const std::string& element, ScalarType t) {
+  if (t == ScalarType::Float16) return "tc_h2f(" + element + ")";
+  if (t == ScalarType::BFloat16) return "tc_b2f(" + element + ")";
+  return t == ScalarType::Bool ? "(" + element + " != 0)" : element;
+}
+
+std::vector<std::string> parameter_types(const ir::Def& def) {
+  std::vector<std::string> types;
+  for (const auto& t : def.tensors) types.push_back(storage_type(t.type) + "*");
+  types.push_back("unsigned long long*");
+  return types;
+}
+
+std::string kernel_parameters(const ir::Def& def) {
+  std::string params;
+  for (const auto& t : def.tensors) params += storage_type(t.type) + "* __restrict__ " + param(t) + ", ";
+  return params + "unsigned long long* __restrict__ tc_fault";
+}
+
 // `x` (of type `from`) as a value of type `to`, with TC's conversions.
 std::string convert(const std::string& x, ScalarType from, ScalarType to) {
   if (from == to) return x;

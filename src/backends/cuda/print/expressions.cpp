@@ -9,18 +9,6 @@
 
 namespace tc::backends::cuda::print {
 
-// `value` (of type t) as t is stored: bool as one byte, float16 and bfloat16 as their bits.
-std::string Printer::stored(const std::string& value, ScalarType t) {
-  if (t == ScalarType::Bool) return "(unsigned char)(" + value + ")";
-  if (t == ScalarType::BFloat16) return "tc_f2b(" + value + ")";
-  return t == ScalarType::Float16 ? "tc_f2h(" + value + ")" : value;
-}
-
-std::string Printer::load_as(const std::string& element, ScalarType t) {
-  if (t == ScalarType::Float16) return "tc_h2f(" + element + ")";
-  if (t == ScalarType::BFloat16) return "tc_b2f(" + element + ")";
-  return t == ScalarType::Bool ? "(" + element + " != 0)" : element;
-}
 
 std::string Printer::identity(ir::ReduceOp op, ScalarType t) const {
   bool f = is_float(t);

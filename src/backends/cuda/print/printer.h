@@ -49,6 +49,12 @@ std::string c_type(ScalarType t);
 std::string storage_type(ScalarType t);
 std::string rounded(const std::string& x, ScalarType t);
 std::string param(const ir::Tensor& t);
+std::string stored(const std::string& value, ScalarType t);     // a value of type t as t is stored
+std::string load_as(const std::string& element, ScalarType t);  // a stored element as a value of type t
+// Every kernel's parameters (CudaSource::param_types): the def's tensors, then the fault record;
+// as C types, and as the C parameter list of a __global__ function.
+std::vector<std::string> parameter_types(const ir::Def& def);
+std::string kernel_parameters(const ir::Def& def);
 std::string convert(const std::string& x, ScalarType from, ScalarType to);
 std::string float_literal(double v, ScalarType t);
 std::string int_literal(int64_t v, ScalarType t);
@@ -350,11 +356,9 @@ class Printer {
   std::string begin_statement(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth);
   void begin_statement_variables(const ir::Stmt& st, size_t s, bool checks_write, std::string& out, int depth);
   void scatter(const ir::Stmt& st, size_t s, std::string& out, int depth);
-  static std::string stored(const std::string& value, ScalarType t);
 
   static std::string zero_of(ScalarType t) { return is_float(t) ? float_literal(0, t) : int_literal(0, t); }
 
-  static std::string load_as(const std::string& element, ScalarType t);
   std::string identity(ir::ReduceOp op, ScalarType t) const;
   std::string offset(size_t t, const std::vector<std::string>& subs) const;
   std::string expr(const ir::Node& e);

@@ -21,8 +21,7 @@ CudaSource Printer::run(const isl_schedule* mapped) {
   checked(tree.get(), m_.ctx(), "generating the loop nest");
   top(tree.get());
   out_.text = cuda_prelude() + (warp_totals_ ? std::string(warp_totals_text()) + "\n" : "") + kernels_;
-  for (const auto& t : b_.def().tensors) out_.param_types.push_back(storage_type(t.type) + "*");
-  out_.param_types.push_back("unsigned long long*");
+  out_.param_types = parameter_types(b_.def());
   for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
   return out_;
 }
@@ -147,11 +146,7 @@ void Printer::kernel(isl_ast_node* node) {
   std::string declarations;
   for (const auto& [name, line] : shared_declarations_) declarations += pad(1) + line + "\n";
   body = declarations + body;
-  std::string params;
-  for (const auto& t : b_.def().tensors)
-    params += (params.empty() ? "" : ", ") + storage_type(t.type) + "* __restrict__ " + param(t);
-  params += std::string(params.empty() ? "" : ", ") + "unsigned long long* __restrict__ tc_fault";
-  kernels_ += "extern \"C\" __global__ void " + launch.kernel + "(" + params + ") {\n" + body + "}\n\n";
+  kernels_ += "extern \"C\" __global__ void " + launch.kernel + "(" + kernel_parameters(b_.def()) + ") {\n" + body + "}\n\n";
   out_.launches.push_back(launch);
 }
 
