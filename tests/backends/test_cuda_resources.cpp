@@ -5,7 +5,8 @@
 // contraction, the convolutions as implicit GEMMs) on the contraction route (contraction/gemm.h),
 // its operands copied by cp.async; sgemm in
 // blocks of 256 threads, at least 8 fused multiply-adds per shared-memory load instruction in
-// its inner loop (128-bit shared loads), its sum split in parts (split-K). Also ptxas's
+// its inner loop (128-bit shared loads), its sum split in parts (split-K); softmax and layernorm
+// on the row route (rows/row_plan.h) without spills. Also ptxas's
 // report parsed and the occupancy computed from it (resources.h). Skipped where NVRTC is not
 // installed.
 #include <gtest/gtest.h>
@@ -132,6 +133,23 @@ size_t occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
+// bench/kernels/<name>.tc compiled for `arch` at the kernel's benchmark sizes (float32 inputs),
+// default knobs.
+std::unique_ptr<tc::backends::Kernel> compile_bench_kernel(const PaperKernel& k, const char* arch) {
+  Inputs in;
+  for (const auto& shape : k.inputs) in.f32(shape);
+  auto p = tc_test::build(read_text(std::string(TC_SOURCE_DIR) + "/bench/kernels/" + k.name + ".tc"));
+  tc::backends::OptionSet o;
+  o.set("backend", "cuda");
+  o.set("cuda.arch", arch);
+  // isl's schedule on any machine: past cuda.schedule_time (5 s by default, which mlp3's
+  // nine statements took under ASan on one core) a fallback of one launch per statement
+  // stands in for it.
+  o.set("cuda.schedule_time", "3600000");
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  return cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
+}
+
 TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
   try {
     Nvrtc::get();
@@ -146,22 +164,10 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
       {"group_conv", {{32, 32, 4, 56, 56}, {32, 4, 4, 3, 3}}},
       {"mlp3", {{128, 128}, {64, 128}, {64}, {32, 64}, {32}, {2, 32}, {2}}},
   };
-  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
   for (const char* arch : {"sm_90", "sm_80"}) {
     for (const PaperKernel& k : kernels) {
       SCOPED_TRACE(std::string(k.name) + " " + arch);
-      Inputs in;
-      for (const auto& shape : k.inputs) in.f32(shape);
-      auto p = tc_test::build(read_text(std::string(TC_SOURCE_DIR) + "/bench/kernels/" + k.name + ".tc"));
-      auto bound = tc_test::bind_def(p, in);
-      tc::backends::OptionSet o;
-      o.set("backend", "cuda");
-      o.set("cuda.arch", arch);
-      // isl's schedule on any machine: past cuda.schedule_time (5 s by default, which mlp3's
-      // nine statements took under ASan on one core) a fallback of one launch per statement
-      // stands in for it.
-      o.set("cuda.schedule_time", "3600000");
-      auto kernel = cuda.compile(bound, cuda.default_target(), o.values_for(cuda));
+      auto kernel = compile_bench_kernel(k, arch);
       std::string described = kernel->describe(), code = kernel->code();
       EXPECT_GE(occurrences(described, " registers, 0 bytes spilled,"), 1u) << described;
       EXPECT_EQ(occurrences(described, " registers, 0 bytes spilled,"), occurrences(described, "bytes spilled"))
@@ -223,6 +229,35 @@ TEST(CudaResources, HalfProductsUseTensorCores) {
       std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), "mm.cu", arch);
       std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (t == tc::ScalarType::Float16 ? "f16.f16" : "bf16.bf16");
       EXPECT_EQ(occurrences(ptx, mma), 8u) << "2 x 4 mma a warp a step";
+    }
+  }
+}
+
+// The row-wise benchmark kernels (softmax, layernorm) at their sizes: the row route, one launch
+// of a block of 1024 threads per row (128 rows: fewer than an H100's SMs, so a thread a value),
+// no spills, and in the PTX the warp shuffles of the row's tree and the named barriers between
+// statements.
+TEST(CudaResources, RowKernelsAtBenchmarkSizes) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const std::vector<PaperKernel> kernels = {
+      {"softmax", {{128, 1000}}},
+      {"layernorm", {{128, 1024}, {1024}, {1024}}},
+  };
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    for (const PaperKernel& k : kernels) {
+      SCOPED_TRACE(std::string(k.name) + " " + arch);
+      auto kernel = compile_bench_kernel(k, arch);
+      std::string described = kernel->describe();
+      EXPECT_NE(described.find("row route: 2 reduced along the row, 2 pointwise; 128 rows"), std::string::npos) << described;
+      EXPECT_NE(described.find(std::string(k.name) + "_rows grid 128x1x1 block 1024x1x1"), std::string::npos) << described;
+      EXPECT_EQ(occurrences(described, " registers, 0 bytes spilled,"), 1u) << described;
+      std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), std::string(k.name) + ".cu", arch);
+      EXPECT_NE(ptx.find("shfl.sync.down"), std::string::npos);
+      EXPECT_NE(ptx.find("barrier.sync"), std::string::npos);
     }
   }
 }

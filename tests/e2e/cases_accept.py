@@ -885,6 +885,15 @@ def iminmax(int32(N) A, int32(N) B, uint16(N) U) -> (MN, MX, RELU, UC) {
      lambda A, Bv, U: [np.minimum(A, Bv), np.maximum(A, Bv), np.maximum(A, 0).astype(i32),
                        np.minimum(U, 1000).astype(u16)])
 
+# Of equal values (-0.0 and 0.0) max gives the first and min the second (a < b decides), which
+# a division then tells apart.
+case("float_min_max_of_equal_zeros", """
+def zeros(float(N) A) -> (MX, MN) {
+  MX(i) = 1 / max(A(i) * 0, 0)
+  MN(i) = 1 / min(0, A(i) * 0)
+}""", lambda r: [np.array([-3.0, 2.0, -0.0, 0.0], F32)],
+     lambda A: [np.array([-np.inf, np.inf, -np.inf, np.inf], F32)] * 2)
+
 # ============================================================================================
 # Layouts: strided, Fortran-order, sliced, byte_offset inputs and outputs
 # ============================================================================================

@@ -42,6 +42,16 @@ checks that hide them need their own):
                      int32 row sum exact, a max with a NaN, an int8 product, a float16 min and a bfloat16 max
                      right; cuda.block's x not a multiple of 32, or x over 32 with y times z
                      over 15, is TC_ERROR_INVALID_ARGUMENT naming both options
+  row_route          cuda.rowwise: softmax and layernorm at odd sizes take the row route (one
+                     launch, a row per group of threads, tc_group_sync between statements) at
+                     auto and at blocks 32x4, 64x2, 96 with 5 blocks, each right; rows of two
+                     indices, an int32 row sum exact, float16, a where clause's part of a row, a
+                     second `+=` into a reduced row, a gather (checked: a bad index is
+                     TC_ERROR_RUNTIME naming the read); auto leaves rows under 32 values, a
+                     matrix product, float sums at cuda.fma=0 and a cuda.block the route cannot
+                     run to isl, cuda.rowwise=1 takes the first two and makes the last an error
+                     naming both options; softmax's profile at 128x1000: sectors_per_request at
+                     most 5 and work_balance at most 1.5
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -62,8 +72,8 @@ import tclib  # noqa: E402
 MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
 EMULATE = {"backend": "cuda", "cuda.emulate": "1"}
 F64 = np.float64
-# isl's schedule for a def the contraction route would take (the checks of its mapping knobs)
-EMULATE_ISL = dict(EMULATE, **{"cuda.contract": "0"})
+# isl's schedule for a def a route would take (the checks of its mapping knobs)
+EMULATE_ISL = dict(EMULATE, **{"cuda.contract": "0", "cuda.rowwise": "0"})
 
 
 class Skip(Exception):
@@ -464,6 +474,82 @@ def lane_reductions():
     np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
 
 
+def row_route():
+    r = np.random.default_rng(5)
+    here = os.path.dirname(os.path.abspath(__file__))
+    bench = os.path.join(here, "..", "..", "bench", "kernels")
+    softmax = tclib.Program(open(os.path.join(bench, "softmax.tc")).read())
+    layernorm = tclib.Program(open(os.path.join(bench, "layernorm.tc")).read())
+
+    def same(program, name, inputs, knobs, tol=1e-5, route=True):
+        k = program.compile(name, inputs, dict(EMULATE, **knobs))
+        described = k.describe()
+        assert ("row route: " in described) == route, (name, knobs, described)
+        if route:
+            assert "%s_rows grid" % name in described and "tc_group_sync();" in k.code(), described
+        got = run(k, inputs)
+        expected = run(program.compile(name, inputs, {"backend": "reference"}), inputs)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(np.asarray(g, F64), np.asarray(e, F64), rtol=tol, atol=tol,
+                                       err_msg="%s %s" % (name, knobs))
+        return k
+
+    X = r.standard_normal((37, 75)).astype(np.float32)
+    k = same(softmax, "softmax", [X], {})
+    assert "row route: 2 reduced along the row, 2 pointwise; 37 rows (37), up to 75 values along a row; " \
+           "1 rows a block, 96 threads a row" in k.describe(), k.describe()
+    for block, grid in (("32x4", "auto"), ("64x2", "auto"), ("96", "5")):
+        k = same(softmax, "softmax", [X], {"cuda.block": block, "cuda.grid": grid})
+        assert "grid %sx1x1 block %s" % ("5" if grid == "5" else str(-(-37 // int((block + "x1").split("x")[1]))),
+                                          {"32x4": "32x4x1", "64x2": "64x2x1", "96": "96x1x1"}[block]) in k.describe()
+    L = [r.standard_normal(s).astype(np.float32) for s in ((5, 200), (200,), (200,))]
+    same(layernorm, "layernorm", L, {})
+    two = tclib.Program("def f(float(A,B,C) X) -> (S, M) {\n  S(a,b) +=! X(a,b,c) * X(a,b,c)\n"
+                        "  M(a,b) max=! X(a,b,c) / S(a,b)\n}")
+    k = same(two, "f", [r.standard_normal((3, 7, 50)).astype(np.float32)], {})
+    assert "21 rows (3x7)" in k.describe(), k.describe()
+    isum = tclib.Program("def f(int32(A,C) X) -> (S) { S(a) +=! X(a,c) }")
+    Xi = r.integers(-1000, 1000, (9, 300)).astype(np.int32)
+    (S,) = run(isum.compile("f", [Xi], dict(EMULATE, **{"cuda.fma": "0"})), [Xi])  # exact: on the route at fma=0 too
+    np.testing.assert_array_equal(S, Xi.sum(axis=1, dtype=np.int32))
+    assert "row route" in isum.compile("f", [Xi], dict(EMULATE, **{"cuda.fma": "0"})).describe()
+    half = tclib.Program("def f(float16(A,C) X) -> (S, O) { S(a) +=! X(a,c)  O(a,c) = X(a,c) - S(a) }")
+    same(half, "f", [r.standard_normal((9, 64)).astype(np.float16)], {}, tol=0.1)
+    part = tclib.Program("def f(float(A,C) X) -> (S) { S(a) +=! X(a,c) where c in 3:250 }")
+    same(part, "f", [r.standard_normal((9, 300)).astype(np.float32)], {})
+    again = tclib.Program("def f(float(A,C) X, float(A,C) Y) -> (S) { S(a) +=! X(a,c)  S(a) += Y(a,c) * 2 }")
+    same(again, "f", [r.standard_normal((4, 90)).astype(np.float32) for _ in range(2)], {})
+    gather = tclib.Program("def f(float(A,C) X, int32(B) I) -> (S) { S(b) +=! X(I(b), c) }")
+    Xg, I = r.standard_normal((6, 40)).astype(np.float32), np.array([5, 0, 3, 3], np.int32)
+    same(gather, "f", [Xg, I], {})
+    bad = np.array([5, 0, 6, 3], np.int32)
+    k = gather.compile("f", [Xg, bad], EMULATE)
+    assert "row route" in k.describe(), k.describe()
+    expect_error(lambda: run(k, [Xg, bad]), tclib.TC_ERROR_RUNTIME, "'X(I(b), c)' reads 'X' out of bounds", "index 6")
+
+    # What auto leaves to isl, and what cuda.rowwise=1 does with it.
+    short = r.standard_normal((40, 8)).astype(np.float32)
+    same(softmax, "softmax", [short], {}, route=False)
+    same(softmax, "softmax", [short], {"cuda.rowwise": "1"})
+    mm = tclib.Program("def mm(int32(M,K) A, int32(N,K) B) -> (C) { C(i,j) +=! A(i,k) * B(j,k) }")
+    Ai, Bi = r.integers(-9, 9, (5, 40)).astype(np.int32), r.integers(-9, 9, (6, 40)).astype(np.int32)
+    same(mm, "mm", [Ai, Bi], {}, route=False)
+    same(mm, "mm", [Ai, Bi], {"cuda.rowwise": "1"})
+    same(softmax, "softmax", [X], {"cuda.fma": "0"}, route=False)
+    same(softmax, "softmax", [X], {"cuda.block": "16x8"}, route=False)
+    same(softmax, "softmax", [X], {"cuda.rowwise": "0"}, route=False)
+    for block, why in (("16x8", "a multiple of 32"), ("32x2x2", "its z must be 1"), ("64x16", "at most 15")):
+        expect_error(lambda: softmax.compile("softmax", [X], dict(EMULATE, **{"cuda.rowwise": "1", "cuda.block": block})),
+                     tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.rowwise' is 1", "'cuda.block' is '%s'" % block, why)
+
+    # The static target: coalesced and balanced at the benchmark's size.
+    Xb = r.standard_normal((128, 1000)).astype(np.float32)
+    k = softmax.compile("softmax", [Xb], EMULATE)
+    (f,) = tclib.profile_figures(k.profile([Xb], [np.zeros((128, 1000), np.float32)], "h200"))
+    sectors = float(re.search(r"([\d.]+)", f["sectors_per_request"]).group(1))
+    assert sectors <= 5 and float(f["work_balance"]) <= 1.5, f
+
+
 def no_host_compiler():
     p = tclib.Program(MM)
     A, B = mm_inputs()
@@ -535,7 +621,7 @@ CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": ker
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
           "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
           "lane_reductions": lane_reductions, "profile": profile,
-          "contraction_route": contraction_route}
+          "contraction_route": contraction_route, "row_route": row_route}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 
 

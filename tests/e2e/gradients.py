@@ -247,6 +247,16 @@ def corpus_sweep():
     return checked, refused
 
 
+def extreme(x):
+    """Whether float tensor x holds a value beyond 1e20 in magnitude, an infinity or a NaN."""
+    if tclib.is_bf16(x.dtype):
+        x = tclib.from_bf16(x)
+    if x.dtype.kind != "f":
+        return False
+    with np.errstate(invalid="ignore"):
+        return not bool(np.all(np.abs(x.astype(np.float64)) <= 1e20))
+
+
 def fuzz_sweep(programs, seed):
     """The differential fuzzer's random programs through tc_gradient: returns counts."""
     import random
@@ -254,7 +264,7 @@ def fuzz_sweep(programs, seed):
     import gen
     import tcast
     generator = gen.Generator(random.Random(seed))
-    counts = {"gradients": 0, "refused": 0, "not defined": 0, "agree": 0}
+    counts = {"gradients": 0, "refused": 0, "not defined": 0, "extreme inputs": 0, "agree": 0}
     for k in range(programs):
         case = generator.case()
         src = tcast.fmt_prog(case["prog"])
@@ -274,6 +284,11 @@ def fuzz_sweep(programs, seed):
         if any(spec["as_bool"] for spec in case["inputs"]):
             continue
         inputs = [np.ascontiguousarray(np.asarray(spec["data"])) for spec in case["inputs"]]
+        # A gradient is a sum, which the cpu backend may reassociate (documented): with values
+        # near float's limits or infinities in it, the order decides whatever is left.
+        if any(extreme(x) for x in inputs):
+            counts["extreme inputs"] += 1
+            continue
         try:
             shapes = prog.infer_outputs("main", inputs)
         except tclib.TCError:

@@ -16,21 +16,24 @@ import tclib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import gpu_estimate  # noqa: E402  (its dump() writes what tc-profile-text reads)
 
-DEFS = {  # name: source, input shapes, the sizes they bind
-    "mm": ("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(64, 48), (48, 64)],
-           dict(M=64, K=48, N=64)),
-    "softmax": ("def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
-                "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}", [(40, 96)], dict(N=40, D=96)),
-}
+SOFTMAX = ("def softmax(float(N,D) X) -> (O) {\n  mx(n) max=! X(n,d)\n  e(n,d) = exp(X(n,d) - mx(n))\n"
+           "  s(n) +=! e(n,d)\n  O(n,d) = e(n,d) / s(n)\n}")
+CASES = [  # name, source, input shapes, the sizes they bind, knobs: the contraction route, the row
+    # route, isl's schedule (one launch per statement)
+    ("mm", "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(64, 48), (48, 64)],
+     dict(M=64, K=48, N=64), {}),
+    ("softmax", SOFTMAX, [(40, 96)], dict(N=40, D=96), {}),
+    ("softmax", SOFTMAX, [(40, 96)], dict(N=40, D=96), {"cuda.fusion": "min", "cuda.rowwise": "0"}),
+]
 
 
 def main(tool):
     failed = 0
     with tempfile.TemporaryDirectory() as d:
-        for name, (src, shapes, sizes) in DEFS.items():
+        for name, src, shapes, sizes, knobs in CASES:
             inputs = [np.zeros(s, np.float32) for s in shapes]
             p = tclib.Program(src)
-            k = p.compile(name, inputs, {"backend": "cuda", "cuda.emulate": "1", "cuda.fusion": "min"})
+            k = p.compile(name, inputs, dict({"backend": "cuda", "cuda.emulate": "1"}, **knobs))
             outputs = [np.zeros(shape, dtype) for dtype, shape in k.output_info()]
             want = k.profile(inputs, outputs)
             base = os.path.join(d, name)
@@ -41,7 +44,7 @@ def main(tool):
                 failed += 1
                 print("FAIL %s:\n--- tc_kernel_profile\n%s--- tc-profile-text\n%s" % (name, want, got))
             else:
-                print("PASS %s (%d launches)" % (name, got.count("\nlaunch ") + 1))
+                print("PASS %s %s (%d launches)" % (name, knobs, got.count("\nlaunch ") + 1))
     return 1 if failed else 0
 
 

@@ -53,9 +53,8 @@ Expr combine(ReduceOp op, const Expr& acc, const Expr& v, ScalarType t) {
       // v opaque (values.h): Halide's TrimNoOps would otherwise solve "min(acc, v) == acc" for
       // the loop variable with acc read once before the loop (a stale value), and O min=! j
       // stored every j (Halide 14). Floats go through the NaN selects, which it cannot solve.
-      Expr m = op == ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
-      if (!is_float(t)) return m;
-      return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, m);
+      if (!is_float(t)) return op == ReduceOp::Min ? Halide::min(acc, opaque(v)) : Halide::max(acc, opaque(v));
+      return Halide::select(Halide::is_nan(acc), acc, Halide::is_nan(v), v, ordered_min_max(op == ReduceOp::Min, acc, opaque(v)));
     }
     default: return b ? (acc || v) : arithmetic(ir::BinOp::Add, acc, v, t, false);
   }

@@ -49,10 +49,10 @@ const char* libm_name(BuiltinId id) {
 
 // min/max with the reference's NaN rule: a NaN operand gives NaN.
 Expr nan_propagating(BuiltinId id, const Expr& a, const Expr& b) {
-  Expr m = id == BuiltinId::Min ? Halide::min(a, b) : Halide::max(a, b);
-  if (!a.type().is_float()) return m;
-  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
+  if (!a.type().is_float()) return id == BuiltinId::Min ? Halide::min(a, b) : Halide::max(a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, ordered_min_max(id == BuiltinId::Min, a, b));
 }
+
 
 // TC's exp for float32 (support/exp_f32.h: the definition, whose float32 operations this
 // evaluates in the same order, vectorised; libm's expf would be called one lane at a time).

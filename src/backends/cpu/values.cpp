@@ -353,4 +353,8 @@ Expr negate(const Expr& a, bool native) {
   return -a;
 }
 
+Halide::Expr ordered_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b) {
+  return min ? Halide::select(a < b, a, b) : Halide::select(a < b, b, a);
+}
+
 }  // namespace tc::backends::cpu

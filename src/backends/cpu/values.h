@@ -71,4 +71,9 @@ Halide::Expr fused_multiply_add(const Halide::Expr& a, const Halide::Expr& b, co
 Halide::Expr arithmetic(ir::BinOp op, const Halide::Expr& a, const Halide::Expr& b, ScalarType t, bool native);
 Halide::Expr negate(const Halide::Expr& a, bool native);
 
+// min(a, b) or max(a, b) of floats as the reference decides equal values (-0.0 and 0.0): min
+// the second, max the first (a < b ? ...); NaN is the caller's (Halide's min and max give the
+// second of equal values for both).
+Halide::Expr ordered_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b);
+
 }  // namespace tc::backends::cpu

@@ -21,6 +21,7 @@
 #include "backends/cuda/profile/instrumentation.h"
 #include "backends/cuda/profile/profile.h"
 #include "backends/cuda/resources.h"
+#include "backends/cuda/rows/row_plan.h"
 #include "backends/cuda/schedule.h"
 #include "runtime/validate.h"
 #include "support/error.h"
@@ -168,8 +169,21 @@ std::vector<Knob> declare() {
   split.min = 1;
   split.max = 64;
   split.domain = on_the_route({"auto", "1", "2", "4", "8"});
+  Knob rowwise{"cuda.rowwise", KnobKind::Boolean, "auto",
+               "compute a row-wise def (softmax, layernorm: statements over the same leading indices, each with at "
+               "most one more index, along the row, which reads move along in their last dimension; at least one "
+               "a reduction along the row) as one kernel instead of isl's schedule: blockDim.y rows a block, "
+               "blockDim.x threads a row (cuda.block; x a multiple of 32), each statement in turn, a reduction "
+               "split across the row's threads and combined by a tree; cuda.tile, cuda.regtile, cuda.shared, "
+               "cuda.unroll and cuda.reduction do not apply to it. auto: 1 where the def is row-wise, a row has at "
+               "least 32 values and no reduction reads a matrix shared by the rows (a matrix product's), and the "
+               "contraction route does not take it; float sums stay off it with cuda.fma=0",
+               true};
+  rowwise.domain = [](const ir::BoundDef& b) {
+    return plan_rows(b, true) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
+  };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
-          contract, gemm_tile, stages, split};
+          contract, gemm_tile, stages, split, rowwise};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -179,22 +193,34 @@ const std::vector<Knob>& cuda_knobs() {
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
 
-// cuda.reduction=tree|atomic splits a reduction across the threads along x, which must be
-// whole warps (shuffles, and a warp's lanes sharing y and z); where there are several warps
-// along x, each group of them (one per y and z) synchronises with a hardware barrier of its
-// own, and CUDA has 15 besides __syncthreads'.
+// cuda.reduction=tree|atomic and the row route split a reduction across the threads along x,
+// which must be whole warps (shuffles, and a warp's lanes sharing y and z); where there are
+// several warps along x, each group of them (one per y and z) synchronises with a hardware
+// barrier of its own, and CUDA has 15 besides __syncthreads'. Why `block` cannot ("" where it
+// can).
 constexpr int64_t kNamedBarriers = 15;
-void check_reduction_block(const KnobValues& o, const std::vector<int64_t>& block) {
-  std::string prefix = "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
-                       "', which splits reductions across the threads along x, but 'cuda.block' is '" +
-                       o.text("cuda.block") + "': ";
-  if (block[0] % kWarpSize != 0)
-    fail(TC_ERROR_INVALID_ARGUMENT, prefix + "its x must be a multiple of " + std::to_string(kWarpSize) + " (whole warps)");
+std::string lanes_refusal(const std::vector<int64_t>& block) {
+  if (block[0] % kWarpSize != 0) return "its x must be a multiple of " + std::to_string(kWarpSize) + " (whole warps)";
   int64_t groups = 1;
   for (size_t a = 1; a < block.size(); ++a) groups *= block[a];
   if (block[0] > kWarpSize && groups > kNamedBarriers)
-    fail(TC_ERROR_INVALID_ARGUMENT, prefix + "with x > " + std::to_string(kWarpSize) + ", its y times z must be at most " +
-                                        std::to_string(kNamedBarriers) + " (one hardware barrier per row of threads along x)");
+    return "with x > " + std::to_string(kWarpSize) + ", its y times z must be at most " + std::to_string(kNamedBarriers) +
+           " (one hardware barrier per row of threads along x)";
+  return "";
+}
+
+void check_reduction_block(const KnobValues& o, const std::vector<int64_t>& block, const std::string& splitter) {
+  std::string why = lanes_refusal(block);
+  if (!why.empty()) fail(TC_ERROR_INVALID_ARGUMENT, splitter + ", but 'cuda.block' is '" + o.text("cuda.block") + "': " + why);
+}
+
+// Why the row route cannot run with cuda.block = `block` ("" where it can; empty: auto): it
+// runs blockDim.y rows a block, so z must be 1.
+std::string row_block_refusal(std::vector<int64_t> block) {
+  if (block.empty()) return "";
+  block.resize(3, 1);
+  if (block[2] != 1) return "the row route runs blockDim.y rows a block, so its z must be 1";
+  return lanes_refusal(block);
 }
 
 // The generated code and how it is launched, from a bound def and the options.
@@ -243,6 +269,55 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   return g;
 }
 
+// The row route's plan where the def takes it (cuda.rowwise), else nullopt.
+// Under auto, a def the route would take with a cuda.block it cannot run goes to isl's schedule,
+// which runs any block; cuda.rowwise=1 makes that block an error.
+std::optional<RowPlan> row_route(const ir::BoundDef& bound, const KnobValues& o, const std::vector<int64_t>& block) {
+  if (!o.is_auto("cuda.rowwise") && !o.flag("cuda.rowwise")) return std::nullopt;
+  std::optional<RowPlan> plan = plan_rows(bound, o.flag("cuda.fma"));
+  if (plan && o.is_auto("cuda.rowwise") &&
+      (plan->shared_matrix || plan->longest() < kWarpSize || !row_block_refusal(block).empty()))
+    return std::nullopt;
+  return plan;
+}
+
+// The row route's block: cuda.block (x a multiple of 32, as many rows as y, z 1), or auto: a
+// row's values over its threads, 4 a thread where there are rows for every SM, else 1 (at most
+// 1024 threads), and 128 threads a block at least (several rows of 32 or 64 threads).
+std::array<unsigned, 3> row_block(const RowPlan& plan, const KnobValues& o, const std::vector<int64_t>& block) {
+  if (!block.empty()) {
+    std::string why = row_block_refusal(block);
+    if (!why.empty())
+      fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.rowwise' is 1, which runs each row on the threads along x, but "
+                                      "'cuda.block' is '" + o.text("cuda.block") + "': " + why);
+    return {static_cast<unsigned>(block[0]), static_cast<unsigned>(block.size() > 1 ? block[1] : 1), 1};
+  }
+  int64_t values = plan.row_count() >= kGemmBlocksWanted ? (plan.longest() + 3) / 4 : plan.longest();
+  int64_t x = std::clamp<int64_t>((values + kWarpSize - 1) / kWarpSize * kWarpSize, kWarpSize, kMaxThreadsPerBlock);
+  return {static_cast<unsigned>(x), static_cast<unsigned>(x >= 128 ? 1 : 128 / x), 1};
+}
+
+Generated generate_rows(const ir::BoundDef& bound, const RowPlan& plan, const KnobValues& o,
+                        const std::vector<int64_t>& block, bool statement_marks) {
+  PrintOptions print;
+  print.checked = o.flag("checked");
+  print.fma = o.flag("cuda.fma");
+  print.statement_marks = statement_marks;
+  print.index32 = index32_fits(bound, {}, 1);
+  PolyModel model(bound);
+  Generated g;
+  g.source = print_rows(bound, model, plan, print);
+  LaunchDims d;
+  d.block = row_block(plan, o, block);
+  int64_t blocks = (plan.row_count() + d.block[1] - 1) / d.block[1];
+  if (!o.is_auto("cuda.grid")) blocks = o.get("cuda.grid").sizes[0];
+  d.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 2147483647));
+  g.dims.push_back(d);
+  g.route = "row route: " + plan.describe() + "; " + std::to_string(d.block[1]) + " rows a block, " +
+            std::to_string(d.block[0]) + " threads a row\n";
+  return g;
+}
+
 Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statement_marks = false) {
   std::vector<int64_t> block = o.is_auto("cuda.block") ? std::vector<int64_t>{} : o.get("cuda.block").sizes;
   int64_t threads = 1;
@@ -252,13 +327,17 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
                                         " threads per block, more than CUDA's " + std::to_string(kMaxThreadsPerBlock));
   if (std::optional<ContractionPlan> plan = contraction_route(bound, o))
     return generate_contraction(bound, *plan, o, statement_marks);
+  if (std::optional<RowPlan> plan = row_route(bound, o, block)) return generate_rows(bound, *plan, o, block, statement_marks);
   std::vector<int64_t> grid = o.is_auto("cuda.grid") ? std::vector<int64_t>{} : o.get("cuda.grid").sizes;
   MappingOptions mapping;
   if (!o.is_auto("cuda.tile")) mapping.tile = o.get("cuda.tile").sizes;
   mapping.shared = o.flag("cuda.shared");
   mapping.unroll = o.get("cuda.unroll").x;
   mapping.lanes = o.text("cuda.reduction") != "none";
-  if (mapping.lanes) check_reduction_block(o, block.empty() ? std::vector<int64_t>(kDefaultBlock.begin(), kDefaultBlock.end()) : block);
+  if (mapping.lanes)
+    check_reduction_block(o, block.empty() ? std::vector<int64_t>(kDefaultBlock.begin(), kDefaultBlock.end()) : block,
+                          "option 'cuda.reduction' is '" + o.text("cuda.reduction") +
+                              "', which splits reductions across the threads along x");
   mapping.regtile_auto = o.is_auto("cuda.regtile") && o.flag("cuda.private");
   if (!o.is_auto("cuda.regtile") && o.flag("cuda.private")) mapping.regtile = o.get("cuda.regtile").sizes;
   std::string fusion_name = o.text("cuda.fusion");

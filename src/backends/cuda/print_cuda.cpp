@@ -49,4 +49,8 @@ CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const i
   return print::Printer(bound, model, options).run(mapped);
 }
 
+CudaSource print_rows(const ir::BoundDef& bound, const PolyModel& model, const RowPlan& plan, const PrintOptions& options) {
+  return print::Printer(bound, model, options).run_rows(plan);
+}
+
 }  // namespace tc::backends::cuda

@@ -124,4 +124,9 @@ bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, i
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped,
                       const PrintOptions& options);
 
+// The row route's kernel for `plan` (rows/row_plan.h; print/rows.cpp): one launch, any grid and
+// any block whose x is a multiple of kWarpSize (at most 15 rows a block where x > kWarpSize).
+struct RowPlan;
+CudaSource print_rows(const ir::BoundDef& bound, const PolyModel& model, const RowPlan& plan, const PrintOptions& options);
+
 }  // namespace tc::backends::cuda

@@ -488,12 +488,17 @@ def random_knobs(rng):
     for key, chance, values in CUDA_KNOBS:
         if rng.random() < chance:
             knobs[key] = values[0] if len(values) == 1 else rng.choice(values)  # one value: no draw
+    # The row route forced runs whole warps a row and blockDim.y rows (a block it cannot run is an
+    # error then; under auto such a block leaves the def to isl's schedule).
+    if knobs.get("cuda.rowwise") == "1" and "cuda.block" in knobs:
+        knobs["cuda.block"] = rng.choice(ROW_BLOCKS)
     return knobs
 
 
 # The cuda backend's knobs (ignored by the others), each drawn with its chance, in this order:
 # register tiles, tiles, blocks, shared memory, fused multiply-adds, unrolling, fusion, and the
-# contraction route's: off, its tiles, its pipeline's depth, its split sums.
+# contraction route's: off, its tiles, its pipeline's depth, its split sums; the row route forced
+# (on every row-wise program, rows of any length).
 CUDA_KNOBS = [
     ("cuda.regtile", 0.4, ["1", "2", "4x4", "8x8", "2x8", "3x2", "8"]),
     ("cuda.tile", 0.3, ["8", "16x16", "64x8x4", "4x8x32", "32x64", "1x64"]),
@@ -506,7 +511,9 @@ CUDA_KNOBS = [
     ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's
     ("cuda.stages", 0.3, ["2", "4"]),
     ("cuda.split_k", 0.3, ["2", "3"]),
+    ("cuda.rowwise", 0.3, ["1"]),
 ]
+ROW_BLOCKS = ["32", "64x2", "96", "32x5"]
 
 
 # ---- input data -------------------------------------------------------------------------------

@@ -7,8 +7,10 @@
 // (and "scratch bytes" for the contraction route's split sums).
 // The text's own prelude (everything before its first kernel) is replaced by this libtc's,
 // which keeps the older ones' functions; statement instances are marked where the printer
-// opens one (a line "{" followed by one of the statement's variables, "const ... i2 = ") or, in
-// the contraction route's text, at its multiply-add ("tc_acc[tc_i][tc_j] = "); a text
+// opens one (a line "{" followed by one of the statement's variables, "const ... i2 = "), in
+// the contraction route's text at its multiply-add ("tc_acc[tc_i][tc_j] = "), in the row
+// route's inside its loops along a row ("for (int i1 = 0 + (int)threadIdx.x; ...) {") and its
+// statements of one value a row ("if (tc_live && threadIdx.x == 0) {"); a text
 // without fmaf counts each tc_mul (a product in a += reduction) as a multiply-add. Buffers are
 // zero: data-dependent reads (gathers) all read element 0. The occupancy comes from NVRTC
 // compiling the text as it was given, where NVRTC loads.
@@ -50,6 +52,8 @@ std::string prepared(const std::string& text) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   static const std::regex variable(R"(^\s*const (long long|int) i\d+ = )");
+  static const std::regex row_instance(
+      R"(^\s*(for \((int|long long) i\d+ = -?\d+(ll)? \+ \((int|long long)\)threadIdx\.x; .*\) \{|if \(tc_live && threadIdx\.x == 0\) \{.*)$)");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
     size_t first = lines[i].find_first_not_of(' ');
@@ -59,6 +63,8 @@ std::string prepared(const std::string& text) {
     size_t open = lines[i].find_first_not_of(' ');
     if (open != std::string::npos && lines[i].substr(open) == "{" && i + 1 < lines.size() && std::regex_search(lines[i + 1], variable))
       out += lines[i].substr(0, open) + "  TC_STATEMENT();\n";
+    else if (std::regex_match(lines[i], row_instance))
+      out += lines[i].substr(0, open) + "  TC_STATEMENT();\n";  // the row route's statement instance
   }
   std::string helper = counts_fma ? "" : "template <typename T> inline T tc_prof_mul(T a, T b) { tc_prof_fma(); return tc_mul(a, b); }\n";
   return cuda_prelude() + helper + out;

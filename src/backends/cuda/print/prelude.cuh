@@ -86,13 +86,14 @@ TC_DEVICE double tc_mod(double a, double b) {
   if (r == 0) return b < 0 ? -0.0 : 0.0;
   return r;
 }
-// min and max: NaN if either is NaN.
+// min and max: NaN if either is NaN; of equal values (-0.0 and 0.0), min the second, max the
+// first, as the reference decides them (a < b).
 template <typename T> TC_DEVICE T tc_min(T a, T b) { return a < b ? a : b; }
-template <typename T> TC_DEVICE T tc_max(T a, T b) { return b < a ? a : b; }
+template <typename T> TC_DEVICE T tc_max(T a, T b) { return a < b ? b : a; }
 TC_DEVICE float tc_min(float a, float b) { return (a != a || b != b) ? tc_nanf() : a < b ? a : b; }
 TC_DEVICE double tc_min(double a, double b) { return (a != a || b != b) ? tc_nan() : a < b ? a : b; }
-TC_DEVICE float tc_max(float a, float b) { return (a != a || b != b) ? tc_nanf() : b < a ? a : b; }
-TC_DEVICE double tc_max(double a, double b) { return (a != a || b != b) ? tc_nan() : b < a ? a : b; }
+TC_DEVICE float tc_max(float a, float b) { return (a != a || b != b) ? tc_nanf() : a < b ? b : a; }
+TC_DEVICE double tc_max(double a, double b) { return (a != a || b != b) ? tc_nan() : a < b ? b : a; }
 template <typename T> TC_DEVICE T tc_abs(T a) { return a < (T)0 ? tc_neg(a) : a; }
 TC_DEVICE float tc_abs(float a) { return fabsf(a); }
 TC_DEVICE double tc_abs(double a) { return fabs(a); }

@@ -8,6 +8,7 @@
 //   register_tiles.cpp  several values per thread in lockstep (cuda.regtile), registers across
 //                       the reduction's tiles, 128-bit accesses
 //   reductions.cpp      reductions split across the threads along x (cuda.reduction)
+//   rows.cpp            a row-wise def as one kernel, a group of threads per row (cuda.rowwise)
 //   c_text.cpp          C spellings of types, literals and conversions; isl's expressions in C
 //   prelude.cpp         the prelude (prelude.cuh, embedded at build time)
 // Internal to the cuda backend: print_cuda.cpp is its only user outside these files.
@@ -41,6 +42,7 @@
 
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/print_cuda.h"
+#include "backends/cuda/rows/row_plan.h"
 
 namespace tc::backends::cuda::print {
 
@@ -96,8 +98,14 @@ class Printer {
         index_suffix_(o.index32 ? "" : "ll") {}
 
   CudaSource run(const isl_schedule* mapped);
+  // The row route's kernel (rows.cpp): no schedule, the plan's statements in order.
+  CudaSource run_rows(const RowPlan& plan);
 
  private:
+  CudaSource finished();  // out_ with the prelude, the kernels and the parameters
+  void row_statement(const RowStatement& rs, std::string& out, int depth);
+  std::string row_value(const ir::Stmt& st, size_t s, const std::string& element, std::string& out, int depth);
+
   void top(isl_ast_node* node);
 
   // ---- which block and thread runs a statement instance ----
@@ -349,6 +357,7 @@ class Printer {
   void across_lanes(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body);
   static std::string total_member(ScalarType t);
   void warp_tree(ir::ReduceOp op, ScalarType type, std::string& out, int d) const;
+  void group_tree(ir::ReduceOp op, ScalarType type, std::string& out, int d);
   static std::string combined(ir::ReduceOp op, const std::string& acc, const std::string& value);
   void statement_update(const std::string& name, size_t s, size_t rank, std::string& out, int depth);
   bool fused(const ir::Stmt& st) const;

@@ -43,22 +43,29 @@ void Printer::across_lanes(const Element& e, std::string& out, int depth, const 
            "; });\n";
     out += pad(d) + "tc_group_sync();  // every thread's update, seen by thread 0's later statements\n";
   } else {
-    std::string member = "." + total_member(t.type), w = std::to_string(kWarpSize);
-    warp_totals_ = true;
-    warp_tree(st.reduce, t.type, out, d);
-    out += pad(d) + "if (blockDim.x > " + w + ") {  // several warps: their totals through shared memory\n";
-    out += pad(d + 1) + "if (threadIdx.x % " + w + " == 0) tc_warp_totals[tc_warp_index()]" + member + " = tc_acc;\n";
-    out += pad(d + 1) + "tc_group_sync();\n";
-    out += pad(d + 1) + "if (threadIdx.x < " + w + ") {  // the group's first warp\n";
-    out += pad(d + 2) + "tc_acc = threadIdx.x < blockDim.x / " + w + " ? tc_warp_totals[tc_warp_index() + threadIdx.x]" +
-           member + " : " + identity_value + ";\n";
-    warp_tree(st.reduce, t.type, out, d + 2);
-    out += pad(d + 1) + "}\n";
-    out += pad(d) + "}\n";
+    group_tree(st.reduce, t.type, out, d);
     out += pad(d) + "if (threadIdx.x == 0) " + element + " = " +
            stored(rounded(combined(st.reduce, load_as(element, t.type), "tc_acc"), t.type), t.type) + ";\n";
   }
   close_element(e.guard, out, d, depth);
+}
+
+// The threads along x of a group combine their tc_acc: a tree of shuffles in each warp, then,
+// where the group has several warps, a tree of the warps' totals (through the prelude's
+// tc_warp_totals, after the group's barrier) in its first warp. Thread 0 gets the total.
+void Printer::group_tree(ir::ReduceOp op, ScalarType type, std::string& out, int d) {
+  std::string member = "." + total_member(type), w = std::to_string(kWarpSize);
+  warp_totals_ = true;
+  warp_tree(op, type, out, d);
+  out += pad(d) + "if (blockDim.x > " + w + ") {  // several warps: their totals through shared memory\n";
+  out += pad(d + 1) + "if (threadIdx.x % " + w + " == 0) tc_warp_totals[tc_warp_index()]" + member + " = tc_acc;\n";
+  out += pad(d + 1) + "tc_group_sync();\n";
+  out += pad(d + 1) + "if (threadIdx.x < " + w + ") {  // the group's first warp\n";
+  out += pad(d + 2) + "tc_acc = threadIdx.x < blockDim.x / " + w + " ? tc_warp_totals[tc_warp_index() + threadIdx.x]" +
+         member + " : " + identity(op, type) + ";\n";
+  warp_tree(op, type, out, d + 2);
+  out += pad(d + 1) + "}\n";
+  out += pad(d) + "}\n";
 }
 
 // The member of tc_total (the prelude) that holds a reduction of type t.

@@ -20,6 +20,10 @@ CudaSource Printer::run(const isl_schedule* mapped) {
   if (callback_error_) std::rethrow_exception(callback_error_);
   checked(tree.get(), m_.ctx(), "generating the loop nest");
   top(tree.get());
+  return finished();
+}
+
+CudaSource Printer::finished() {
   out_.text = cuda_prelude() + (warp_totals_ ? std::string(warp_totals_text()) + "\n" : "") + kernels_;
   out_.param_types = parameter_types(b_.def());
   for (const auto& st : b_.def().stmts) out_.fault_words = std::max(out_.fault_words, 2 + st.vars.size());
