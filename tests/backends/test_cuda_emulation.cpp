@@ -117,7 +117,7 @@ TEST(CudaEmulation, MatmulEveryFusionGridAndBlock) {
     }
 }
 
-// A tile loop of one value above the marks (n: 2 < the tile of 32), which isl prints no loop
+// A tile loop of one value above the marks (n: 2 < its tile of 32), which isl prints no loop
 // for: the marks below it still find their loops, which step over the blocks and threads (found
 // on the first GPU run: such kernels guarded every statement by block and thread instead, and
 // each thread walked the whole nest: conv2d 63,000x PyTorch's time).
@@ -128,7 +128,7 @@ TEST(CudaEmulation, ALoopOfOneValueAboveTheMarksLeavesTheOthersIndexed) {
   for (size_t g = 0; g < kGrids.size(); ++g) {
     Inputs in;
     in.f32({N, C, H});
-    Emulated r = emulate("def f(float(N,C,H) I) -> (O) { O(n,c,h) = I(n,c,h) * 2 }", in, {bytes_of(I)}, Fusion::Max, {},
+    Emulated r = emulate("def f(float(N,C,H) I) -> (O) { O(n,c,h) = I(n,c,h) * 2 }", in, {bytes_of(I)}, Fusion::Max, {32, 32, 32},
                          kGrids[g], kBlocks[g]);
     EXPECT_EQ(values_of<float>(r.tensors[1]), want);
     for (const char* index : {"blockIdx.y", "blockIdx.x", "threadIdx.z", "threadIdx.y", "threadIdx.x"})

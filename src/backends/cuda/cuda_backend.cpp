@@ -334,6 +334,8 @@ Generated generate(const ir::BoundDef& bound, const KnobValues& o, bool statemen
   mapping.shared = o.flag("cuda.shared");
   mapping.unroll = o.get("cuda.unroll").x;
   mapping.lanes = o.text("cuda.reduction") != "none";
+  if (!block.empty())
+    for (size_t a = 0; a < mapping.block.size(); ++a) mapping.block[a] = a < block.size() ? block[a] : 1;
   if (mapping.lanes)
     check_reduction_block(o, block.empty() ? std::vector<int64_t>(kDefaultBlock.begin(), kDefaultBlock.end()) : block,
                           "option 'cuda.reduction' is '" + o.text("cuda.reduction") +

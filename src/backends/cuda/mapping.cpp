@@ -219,10 +219,20 @@ std::array<int64_t, 3> register_tile(isl_schedule_node* band, const MappingOptio
 
 // The tile size of member i where cuda.tile does not give one: a register-tiled
 // band's thread axes kRegisterTileThreads per copy, its other parallel members 1, its reduction
-// kDefaultTile, or where it has several, kReductionTileSeveralReductions each.
-int64_t default_tile(int i, int parallel, bool several_reductions, const std::array<int64_t, 3>& copies) {
+// kDefaultTile, or where it has several, kReductionTileSeveralReductions each. Elsewhere
+// kDefaultTile, but 1 for a parallel member on no thread axis of more than one thread (under
+// `lanes`: kDefaultTile): its values then go to the grid's blocks instead of a loop in every
+// thread (a maxpool's batch and channels: 2 blocks of 32 x 8 threads, each thread walking 32
+// images, became 2048 blocks).
+int64_t default_tile(int i, int parallel, bool several_reductions, const std::array<int64_t, 3>& copies,
+                     const MappingOptions& options) {
   bool tiled = copies[0] > 1 || copies[1] > 1 || copies[2] > 1;
-  if (!tiled) return kDefaultTile;
+  if (!tiled) {
+    if (i >= parallel || options.lanes) return kDefaultTile;
+    for (int a = 0; a < kMaxAxes; ++a)
+      if (member_of_axis(parallel, a) == i) return options.block[static_cast<size_t>(a)] > 1 ? kDefaultTile : 1;
+    return 1;
+  }
   if (i >= parallel) return several_reductions ? kReductionTileSeveralReductions : kDefaultTile;
   for (int a = 0; a < kMaxAxes; ++a)
     if (member_of_axis(parallel, a) == i && copies[static_cast<size_t>(a)] > 1)
@@ -259,7 +269,7 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     isl_multi_val* sizes = isl_multi_val_zero(isl_schedule_node_band_get_space(node));
     for (int i = 0; i < members; ++i) {
       int64_t size = std::max<int64_t>(
-          1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : default_tile(i, parallel, several, copies));
+          1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : default_tile(i, parallel, several, copies, options));
       for (int a = 0; a < kMaxAxes; ++a)
         if (member_of_axis(parallel, a) == i) thread_tiles[static_cast<size_t>(a)] = size;
       sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, size));

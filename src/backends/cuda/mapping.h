@@ -19,6 +19,7 @@
 // what to promote, or print CUDA C (print_cuda.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -67,6 +68,9 @@ constexpr int64_t kRegisterTileThreads = 8;
 // along x still read 8 different banks of a shared tile's row (4 apart).
 constexpr int64_t kVectorValues = 4;
 constexpr int64_t kLargestAutoTile = kAutoRegisterTile * kRegisterTileThreads;
+// cuda.block=auto for a launch without register tiles.
+constexpr std::array<int64_t, 3> kDefaultBlock{32, 8, 1};
+
 struct MappingOptions {
   std::vector<int64_t> tile;  // per member of an outermost band, outermost first; past the list: kDefaultTile
   bool shared = false;        // a "shared" mark above each point band (cuda.shared)
@@ -87,6 +91,9 @@ struct MappingOptions {
   // checks printed 64 times made NVRTC take 13 s on 2LUT.
   const isl_union_map* reads = nullptr;
   std::set<std::string> unproven_statements;
+  // The block's threads along x, y, z (cuda.block, else kDefaultBlock): a parallel member on an
+  // axis of one thread is not tiled by default (default_tile in mapping.cpp).
+  std::array<int64_t, 3> block = kDefaultBlock;
 };
 
 // Takes `schedule`, returns the mapped one (the caller frees it).

@@ -52,12 +52,10 @@ struct Launch {
   std::array<int64_t, 3> threads{};
 };
 
-// cuda.block=auto for a launch without register tiles.
-constexpr std::array<int64_t, 3> kDefaultBlock{32, 8, 1};
 
 // The grid and block one launch runs with: along the axes it uses, `grid` (or, where empty,
 // its tiles, at most 2^31 - 1 along x and 65535 along y and z) and `block` (or, where empty,
-// the threads its register tiles want, else kDefaultBlock); 1 along the others.
+// the threads its register tiles want, else kDefaultBlock, mapping.h); 1 along the others.
 struct LaunchDims {
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
 };
