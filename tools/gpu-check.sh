@@ -7,13 +7,15 @@
 #   1. the device and driver (nvidia-smi);
 #   2. the e2e corpus on backend=cuda with real kDLCUDA tensors (PyTorch CUDA tensors through
 #      the Python binding) against NumPy's expectations: default knobs, then other knobs
-#      (shared memory, unrolling, reductions across lanes by shuffles and by atomics);
+#      (shared memory, unrolling, reductions across lanes by shuffles and by atomics, the row
+#      route forced, matrix products through cuBLAS: cuda.blas=1);
 #   3. the Python binding's tests (PyTorch CUDA tensors in and out included); tc_tune on GPU
 #      tensors, candidates in the candidate runner, some crashing it (tests/gpu/tune_on_gpu.py);
 #      tc.custom_op on CUDA tensors, gradcheck, meta tensors and torch.compile(fullgraph=True)
 #      (tests/gpu/custom_op_on_gpu.py);
 #   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
-#      scatter), racecheck and synccheck with shared memory and shuffles;
+#      scatter), racecheck and synccheck with shared memory and shuffles and on the row route,
+#      memcheck of a matmul through cuBLAS;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
 #      a short tc_tune.
 # Everything is logged under ${OUT:-gpu-check-out}/ (with GPU_CHECK_TAR=FILE, the logs go to a
@@ -64,10 +66,13 @@ step corpus "$py" tests/gpu/corpus_on_gpu.py
 step corpus_other_knobs "$py" tests/gpu/corpus_on_gpu.py --option cuda.fusion=min --option cuda.tile=8x4 \
   --option cuda.block=16x4 --option cuda.grid=3x2 --option cuda.shared=1 --option cuda.unroll=4
 step corpus_shared_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.shared=1 --option cuda.unroll=32 \
-  --option cuda.reduction=tree
-step corpus_atomic "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=atomic --option cuda.fusion=min
+  --option cuda.reduction=tree --option cuda.rowwise=0
+step corpus_atomic "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=atomic --option cuda.fusion=min \
+  --option cuda.rowwise=0
 step corpus_block_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=tree --option cuda.block=64x4 \
-  --option cuda.tile=16x16x64
+  --option cuda.tile=16x16x64 --option cuda.rowwise=0
+step corpus_rowwise "$py" tests/gpu/corpus_on_gpu.py --option cuda.rowwise=1
+step corpus_blas "$py" tests/gpu/corpus_on_gpu.py --option cuda.blas=1
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
 step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
 step custom_op "$py" tests/gpu/custom_op_on_gpu.py
@@ -75,6 +80,14 @@ for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accep
   step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
   step "racecheck.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"
 done
+for k in accept.softmax_temporaries accept.layernorm; do  # the row route's trees and barriers
+  step "racecheck.rowwise.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.rowwise=1 --option cuda.block=64x2 "$k"
+  step "synccheck.rowwise.$k" compute-sanitizer --tool synccheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+    --option cuda.rowwise=1 --option cuda.block=64x2 "$k"
+done
+step "memcheck.blas.accept.matmul" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
+  --option cuda.blas=1 accept.matmul
 for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the lanes' shuffles and atomics
   step "racecheck.shared_tree.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
     --option cuda.shared=1 --option cuda.reduction=tree "$k"

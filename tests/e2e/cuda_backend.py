@@ -52,6 +52,12 @@ checks that hide them need their own):
                      run to isl, cuda.rowwise=1 takes the first two and makes the last an error
                      naming both options; softmax's profile at 128x1000: sectors_per_request at
                      most 5 and work_balance at most 1.5
+  blas_route         cuda.blas=1 on a matrix product: emulated, the generated kernel (right) and
+                     why; compiled for sm_90, the cuBLAS call described (where the toolkit's cuBLAS
+                     loads) and the generated kernel still made; not taken at cuda.fma=0 or with an
+                     epilogue, saying why
+  blas_route_missing $TC_CUBLAS naming no library: the description names it, the generated
+                     kernel stands
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
                      command, and nothing left in $TMPDIR
 
@@ -97,6 +103,16 @@ def mm_inputs():
     return [r.standard_normal((5, 7)).astype(np.float32), r.standard_normal((7, 3)).astype(np.float32)]
 
 
+def compile_for_gpu(p, name, inputs, options):
+    """p.compile for a named architecture (NVRTC, no GPU); Skip where NVRTC is not installed."""
+    try:
+        return p.compile(name, inputs, options)
+    except tclib.TCError as e:
+        if e.status == tclib.TC_ERROR_UNSUPPORTED and "NVRTC" in e.message:
+            raise Skip(e.message.splitlines()[0])
+        raise
+
+
 def run(kernel, inputs):
     outs = [np.zeros(shape, dtype) for dtype, shape in kernel.output_info()]
     kernel.run(inputs, outs)
@@ -120,13 +136,8 @@ def explicit_arch():
     p = tclib.Program(MM)
     A, B = mm_inputs()
     for arch in ("sm_80", "sm_90"):
-        try:
-            route = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch})
-            k = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": arch, "cuda.contract": "0"})
-        except tclib.TCError as e:
-            if e.status == tclib.TC_ERROR_UNSUPPORTED and "NVRTC" in e.message:
-                raise Skip(e.message.splitlines()[0])
-            raise
+        route = compile_for_gpu(p, "mm", [A, B], {"backend": "cuda", "cuda.arch": arch})
+        k = compile_for_gpu(p, "mm", [A, B], {"backend": "cuda", "cuda.arch": arch, "cuda.contract": "0"})
         # the contraction route by default: blocks of 256 threads, operands copied by cp.async
         described = route.describe()
         assert "contraction route: float32; batch -; M i=5; N j=3; K k=7; tile 32x32x8, 3 stages" in described, described
@@ -550,6 +561,41 @@ def row_route():
     assert sectors <= 5 and float(f["work_balance"]) <= 1.5, f
 
 
+def blas_route():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    blas = {"cuda.blas": "1"}
+    # Emulated: the generated kernel, and why.
+    k = p.compile("mm", [A, B], dict(EMULATE, **blas))
+    assert "library route (cuda.blas): not taken: the emulation runs on the host, cuBLAS on a GPU" in k.describe()
+    (C,) = run(k, [A, B])
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+    k = compile_for_gpu(p, "mm", [A, B], {"backend": "cuda", "cuda.arch": "sm_90", **blas})
+    described = k.describe()
+    if "cuBLAS was not found" not in described:  # the toolkit's cuBLAS loads with no GPU
+        assert "library route (cuda.blas): cublasGemmStridedBatchedEx, float32, column-major: C (3 x 5, ld 3) = " \
+               "B (ld 3) * A (ld 7), k 7, cuBLAS " in described, described
+        assert "; the launches below are not run\n" in described, described
+    assert "mm_k0 grid" in described, described  # the generated kernel is still made: the fallback
+    assert "library route" not in p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": "sm_90"}).describe()
+    fma0 = p.compile("mm", [A, B], {"backend": "cuda", "cuda.arch": "sm_90", "cuda.fma": "0", **blas}).describe()
+    assert "library route (cuda.blas): not taken: cuda.fma=0 asks for the reference's bits" in fma0, fma0
+    fc = tclib.Program("def fcrelu(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n"
+                       "  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}")
+    I, W, bias = A, np.ones((4, 7), np.float32), np.zeros(4, np.float32)
+    d = fc.compile("fcrelu", [I, W, bias], {"backend": "cuda", "cuda.arch": "sm_90", **blas}).describe()
+    assert "library route (cuda.blas): not taken: statements after the product" in d, d
+
+
+def blas_route_missing():
+    p = tclib.Program(MM)
+    A, B = mm_inputs()
+    k = compile_for_gpu(p, "mm", [A, B], {"backend": "cuda", "cuda.arch": "sm_90", "cuda.blas": "1"})
+    described = k.describe()
+    assert "library route (cuda.blas): not taken: cuBLAS was not found; tried:" in described, described
+    assert "/nonexistent/libcublas.so.13" in described and "mm_k0 grid" in described, described
+
+
 def no_host_compiler():
     p = tclib.Program(MM)
     A, B = mm_inputs()
@@ -621,8 +667,10 @@ CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": ker
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
           "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
           "lane_reductions": lane_reductions, "profile": profile,
-          "contraction_route": contraction_route, "row_route": row_route}
+          "contraction_route": contraction_route, "row_route": row_route, "blas_route": blas_route,
+          "blas_route_missing": blas_route_missing}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
+ENVIRONMENTS = {"no_cuda": HIDDEN, "blas_route_missing": {"TC_CUBLAS": "/nonexistent/libcublas.so.13"}}
 
 
 def child(name):
@@ -640,7 +688,7 @@ def main(names):
         return child(names[1])
     failed = 0
     for name in names or list(CHECKS):
-        env = dict(os.environ, **(HIDDEN if name == "no_cuda" else {}))
+        env = dict(os.environ, **ENVIRONMENTS.get(name, {}))
         scratch = tempfile.mkdtemp(prefix="tc-cuda-backend-test-")
         if name == "no_host_compiler":
             env.update(CXX="/nonexistent/c++", TMPDIR=scratch)

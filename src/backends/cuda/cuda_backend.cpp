@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "backends/cuda/blas/cublas.h"
 #include "backends/cuda/contraction/gemm.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/emulate.h"
@@ -169,6 +170,15 @@ std::vector<Knob> declare() {
   split.min = 1;
   split.max = 64;
   split.domain = on_the_route({"auto", "1", "2", "4", "8"});
+  Knob blas{"cuda.blas", KnobKind::Boolean, "0",
+            "compute a def that is one plain matrix product (batched or not, either operand and the result in "
+            "either order; float, double, float16 or bfloat16; no statements after it) with cuBLAS "
+            "(cublasGemmStridedBatchedEx, loaded at run time) instead of the generated kernel, which runs where "
+            "cuBLAS cannot be loaded, the kernel is emulated or cuda.fma=0 asks for the reference's bits "
+            "(tc_kernel_describe says why); the tuner measures both"};
+  blas.domain = [](const ir::BoundDef& b) {
+    return plan_blas(b) ? std::vector<std::string>{"0", "1"} : std::vector<std::string>{};
+  };
   Knob rowwise{"cuda.rowwise", KnobKind::Boolean, "auto",
                "compute a row-wise def (softmax, layernorm: statements over the same leading indices, each with at "
                "most one more index, along the row, which reads move along in their last dimension; at least one "
@@ -183,7 +193,7 @@ std::vector<Knob> declare() {
     return plan_rows(b, true) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
   };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
-          contract, gemm_tile, stages, split, rowwise};
+          contract, gemm_tile, stages, split, rowwise, blas};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -481,6 +491,7 @@ class CudaKernel : public Kernel {
   CudaKernel(const ir::BoundDef& bound, const KnobValues& o, const std::string* artefact = nullptr)
       : b_(bound), options_(o), emulate_(o.flag("cuda.emulate")), fusion_(o.text("cuda.fusion")),
         tile_(o.text("cuda.tile")) {
+    choose_blas(o);
     if (artefact != nullptr) {
       if (emulate_) fail(TC_ERROR_CACHE, "an emulated cuda kernel has no artefact");
       read_artefact(*artefact, arch_, generated_, cubin_);
@@ -519,7 +530,8 @@ class CudaKernel : public Kernel {
   std::string describe() const override {
     std::string out = std::string("backend: cuda (") +
                       (emulate_ ? "emulated on the host" : arch_ + " cubin, " + std::to_string(cubin_.bytes.size()) + " bytes") +
-                      ")\n" + (generated_.route.empty() ? "fusion: " + fusion_ + "\ntile: " + tile_ + "\n" : generated_.route) +
+                      ")\n" + blas_note_ +
+                      (generated_.route.empty() ? "fusion: " + fusion_ + "\ntile: " + tile_ + "\n" : generated_.route) +
                       "launches:\n";
     std::map<std::string, KernelResources> resources = parse_ptxas_log(cubin_.ptxas_log);
     for (size_t k = 0; k < generated_.source.launches.size(); ++k) {
@@ -662,6 +674,14 @@ class CudaKernel : public Kernel {
     }
     if (device < 0) device = 0;
     const Driver& driver = Driver::get();  // after the tensors: a host tensor is the caller's error, driver or not
+    if (blas_) {
+      const BlasCall& call = *blas_;
+      driver.with_context(device, [&] {
+        Cublas::get().gemm(call, device, context.stream, v[static_cast<size_t>(call.x)]->data,
+                           v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data);
+      });
+      return;
+    }
     const std::vector<void*>& functions = functions_on(device);
     // The tensors, the fault record, the scratch buffer where the text has one.
     const size_t fault_at = v.size();
@@ -740,9 +760,36 @@ class CudaKernel : public Kernel {
     std::vector<void*> functions;  // per launch
   };
 
+  // cuda.blas=1: the cuBLAS call where the def is one plain product and cuBLAS loads (else the
+  // generated kernel runs), and the description's line saying which and why.
+  void choose_blas(const KnobValues& o) {
+    if (!o.flag("cuda.blas")) return;
+    const std::string head = "library route (cuda.blas): ";
+    std::string why;
+    std::optional<BlasCall> call = plan_blas(b_, &why);
+    if (!call) {
+      blas_note_ = head + "not taken: " + why + "\n";
+    } else if (emulate_) {
+      blas_note_ = head + "not taken: the emulation runs on the host, cuBLAS on a GPU\n";
+    } else if (!o.flag("cuda.fma")) {
+      blas_note_ = head + "not taken: cuda.fma=0 asks for the reference's bits, which cuBLAS's sums are not\n";
+    } else {
+      try {
+        const Cublas& lib = Cublas::get();
+        blas_ = call;
+        blas_note_ = head + call->describe(b_.def()) + ", cuBLAS " + lib.version() + " (" + lib.path() +
+                     "); the launches below are not run\n";
+      } catch (const Error& e) {
+        blas_note_ = head + "not taken: " + e.what() + "\n";
+      }
+    }
+  }
+
   ir::BoundDef b_;
   KnobValues options_;  // to print the text again for a profile
   bool emulate_;
+  std::optional<BlasCall> blas_;
+  std::string blas_note_;
   std::string fusion_, tile_;
   Generated generated_;
   std::unique_ptr<EmulatedKernels> emulated_;

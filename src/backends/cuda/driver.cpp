@@ -182,6 +182,8 @@ void Driver::in_context(int ordinal, F&& f) const {
   check(api_->ctx_pop(&popped), "cuCtxPopCurrent");
 }
 
+void Driver::with_context(int ordinal, const std::function<void()>& f) const { in_context(ordinal, f); }
+
 void* Driver::load_module(int ordinal, const std::string& cubin) const {
   Module m = nullptr;
   in_context(ordinal, [&] { check(api_->module_load_data(&m, cubin.data()), "cuModuleLoadData"); });

@@ -7,6 +7,7 @@
 // why. It does not compile (nvrtc.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,9 @@ class Driver {
   void copy_from_host(int ordinal, unsigned long long pointer, const void* host, size_t bytes, void* stream) const;
   // Waits for the work queued on `stream` (cuStreamSynchronize).
   void synchronize(int ordinal, void* stream) const;
+  // f() with device `ordinal`'s primary context current on the calling thread, as CUDA's
+  // libraries (cuBLAS) expect it; popped after, an exception included.
+  void with_context(int ordinal, const std::function<void()>& f) const;
 
  private:
   struct Api;

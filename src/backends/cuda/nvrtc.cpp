@@ -82,16 +82,20 @@ Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
 
 Nvrtc::~Nvrtc() { delete api_; }
 
-std::vector<std::string> Nvrtc::default_candidates() {
-  if (const char* path = std::getenv("TC_NVRTC"); path && *path) return {path};
+std::vector<std::string> toolkit_library_candidates(const char* variable, const std::vector<std::string>& sonames) {
+  if (const char* path = std::getenv(variable); path && *path) return {path};
   std::vector<std::string> dirs;
   if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64/");
   dirs.push_back("/usr/local/cuda/lib64/");
   dirs.push_back("");  // the loader's path
   std::vector<std::string> out;
   for (const auto& d : dirs)
-    for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) out.push_back(d + so);
+    for (const std::string& so : sonames) out.push_back(d + so);
   return out;
+}
+
+std::vector<std::string> Nvrtc::default_candidates() {
+  return toolkit_library_candidates("TC_NVRTC", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
 }
 
 const Nvrtc& Nvrtc::get() { return load_once<Nvrtc>(); }

@@ -15,6 +15,11 @@ struct Cubin {
   std::string ptxas_log;  // ptxas -v's report (registers, spills, shared memory per function)
 };
 
+// Where a CUDA toolkit library is looked for (NVRTC, cuBLAS): $`variable` when set (a path: then
+// only it), else each of `sonames` in $CUDA_HOME/lib64, /usr/local/cuda/lib64, then the loader's
+// path.
+std::vector<std::string> toolkit_library_candidates(const char* variable, const std::vector<std::string>& sonames);
+
 class Nvrtc {
  public:
   // The first of `candidates` (paths or sonames) that dlopen loads with every function used
