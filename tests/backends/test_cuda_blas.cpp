@@ -1,6 +1,6 @@
 // test_cuda_blas.cpp — the cuda backend's library route (src/backends/cuda/blas/), without a
-// GPU: which defs are one plain matrix product, and the cublasGemmStridedBatchedEx arguments the
-// plan gives, checked by running them through a host copy of that call's column-major semantics
+// GPU: which defs are one plain matrix product (with a bias and ReLU for cuBLASLt), and the
+// cublasGemmStridedBatchedEx / cublasLtMatmul arguments the plan gives, checked by running them through a host copy of that call's column-major semantics
 // against the def's sum evaluated directly — every operand order, the result transposed, batch
 // indices anywhere, `+=`, degenerate extents; the refusals and their reasons; cuBLAS's loader
 // refusing a missing library by name. The call itself on a GPU is tools/gpu-check.sh's.
@@ -75,6 +75,8 @@ void column_major_gemm(const BlasCall& call, std::vector<std::vector<double>>& t
         }
         double& out = c.at(static_cast<size_t>(e * call.stride_c + row + col * call.ldc));
         out = (call.accumulate ? out : 0.0) + sum;
+        if (call.bias >= 0) out += t[static_cast<size_t>(call.bias)].at(static_cast<size_t>(row));  // along C's rows
+        if (call.relu) out = std::max(out, 0.0);
       }
 }
 
@@ -157,6 +159,58 @@ TEST(CudaBlas, TheCallsArgumentsComputeTheDefsProduct) {
   }
 }
 
+// A product then a bias along O's contiguous index and/or fmax(x, 0): cuBLASLt's epilogue, the
+// bias along C's rows. Expected: the product by evaluate(), then the epilogue applied by hand.
+TEST(CudaBlas, ABiasAndAReluGoToCublasLtsEpilogue) {
+  struct Case {
+    const char* epilogue;  // statements after O(b,n) +=! I(b,k) * W(n,k)
+    bool bias, relu;
+  };
+  const std::vector<Case> cases = {
+      {"O(b,n) = fmax(O(b,n) + bias(n), 0)", true, true},
+      {"O(b,n) = O(b,n) + bias(n)", true, false},
+      {"O(b,n) = bias(n) + O(b,n)", true, false},
+      {"O(b,n) = fmax(0, O(b,n))", false, true},
+      {"O(b,n) = O(b,n) + bias(n)\n  O(b,n) = fmax(O(b,n), 0)", true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.epilogue);
+    std::string src = std::string("def f(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n  ") +
+                      c.epilogue + "\n}";
+    Bound b = bound_of(src, ScalarType::Float32, {{4, 5}, {3, 5}, {3}});
+    std::string why;
+    std::optional<BlasCall> call = plan_blas(b.bound, &why);
+    ASSERT_TRUE(call) << why;
+    EXPECT_EQ(call->bias >= 0, c.bias);
+    EXPECT_EQ(call->relu, c.relu);
+    EXPECT_NE(call->describe(b.bound.def()).find("cublasLtMatmul, float32"), std::string::npos);
+    std::vector<std::vector<double>> want = filled(b.bound), got = want;
+    evaluate(b.bound, want);
+    std::vector<double>& o = want[3];
+    for (size_t e = 0; e < o.size(); ++e) {
+      if (c.bias) o[e] += want[2][e % 3];
+      if (c.relu) o[e] = std::max(o[e], 0.0);
+    }
+    column_major_gemm(*call, got);
+    EXPECT_EQ(got, want);
+  }
+  const std::vector<std::pair<const char*, const char*>> refused = {
+      {"O(b,n) = O(b,n) + bias(b) where b in 0:N", "one bias along O's last index"},
+      {"O(b,n) = fmax(O(b,n), 0)\n  O(b,n) = O(b,n) + bias(n)", "not x + bias, then max(x, 0)"},
+      {"O(b,n) = max(O(b,n), 0)", "not x + bias, then max(x, 0)"},
+      {"O(b,n) = O(b,n) * 2", "not x + bias, then max(x, 0)"},
+  };
+  for (const auto& [epilogue, reason] : refused) {
+    SCOPED_TRACE(epilogue);
+    std::string src = std::string("def f(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n  ") +
+                      epilogue + "\n}";
+    Bound b = bound_of(src, ScalarType::Float32, {{3, 5}, {3, 5}, {3}});
+    std::string why;
+    EXPECT_FALSE(plan_blas(b.bound, &why));
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
+  }
+}
+
 TEST(CudaBlas, RefusesWhatIsNotOnePlainProductAndSaysWhy) {
   struct Case {
     const char* src;
@@ -166,8 +220,8 @@ TEST(CudaBlas, RefusesWhatIsNotOnePlainProductAndSaysWhy) {
   const ScalarType F32 = ScalarType::Float32;
   const std::vector<Case> cases = {
       {"def f(float(B,K) I, float(N,K) W, float(N) bias) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n"
-       "  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}",
-       {{4, 5}, {3, 5}, {3}}, "statements after the product"},
+       "  O(b,n) = fmax(O(b,n) * bias(n), 0)\n}",
+       {{4, 5}, {3, 5}, {3}}, "the epilogue is not x + bias"},
       {"def f(float(M,K) A, float(K,N) B) -> (C) {\n  T(i,j) +=! A(i,k) * B(k,j)\n  C(i,j) +=! T(i,k) * B(k,j) where k in 0:N\n}",
        {{4, 4}, {4, 4}}, "more than one product"},
       {"def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) where k in 1:K }", {{4, 5}, {5, 6}},

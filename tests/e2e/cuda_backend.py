@@ -54,8 +54,8 @@ checks that hide them need their own):
                      most 5 and work_balance at most 1.5
   blas_route         cuda.blas=1 on a matrix product: emulated, the generated kernel (right) and
                      why; compiled for sm_90, the cuBLAS call described (where the toolkit's cuBLAS
-                     loads) and the generated kernel still made; not taken at cuda.fma=0 or with an
-                     epilogue, saying why
+                     loads) and the generated kernel still made; fcrelu through cuBLASLt (bias
+                     and ReLU); not taken at cuda.fma=0 or with another epilogue, saying why
   blas_route_missing $TC_CUBLAS naming no library: the description names it, the generated
                      kernel stands
   no_host_compiler   the emulation with $CXX naming no compiler: TC_ERROR_COMPILE with the
@@ -584,7 +584,13 @@ def blas_route():
                        "  O(b,n) = fmax(O(b,n) + bias(n), 0)\n}")
     I, W, bias = A, np.ones((4, 7), np.float32), np.zeros(4, np.float32)
     d = fc.compile("fcrelu", [I, W, bias], {"backend": "cuda", "cuda.arch": "sm_90", **blas}).describe()
-    assert "library route (cuda.blas): not taken: statements after the product" in d, d
+    if "cuBLAS was not found" not in d:
+        assert "library route (cuda.blas): cublasLtMatmul, float32, column-major: O (4 x 5, ld 4) = W^T (ld 7) * I " \
+               "(ld 7), k 7, then + bias along the rows, then max(x, 0), cuBLAS " in d, d
+    scaled = tclib.Program("def f(float(B,K) I, float(N,K) W) -> (O) {\n  O(b,n) +=! I(b,k) * W(n,k)\n"
+                           "  O(b,n) = O(b,n) * 2\n}")
+    d = scaled.compile("f", [I, W], {"backend": "cuda", "cuda.arch": "sm_90", **blas}).describe()
+    assert "library route (cuda.blas): not taken: the epilogue is not x + bias, then max(x, 0)" in d, d
 
 
 def blas_route_missing():

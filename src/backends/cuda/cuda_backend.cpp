@@ -172,8 +172,9 @@ std::vector<Knob> declare() {
   split.domain = on_the_route({"auto", "1", "2", "4", "8"});
   Knob blas{"cuda.blas", KnobKind::Boolean, "0",
             "compute a def that is one plain matrix product (batched or not, either operand and the result in "
-            "either order; float, double, float16 or bfloat16; no statements after it) with cuBLAS "
-            "(cublasGemmStridedBatchedEx, loaded at run time) instead of the generated kernel, which runs where "
+            "either order; float, double, float16 or bfloat16) with cuBLAS (cublasGemmStridedBatchedEx, loaded at "
+            "run time), or followed by a bias along O's contiguous index and/or fmax(x, 0) with cuBLASLt "
+            "(cublasLtMatmul's epilogue), instead of the generated kernel, which runs where "
             "cuBLAS cannot be loaded, the kernel is emulated or cuda.fma=0 asks for the reference's bits "
             "(tc_kernel_describe says why); the tuner measures both"};
   blas.domain = [](const ir::BoundDef& b) {
@@ -678,7 +679,8 @@ class CudaKernel : public Kernel {
       const BlasCall& call = *blas_;
       driver.with_context(device, [&] {
         Cublas::get().gemm(call, device, context.stream, v[static_cast<size_t>(call.x)]->data,
-                           v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data);
+                           v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data,
+                           call.bias >= 0 ? v[static_cast<size_t>(call.bias)]->data : nullptr);
       });
       return;
     }

@@ -35,17 +35,69 @@ std::optional<Operand> operand(int64_t rows, int64_t cols, int64_t along_r, int6
   return std::nullopt;
 }
 
+// What an epilogue computes, followed symbolically: its statements' values in terms of the sum
+// (x), the bias read (b) and 0, where each is cuBLASLt's x + b, max(x, 0) or max(x + b, 0).
+struct Symbol {
+  enum Kind { Sum, Bias, Zero, Other } kind = Other;
+  bool biased = false, relu = false;  // a Sum's: what is applied to it so far
+};
+
+// The bias and ReLU of `p`'s epilogue where it is one cuBLASLt computes (bias: a vector of O's
+// type along the N index, which is O's contiguous one), else a reason. `bias` -1 where none.
+std::string lt_epilogue(const Contraction& p, const ir::BoundDef& bound, int& bias, bool& relu) {
+  using K = EpilogueOp::Kind;
+  Symbol value{Symbol::Sum};
+  bias = -1;
+  for (const std::vector<EpilogueOp>& ops : p.epilogue) {
+    std::vector<Symbol> stack;
+    for (const EpilogueOp& op : ops) {
+      if (op.kind == K::Out) {
+        stack.push_back(value);
+      } else if (op.kind == K::Const) {
+        stack.push_back({op.value == 0 ? Symbol::Zero : Symbol::Other});
+      } else if (op.kind == K::Read) {
+        int t = p.epilogue_reads[static_cast<size_t>(op.read)];
+        bool along_n = bound.tensors[static_cast<size_t>(t)].shape.size() == 1 && p.n[0].e[static_cast<size_t>(op.read)] == 0;
+        if (!along_n || (bias >= 0 && bias != t)) return "the epilogue reads something else than one bias along O's last index";
+        bias = t;
+        stack.push_back({Symbol::Bias});
+      } else if ((op.kind == K::Add || op.kind == K::Fmax) && stack.size() >= 2) {
+        Symbol b = stack.back();
+        stack.pop_back();
+        Symbol a = stack.back();
+        stack.pop_back();
+        if (b.kind == Symbol::Sum) std::swap(a, b);
+        if (a.kind != Symbol::Sum || a.relu) return "the epilogue is not x + bias, then max(x, 0)";
+        if (op.kind == K::Add && b.kind == Symbol::Bias && !a.biased) a.biased = true;
+        else if (op.kind == K::Fmax && b.kind == Symbol::Zero) a.relu = true;
+        else return "the epilogue is not x + bias, then max(x, 0) (fmax)";
+        stack.push_back(a);
+      } else {
+        return "the epilogue is not x + bias, then max(x, 0) (fmax)";
+      }
+    }
+    if (stack.size() != 1 || stack[0].kind != Symbol::Sum) return "the epilogue is not x + bias, then max(x, 0)";
+    value = stack[0];
+  }
+  relu = value.relu;
+  if (value.biased != (bias >= 0)) return "the epilogue is not x + bias, then max(x, 0)";
+  return "";
+}
+
 }  // namespace
 
 std::string BlasCall::describe(const ir::Def& def) const {
   auto name = [&](int t) { return def.tensors[static_cast<size_t>(t)].name; };
   auto num = [](int64_t v) { return std::to_string(v); };
-  std::string out = "cublasGemmStridedBatchedEx, " + std::string(tc::name(type)) + ", column-major: " + name(c) + " (" +
+  std::string out = std::string(lt() ? "cublasLtMatmul" : "cublasGemmStridedBatchedEx") + ", " + std::string(tc::name(type)) +
+                    ", column-major: " + name(c) + " (" +
                     num(m) + " x " + num(n) + ", ld " + num(ldc) + ") " + (accumulate ? "+= " : "= ") + name(x) +
                     (x_trans ? "^T" : "") + " (ld " + num(ldx) + ") * " + name(y) + (y_trans ? "^T" : "") + " (ld " +
                     num(ldy) + "), k " + num(k);
   if (batch > 1)
     out += ", " + num(batch) + " batches " + num(stride_c) + ", " + num(stride_x) + ", " + num(stride_y) + " elements apart";
+  if (bias >= 0) out += ", then + " + name(bias) + " along the rows";
+  if (relu) out += ", then max(x, 0)";
   return out;
 }
 
@@ -57,7 +109,12 @@ std::optional<BlasCall> plan_blas(const ir::BoundDef& bound, std::string* why) {
   if (!plan) return refuse(why, "not a product of two tensors: " + reason);
   if (plan->stages.size() != 1) return refuse(why, "more than one product");
   const Contraction& p = plan->stages[0];
-  if (!p.epilogue.empty()) return refuse(why, "statements after the product (an epilogue: not built for cuBLAS)");
+  int bias = -1;
+  bool relu = false;
+  if (!p.epilogue.empty()) {
+    std::string no = lt_epilogue(p, bound, bias, relu);
+    if (!no.empty()) return refuse(why, no);
+  }
   if (p.batch.size() > 1 || p.m.size() != 1 || p.n.size() != 1 || p.k.size() != 1)
     return refuse(why, "not a plain matrix product (more than one index in a group)");
   const ir::Def& def = bound.def();
@@ -103,6 +160,9 @@ std::optional<BlasCall> plan_blas(const ir::BoundDef& bound, std::string* why) {
     oy = operand(K, N, sb[static_cast<size_t>(k.b)], sb[static_cast<size_t>(n.b)]);
   }
   if (!ox || !oy) return refuse(why, "an operand is not contiguous along either of its matrix's indices");
+  if (bias >= 0 && !o_by_n) return refuse(why, "a bias along O's index that is not its contiguous one");
+  call.bias = bias;
+  call.relu = relu;
   call.x_trans = ox->trans, call.ldx = ox->ld;
   call.y_trans = oy->trans, call.ldy = oy->ld;
   if (!p.batch.empty()) {

@@ -15,6 +15,20 @@ constexpr int kR16F = 2, kR16BF = 14, kR32F = 0, kR64F = 1;                     
 constexpr int kCompute32F = 68, kCompute64F = 70;                                  // cublasComputeType_t
 constexpr int kGemmDefault = -1;                                                   // cublasGemmAlgo_t
 constexpr int kMajorVersion = 0, kMinorVersion = 1, kPatchLevel = 2;               // libraryPropertyType
+// cuBLASLt's attributes and epilogues (cublasLt.h)
+constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr int kEpilogueRelu = 2, kEpilogueBias = 4;
+constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
+constexpr int kPrefMaxWorkspace = 1;
+
+// cublasLtMatmulHeuristicResult_t: the algorithm, its workspace, its status, then more.
+struct LtHeuristic {
+  uint64_t algo[8];
+  size_t workspace;
+  Status state;
+  float waves;
+  int reserved[4];
+};
 
 int data_type(ScalarType t) {
   switch (t) {
@@ -34,6 +48,20 @@ struct Cublas::Api {
                  long long, const void*, void*, int, int, long long, int, int, int);
   Status (*property)(int, int*);
   const char* (*status_string)(Status);
+  // cuBLASLt
+  Status (*lt_create)(void**);
+  Status (*lt_desc_create)(void**, int, int);
+  Status (*lt_desc_destroy)(void*);
+  Status (*lt_desc_set)(void*, int, const void*, size_t);
+  Status (*lt_layout_create)(void**, int, uint64_t, uint64_t, int64_t);
+  Status (*lt_layout_destroy)(void*);
+  Status (*lt_layout_set)(void*, int, const void*, size_t);
+  Status (*lt_pref_create)(void**);
+  Status (*lt_pref_destroy)(void*);
+  Status (*lt_pref_set)(void*, int, const void*, size_t);
+  Status (*lt_heuristic)(void*, void*, void*, void*, void*, void*, void*, int, LtHeuristic*, int*);
+  Status (*lt_matmul)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
+                      void*, void*, const void*, void*, size_t, void*);
 };
 
 Cublas::Cublas(const std::vector<std::string>& candidates) {
@@ -50,6 +78,27 @@ Cublas::Cublas(const std::vector<std::string>& candidates) {
       },
       tried);
   if (!lib) fail(TC_ERROR_UNSUPPORTED, "cuBLAS was not found; tried:" + tried);
+  // cuBLASLt beside it (cuBLAS itself needs it): the same directory, else the loader's path.
+  std::string dir = lib->path.substr(0, lib->path.rfind('/') + 1), lt_tried;
+  std::optional<LoadedLibrary> lt = load_first(
+      {dir + "libcublasLt.so.13", dir + "libcublasLt.so.12", dir + "libcublasLt.so", "libcublasLt.so.13",
+       "libcublasLt.so.12"},
+      [&](void* h, std::string& missing) {
+        bind_function(h, "cublasLtCreate", api->lt_create, missing);
+        bind_function(h, "cublasLtMatmulDescCreate", api->lt_desc_create, missing);
+        bind_function(h, "cublasLtMatmulDescDestroy", api->lt_desc_destroy, missing);
+        bind_function(h, "cublasLtMatmulDescSetAttribute", api->lt_desc_set, missing);
+        bind_function(h, "cublasLtMatrixLayoutCreate", api->lt_layout_create, missing);
+        bind_function(h, "cublasLtMatrixLayoutDestroy", api->lt_layout_destroy, missing);
+        bind_function(h, "cublasLtMatrixLayoutSetAttribute", api->lt_layout_set, missing);
+        bind_function(h, "cublasLtMatmulPreferenceCreate", api->lt_pref_create, missing);
+        bind_function(h, "cublasLtMatmulPreferenceDestroy", api->lt_pref_destroy, missing);
+        bind_function(h, "cublasLtMatmulPreferenceSetAttribute", api->lt_pref_set, missing);
+        bind_function(h, "cublasLtMatmulAlgoGetHeuristic", api->lt_heuristic, missing);
+        bind_function(h, "cublasLtMatmul", api->lt_matmul, missing);
+      },
+      lt_tried);
+  if (!lt) fail(TC_ERROR_UNSUPPORTED, "cuBLASLt was not found beside " + lib->path + "; tried:" + lt_tried);
   path_ = lib->path;
   api_ = api.release();
 }
@@ -83,10 +132,67 @@ Cublas::Handle& Cublas::handle_on(int ordinal) const {
   if (it != handles_.end()) return *it->second;
   auto h = std::make_unique<Handle>();
   check(api_->create(&h->handle), "cublasCreate");
+  check(api_->lt_create(&h->lt), "cublasLtCreate");
   return *handles_.emplace(ordinal, std::move(h)).first->second;
 }
 
-void Cublas::gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c) const {
+// cuBLASLt's descriptors of one call, destroyed with it.
+struct Cublas::LtCall {
+  const Api* api;
+  void *desc = nullptr, *pref = nullptr, *layouts[3] = {nullptr, nullptr, nullptr};
+  ~LtCall() {
+    for (void* l : layouts)
+      if (l) api->lt_layout_destroy(l);
+    if (pref) api->lt_pref_destroy(pref);
+    if (desc) api->lt_desc_destroy(desc);
+  }
+};
+
+void Cublas::lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c,
+                       const void* bias, const void* alpha, const void* beta) const {
+  const bool dbl = call.type == ScalarType::Float64;
+  const int type = data_type(call.type);
+  LtCall lt{api_};
+  check(api_->lt_desc_create(&lt.desc, dbl ? kCompute64F : kCompute32F, dbl ? kR64F : kR32F), "cublasLtMatmulDescCreate");
+  const int trans_x = call.x_trans ? kOpT : kOpN, trans_y = call.y_trans ? kOpT : kOpN;
+  const int epilogue = (call.bias >= 0 ? kEpilogueBias : 0) | (call.relu ? kEpilogueRelu : 0);
+  check(api_->lt_desc_set(lt.desc, kDescTransA, &trans_x, sizeof trans_x), "cublasLtMatmulDescSetAttribute");
+  check(api_->lt_desc_set(lt.desc, kDescTransB, &trans_y, sizeof trans_y), "cublasLtMatmulDescSetAttribute");
+  check(api_->lt_desc_set(lt.desc, kDescEpilogue, &epilogue, sizeof epilogue), "cublasLtMatmulDescSetAttribute");
+  if (bias) check(api_->lt_desc_set(lt.desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
+  // The stored matrices: op(X) m x k is X k x m transposed; C (and D, the same) m x n.
+  const int64_t shapes[3][3] = {{call.x_trans ? call.k : call.m, call.x_trans ? call.m : call.k, call.ldx},
+                                {call.y_trans ? call.n : call.k, call.y_trans ? call.k : call.n, call.ldy},
+                                {call.m, call.n, call.ldc}};
+  const int64_t strides[3] = {call.stride_x, call.stride_y, call.stride_c};
+  const int batch = static_cast<int>(call.batch);
+  for (int i = 0; i < 3; ++i) {
+    check(api_->lt_layout_create(&lt.layouts[i], type, static_cast<uint64_t>(shapes[i][0]), static_cast<uint64_t>(shapes[i][1]),
+                                 shapes[i][2]),
+          "cublasLtMatrixLayoutCreate");
+    if (batch > 1) {
+      check(api_->lt_layout_set(lt.layouts[i], kLayoutBatchCount, &batch, sizeof batch), "cublasLtMatrixLayoutSetAttribute");
+      check(api_->lt_layout_set(lt.layouts[i], kLayoutBatchOffset, &strides[i], sizeof strides[i]),
+            "cublasLtMatrixLayoutSetAttribute");
+    }
+  }
+  const size_t no_workspace = 0;  // no buffer to allocate per call
+  check(api_->lt_pref_create(&lt.pref), "cublasLtMatmulPreferenceCreate");
+  check(api_->lt_pref_set(lt.pref, kPrefMaxWorkspace, &no_workspace, sizeof no_workspace),
+        "cublasLtMatmulPreferenceSetAttribute");
+  LtHeuristic best{};
+  int found = 0;
+  check(api_->lt_heuristic(h.lt, lt.desc, lt.layouts[0], lt.layouts[1], lt.layouts[2], lt.layouts[2], lt.pref, 1, &best,
+                           &found),
+        "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0) fail(TC_ERROR_RUNTIME, "cuBLAS: cublasLtMatmulAlgoGetHeuristic found no algorithm for this product");
+  check(api_->lt_matmul(h.lt, lt.desc, alpha, x, lt.layouts[0], y, lt.layouts[1], beta, c, lt.layouts[2], c, lt.layouts[2],
+                        best.algo, nullptr, 0, stream),
+        "cublasLtMatmul");
+}
+
+void Cublas::gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c,
+                  const void* bias) const {
   Handle& h = handle_on(ordinal);
   const bool dbl = call.type == ScalarType::Float64;
   const float one_f = 1, beta_f = call.accumulate ? 1.0f : 0.0f;
@@ -95,6 +201,7 @@ void Cublas::gemm(const BlasCall& call, int ordinal, void* stream, const void* x
   const void* beta = dbl ? static_cast<const void*>(&beta_d) : &beta_f;
   const int type = data_type(call.type);
   std::lock_guard<std::mutex> lock(h.mutex);  // the stream is the handle's until the call is queued
+  if (call.lt()) return lt_matmul(call, h, stream, x, y, c, bias, alpha, beta);
   check(api_->set_stream(h.handle, stream), "cublasSetStream");
   check(api_->gemm(h.handle, call.x_trans ? kOpT : kOpN, call.y_trans ? kOpT : kOpN, static_cast<int>(call.m),
                    static_cast<int>(call.n), static_cast<int>(call.k), alpha, x, type, static_cast<int>(call.ldx),

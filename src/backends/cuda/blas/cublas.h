@@ -1,6 +1,6 @@
-// cublas.h — cuBLAS, loaded with dlopen (libtc never links it): found once per process, and
-// one call, cublasGemmStridedBatchedEx, made for a BlasCall (blas_plan.h) on a caller's stream
-// in a device's primary context. One handle per device, made on the device's first call and kept
+// cublas.h — cuBLAS and cuBLASLt, loaded with dlopen (libtc never links them): found once per
+// process, and one call, cublasGemmStridedBatchedEx (cublasLtMatmul with an epilogue), made for
+// a BlasCall (blas_plan.h) on a caller's stream in a device's primary context. One handle per device, made on the device's first call and kept
 // for the process; a mutex per handle around setting its stream and queueing the call, so any
 // number of threads may call. It does not decide what to call (blas_plan.h) nor fall back when
 // cuBLAS is missing (cuda_backend.cpp).
@@ -35,16 +35,23 @@ class Cublas {
   std::string version() const;  // "13.0.0" (cublasGetProperty)
 
   // Queues `call` on `stream` of device `ordinal` (whose primary context the caller has made
-  // current): x, y, c the device addresses of its tensors. TC_ERROR_RUNTIME with cuBLAS's text
-  // where the handle cannot be made or the call is refused.
-  void gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c) const;
+  // current): x, y, c (and the bias) the device addresses of its tensors; a call with an
+  // epilogue through cuBLASLt (its descriptors made for the call, the first algorithm its
+  // heuristic gives without a workspace). TC_ERROR_RUNTIME with cuBLAS's text where the handle
+  // cannot be made or the call is refused.
+  void gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c,
+            const void* bias = nullptr) const;
 
  private:
   struct Api;
+  struct LtCall;
   struct Handle {
-    void* handle = nullptr;
+    void* handle = nullptr;  // cuBLAS's
+    void* lt = nullptr;      // cuBLASLt's
     std::mutex mutex;
   };
+  void lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c, const void* bias,
+                 const void* alpha, const void* beta) const;
   Handle& handle_on(int ordinal) const;  // made on first need (the context current)
   void check(int status, const char* call) const;
   std::string path_;
