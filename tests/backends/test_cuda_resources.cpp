@@ -262,6 +262,35 @@ TEST(CudaResources, RowKernelsAtBenchmarkSizes) {
   }
 }
 
+// float32 as TF32 on tensor cores (cuda.tf32=1): mma.sync m16n8k8 in the PTX for sm_80 and
+// sm_90, each fragment value rounded by cvt.rna.tf32.f32, no spills, blocks of 128 threads.
+TEST(CudaResources, Tf32ProductsUseTensorCores) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  auto p = tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    Inputs in;
+    in.f32({4096, 4096}).f32({4096, 4096});
+    tc::backends::OptionSet o;
+    o.set("backend", "cuda");
+    o.set("cuda.arch", arch);
+    o.set("cuda.tf32", "1");
+    auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
+    std::string described = kernel->describe();
+    EXPECT_NE(described.find("tile 64x64x8, tensor cores (mma.sync, TF32), 1 stage"), std::string::npos) << described;
+    EXPECT_NE(described.find("mm_k0 grid 64x64x1 block 128x1x1"), std::string::npos) << described;
+    EXPECT_NE(described.find(" registers, 0 bytes spilled,"), std::string::npos) << described;
+    std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), "mm.cu", arch);
+    EXPECT_EQ(occurrences(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 8u) << "2 x 4 mma a warp a step";
+    EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
+  }
+}
+
 // cuda.stages past a block's 48 KiB of static shared memory: as many as fit (float64's
 // 128x64x8 tile takes 12,544 bytes a stage: 3 of 4), and the text compiles.
 TEST(CudaResources, PipelineStagesFitSharedMemory) {

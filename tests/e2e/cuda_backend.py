@@ -42,6 +42,11 @@ checks that hide them need their own):
                      int32 row sum exact, a max with a NaN, an int8 product, a float16 min and a bfloat16 max
                      right; cuda.block's x not a multiple of 32, or x over 32 with y times z
                      over 15, is TC_ERROR_INVALID_ARGUMENT naming both options
+  contraction_route  cuda.contract: every ROUTE_CASES def (index orders, batches, convolutions,
+                     epilogues, float64, empty) at every tile, pipeline depth and split right;
+                     cuda.fma=0's bits; float16 and bfloat16 on tensor cores within half an ulp;
+                     float32 as TF32 (cuda.tf32=1): the exact sum of the TF32-rounded values, every
+                     case within TF32's error, not at cuda.fma=0, SIMT tiles refused
   row_route          cuda.rowwise: softmax and layernorm at odd sizes take the row route (one
                      launch, a row per group of threads, tc_group_sync between statements) at
                      auto and at blocks 32x4, 64x2, 96 with 5 blocks, each right; rows of two
@@ -390,6 +395,33 @@ def contraction_route():
             (ref,) = run(prog.compile(name, ins, {"backend": "reference"}), ins)
             (bits,) = run(prog.compile(name, ins, dict(EMULATE, **{"cuda.fma": "0"})), ins)
             assert bits.tobytes() == ref.tobytes(), tc_type
+    # float32 as TF32 on tensor cores (cuda.tf32=1): each operand value rounded to TF32 (10 bits,
+    # ties away from zero), the products summed in float32: the exact sum of the rounded values
+    # within float32's accumulation error, every route case within TF32's error of the reference.
+    def tf32(x):
+        u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return np.where((u & 0x7f800000) == 0x7f800000, u, (u + 0x1000) & 0xffffe000).astype(np.uint32).view(np.float32)
+    TF32 = dict(EMULATE, **{"cuda.tf32": "1"})
+    A2, B2 = r.standard_normal((130, 70)).astype(np.float32), r.standard_normal((70, 66)).astype(np.float32)
+    k = p.compile("mm", [A2, B2], TF32)
+    assert "tile 64x64x8, tensor cores (mma.sync, TF32), 1 stage" in k.describe(), k.describe()
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in k.code() and "cvt.rna.tf32.f32" in k.code()
+    (C2,) = run(k, [A2, B2])
+    np.testing.assert_allclose(C2, tf32(A2).astype(F64) @ tf32(B2).astype(F64), rtol=0, atol=1e-4)
+    assert np.max(np.abs(C2 - A2.astype(F64) @ B2.astype(F64))) > 1e-3  # the rounding is there
+    for source, shapes in ROUTE_CASES:
+        if "double" in source or any(0 in sh for sh in shapes):
+            continue
+        prog = tclib.Program(source)
+        name = source.split()[1].split("(")[0]
+        ins = [r.standard_normal(sh).astype(np.float32) for sh in shapes]
+        (expected,) = run(prog.compile(name, ins, {"backend": "reference"}), ins)
+        (got,) = run(prog.compile(name, ins, TF32), ins)
+        np.testing.assert_allclose(got, expected, rtol=2e-2, atol=2e-2, err_msg=source)
+    fma0 = p.compile("mm", [A2, B2], dict(TF32, **{"cuda.fma": "0"})).describe()
+    assert "TF32" not in fma0 and "3 stages" in fma0, fma0  # the reference's bits: no TF32
+    expect_error(lambda: p.compile("mm", [A2, B2], dict(TF32, **{"cuda.gemm_tile": "128x128x8"})),
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "(cuda.tf32=1)", "allowed: auto, 64x64x8")
     # cuda.contract=0: isl's schedule; a def that is no contraction: isl's schedule, described so
     assert "contraction route" not in p.compile("mm", [A, B], EMULATE_ISL).describe()
     relu = tclib.Program("def relu(float(N) X) -> (Y) { Y(i) = fmax(X(i), 0) }")

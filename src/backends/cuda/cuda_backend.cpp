@@ -170,6 +170,11 @@ std::vector<Knob> declare() {
   split.min = 1;
   split.max = 64;
   split.domain = on_the_route({"auto", "1", "2", "4", "8"});
+  Knob tf32{"cuda.tf32", KnobKind::Boolean, "0",
+            "float32 contractions on the route through tensor cores (mma.sync m16n8k8): each operand value rounded "
+            "to TF32 (10 bits of mantissa, as PyTorch's allow_tf32), the sums in float32; about 1e-3 relative "
+            "error; tiles of 64x64x8, 128 threads, no split sums; never with cuda.fma=0 (not searched by the "
+            "tuner: it changes the results)"};
   Knob blas{"cuda.blas", KnobKind::Boolean, "0",
             "compute a def that is one plain matrix product (batched or not, either operand and the result in "
             "either order; float, double, float16 or bfloat16) with cuBLAS (cublasGemmStridedBatchedEx, loaded at "
@@ -194,7 +199,7 @@ std::vector<Knob> declare() {
     return plan_rows(b, true) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
   };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
-          contract, gemm_tile, stages, split, rowwise, blas};
+          contract, gemm_tile, stages, split, rowwise, tf32, blas};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -252,15 +257,17 @@ std::optional<ContractionPlan> contraction_route(const ir::BoundDef& bound, cons
 Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan& plan, const KnobValues& o,
                                bool statement_marks) {
   GemmOptions options;
+  options.tf32 = o.flag("cuda.tf32") && o.flag("cuda.fma");
+  const GemmMath math(plan.stages[0].type, options.tf32);
   if (!o.is_auto("cuda.gemm_tile")) {
     const std::string name = o.text("cuda.gemm_tile");
-    options.tile = gemm_tile_named(name, plan.stages[0].type);
+    options.tile = gemm_tile_named(name, math);
     if (!options.tile) {
       std::string allowed;
-      for (const GemmTile& t : gemm_tiles(plan.stages[0].type)) allowed += (allowed.empty() ? "" : ", ") + t.text();
+      for (const GemmTile& t : gemm_tiles(math)) allowed += (allowed.empty() ? "" : ", ") + t.text();
       fail(TC_ERROR_INVALID_ARGUMENT, "option 'cuda.gemm_tile' cannot be '" + name + "' for a " +
-                                          tc::name(plan.stages[0].type) + " contraction (allowed: auto, " +
-                                          allowed + ")");
+                                          tc::name(plan.stages[0].type) + (math.tf32 ? " (cuda.tf32=1)" : "") +
+                                          " contraction (allowed: auto, " + allowed + ")");
     }
   }
   options.stages = static_cast<int>(o.integer("cuda.stages"));
@@ -273,8 +280,9 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   g.dims = std::move(k.dims);
   for (size_t s = 0; s < plan.stages.size(); ++s)
     g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.shapes[s].tile.text() + ", " +
-               (is_float16_like(plan.stages[s].type) ? std::string("tensor cores (mma.sync), 1 stage")
-                                                     : std::to_string(k.shapes[s].stages) + " stages") +
+               (GemmMath(plan.stages[s].type, options.tf32).tensor_cores()
+                    ? std::string("tensor cores (mma.sync") + (options.tf32 ? ", TF32" : "") + "), 1 stage"
+                    : std::to_string(k.shapes[s].stages) + " stages") +
                (k.shapes[s].split > 1 ? ", the sum split in " + std::to_string(k.shapes[s].split) + " parts" : "") + "\n";
   if (g.source.scratch_bytes > 0) g.route += "scratch: " + std::to_string(g.source.scratch_bytes) + " bytes\n";
   return g;

@@ -35,12 +35,22 @@ struct GemmTile {
   std::string text() const;  // "128x128x8"
 };
 
-// The tiles cuda.gemm_tile may name, per type (float32: 128x128x8, 128x64x8, 64x128x8,
+// How a contraction's products are computed: its type, and for float32 whether through tensor
+// cores with inputs rounded to TF32 (cuda.tf32). float16 and bfloat16 always use tensor cores.
+struct GemmMath {
+  ScalarType type = ScalarType::Float32;
+  bool tf32 = false;
+  GemmMath(ScalarType t, bool tf = false) : type(t), tf32(tf && t == ScalarType::Float32) {}  // NOLINT: a type is its math
+  bool tensor_cores() const { return tf32 || is_float16_like(type); }
+};
+
+// The tiles cuda.gemm_tile may name, per math (float32: 128x128x8, 128x64x8, 64x128x8,
 // 64x64x8, 32x32x8, 8x256x8, 4x256x8; float64 the same but 128x128x8): every one 256 threads.
-// float16 and bfloat16 have one, 64x64x16: the tensor-core kernel's 4 warps of 32 x 32 outputs
-// (2 x 4 mma.sync tiles of 16 x 8 each; as a GemmTile, a thread's 4 x 8 sums).
-const std::vector<GemmTile>& gemm_tiles(ScalarType type);
-std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type);
+// Tensor cores have one: 64x64x16 for float16 and bfloat16, 64x64x8 for TF32, the kernel's 4
+// warps of 32 x 32 outputs (2 x 4 mma.sync tiles of 16 x 8 each; as a GemmTile, a thread's
+// 4 x 8 sums).
+const std::vector<GemmTile>& gemm_tiles(GemmMath math);
+std::optional<GemmTile> gemm_tile_named(const std::string& text, GemmMath math);
 
 // A contraction's shape on the GPU: its block tile, and the parts its sum is split into (split-K:
 // each part's blocks sum a run of K's steps into a scratch buffer, then a second launch adds the
@@ -54,7 +64,7 @@ struct GemmShape {
 // A block's static shared memory (CUDA's limit without opting in), and the most pipeline stages
 // of `tile` for `type` within it (float64's 128x64x8 fits 3 of cuda.stages' 4).
 constexpr int64_t kGemmSharedBytes = 48 * 1024;
-int64_t stages_that_fit(const GemmTile& tile, ScalarType type, int64_t wanted);
+int64_t stages_that_fit(const GemmTile& tile, GemmMath math, int64_t wanted);
 
 // cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
 // of O, batch entry and part of the sum), the largest (the type's list runs from large to
@@ -67,15 +77,16 @@ int64_t stages_that_fit(const GemmTile& tile, ScalarType type, int64_t wanted);
 constexpr int64_t kGemmBlocksWanted = 132;  // an H100's or H200's SMs
 constexpr int64_t kSplitSteps = 128;
 constexpr int64_t kMaxSplit = 16;
-GemmShape auto_gemm_shape(const Contraction& c, bool may_split);
-// The parts auto splits `c`'s sum into at `tile`.
-int64_t auto_split(const Contraction& c, const GemmTile& tile);
+GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split);
+// The parts auto splits `c`'s sum into at `tile` (none on tensor cores).
+int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& tile);
 
 struct GemmOptions {
   std::optional<GemmTile> tile;  // cuda.gemm_tile; none: auto_gemm_shape's per contraction
   int64_t split = 0;             // cuda.split_k; 0: auto
   int stages = 3;                // cuda.stages: shared-memory buffers per operand
   bool fma = true;               // cuda.fma: the sums as fused multiply-adds (0: no split, the reference's order)
+  bool tf32 = false;             // cuda.tf32: float32 products on tensor cores, inputs rounded to TF32
   bool statement_marks = false;  // TC_STATEMENT(); before each multiply-add (the profile's)
 };
 

@@ -52,10 +52,11 @@ struct alignas(16) tc_bytes16 { unsigned long long low, high; };
 
 // Tensor cores for float16 and bfloat16 (sm_80 and later): mma.sync's m16n8k16 shape, a warp's
 // fragments of A (16 x 16, row-major), B (16 x 8, column-major) and its float sums (16 x 8)
-// spread over its lanes as the PTX ISA lays them out. Elsewhere (the emulation) the same
-// instruction lane by lane: each lane puts its fragments in the warp's exchange area in shared
-// memory, then computes its own sums from the whole, so the emulation checks the fragments'
-// layout the GPU relies on.
+// spread over its lanes as the PTX ISA lays them out; for float32 as TF32 (cuda.tf32), the
+// m16n8k8 shape, each value rounded to TF32 (cvt.rna: 10 bits of mantissa, ties away from
+// zero) on its way to a fragment. Elsewhere (the emulation) the same instruction lane by lane:
+// each lane puts its fragments in the warp's exchange area in shared memory, then computes its
+// own sums from the whole, so the emulation checks the fragments' layout the GPU relies on.
 constexpr const char* kMmaHelpers = R"(// the contraction route's tensor cores (libtc: src/backends/cuda/contraction/gemm_text.cpp)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TC_MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32."
@@ -67,9 +68,48 @@ TC_DEVICE void tc_mma_f16(float& c0, float& c1, float& c2, float& c3, const unsi
 TC_DEVICE void tc_mma_bf16(float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b) {
   asm volatile(TC_MMA_SHAPE "bf16.bf16.f32 " TC_MMA_ARGS);
 }
+TC_DEVICE void tc_mma_tf32(float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " TC_MMA_ARGS);
+}
+TC_DEVICE unsigned tc_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
 #define TC_MMA(kind, c0, c1, c2, c3, a, b) tc_mma_##kind(c0, c1, c2, c3, a, b)
 #else
 #define TC_MMA_EXCHANGE
+TC_DEVICE unsigned tc_tf32(float x) {  // to nearest, ties away from zero; inf and NaN as they are
+  union { float f; unsigned u; } v;
+  v.f = x;
+  return (v.u & 0x7f800000u) == 0x7f800000u ? v.u : (v.u + 0x1000u) & 0xffffe000u;
+}
+TC_DEVICE float tc_tf32_value(unsigned bits) {
+  union { unsigned u; float f; } v;
+  v.u = bits;
+  return v.f;
+}
+TC_DEVICE void tc_mma_lanes_tf32(float& c0, float& c1, float& c2, float& c3, const unsigned* a, const unsigned* b,
+                                 float* x) {
+  const unsigned lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  float* A = x;        // 16 x 8, (m, k)
+  float* B = x + 128;  // 8 x 8, (n, k)
+  A[g * 8 + t] = tc_tf32_value(a[0]);
+  A[(g + 8) * 8 + t] = tc_tf32_value(a[1]);
+  A[g * 8 + t + 4] = tc_tf32_value(a[2]);
+  A[(g + 8) * 8 + t + 4] = tc_tf32_value(a[3]);
+  B[g * 8 + t] = tc_tf32_value(b[0]);
+  B[g * 8 + t + 4] = tc_tf32_value(b[1]);
+  __syncwarp();
+  float* c[4] = {&c0, &c1, &c2, &c3};
+  for (int e = 0; e < 4; ++e) {
+    const unsigned row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+    float sum = *c[e];
+    for (int k = 0; k < 8; ++k) sum = fmaf(A[row * 8 + k], B[col * 8 + k], sum);
+    *c[e] = sum;
+  }
+  __syncwarp();
+}
 TC_DEVICE float tc_mma_value(int bf, unsigned pair, int high) {
   unsigned short h = (unsigned short)(high ? pair >> 16 : pair & 0xffffu);
   return bf ? tc_b2f(h) : tc_h2f(h);
@@ -97,16 +137,15 @@ TC_DEVICE void tc_mma_lanes(int bf, float& c0, float& c1, float& c2, float& c3, 
   }
   __syncwarp();
 }
-#define TC_MMA_BF_f16 0
-#define TC_MMA_BF_bf16 1
+#define tc_mma_lanes_f16(c0, c1, c2, c3, a, b, x) tc_mma_lanes(0, c0, c1, c2, c3, a, b, x)
+#define tc_mma_lanes_bf16(c0, c1, c2, c3, a, b, x) tc_mma_lanes(1, c0, c1, c2, c3, a, b, x)
 #define TC_MMA(kind, c0, c1, c2, c3, a, b) \
-  tc_mma_lanes(TC_MMA_BF_##kind, c0, c1, c2, c3, a, b, tc_mma_exchange[threadIdx.x / 32])
+  tc_mma_lanes_##kind(c0, c1, c2, c3, a, b, tc_mma_exchange[threadIdx.x / 32])
 #endif
 )";
 
 constexpr int64_t kVectorBytes = 16;
 constexpr int64_t kSumThreads = 256;  // a split sum's second launch: threads a block
-constexpr int64_t kMmaPad = 8;  // halves a shared row is padded by: fragment loads conflict-free
 
 std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
 std::string num(int64_t v) { return std::to_string(v); }
@@ -169,11 +208,12 @@ struct TileCopy {
 };
 
 // The operand's tile copy: rows fast where the group's innermost index is its contiguous one
-// (runs of 16 bytes where whole runs stay inside that dimension and start 16-byte aligned),
+// (with `runs`, runs of 16 bytes where whole runs stay inside that dimension and start 16-byte
+// aligned),
 // else steps fast (K's innermost index contiguous, or the smaller stride of the two).
 TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& rows, const std::vector<int64_t>& shape,
                    int ContractionIndex::*dim, const StepOf& step, const std::vector<int64_t>& shift, int64_t tile_rows,
-                   const GemmTile& tile, int64_t element_bytes) {
+                   const GemmTile& tile, int64_t element_bytes, bool runs) {
   auto inner_step = [&](const std::vector<ContractionIndex>& g) -> int64_t {
     int64_t s = g.empty() ? 0 : step(g.back());
     return s == 0 ? INT64_MAX : s;
@@ -182,7 +222,7 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
   TileCopy copy;
   copy.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
   int64_t v = kVectorBytes / element_bytes;
-  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && element_bytes >= 4) {
+  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && element_bytes >= 4 && runs) {
     const ContractionIndex& x = rows.back();
     int d = x.*dim;
     // Runs of v elements stay in x's dimension and start 16-byte aligned: no other index moves
@@ -209,11 +249,15 @@ class GemmKernelText {
                  std::string name, std::string scratch)
       : b_(bound), c_(c), t_(gemm.tile), o_(options), name_(std::move(name)), scratch_(std::move(scratch)),
         split_(gemm.split), stages_(gemm.stages) {
-    mma_ = is_float16_like(c.type);
+    GemmMath math(c.type, options.tf32 && options.fma);
+    mma_ = math.tensor_cores();
+    tf32_ = math.tf32;
     type_ = c_type(c.type);  // float for float16 and bfloat16: the sums
-    element_bytes_ = c.type == ScalarType::Float64 ? 8 : mma_ ? 2 : 4;
+    element_bytes_ = c.type == ScalarType::Float64 ? 8 : is_float16_like(c.type) ? 2 : 4;
     v_ = kVectorBytes / element_bytes_;
-    pad_ = mma_ ? kMmaPad : v_;  // one 16-byte run: rows stay 16-byte aligned, a step's rows shift by 4 banks
+    // One 16-byte run: rows stay 16-byte aligned, and a step's rows (a fragment's rows on tensor
+    // cores) shift by 4 banks: conflict-free.
+    pad_ = v_;
     int64_t largest = 0;
     for (const auto& t : bound.tensors) largest = std::max(largest, t.num_elements());
     idx_ = largest <= (int64_t{1} << 30) ? "int" : "long long";
@@ -228,8 +272,10 @@ class GemmKernelText {
     step_a_ = steps_in(shape(c.a), &ContractionIndex::a, &ContractionIndex::a_scale);
     step_b_ = steps_in(shape(c.b), &ContractionIndex::b, &ContractionIndex::b_scale);
     step_o_ = steps_in(shape(c.o), &ContractionIndex::o);
-    copy_a_ = plan_copy(c, c.m, shape(c.a), &ContractionIndex::a, step_a_, c.a_shift, t_.bm, t_, element_bytes_);
-    copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_);
+    // On tensor cores a copy moves one element: the tiles are laid out [row][step] for the
+    // fragments, so a run along the rows does not lie together there.
+    copy_a_ = plan_copy(c, c.m, shape(c.a), &ContractionIndex::a, step_a_, c.a_shift, t_.bm, t_, element_bytes_, !mma_);
+    copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_, !mma_);
   }
 
   // The kernels' parameters: the def's tensors, the fault record, the scratch buffer if any.
@@ -521,25 +567,29 @@ class GemmKernelText {
     return "tc_n0 + " + tile_col(j);
   }
 
-  // The 16 steps in shared memory on tensor cores: the warp's fragments of A (2 of 16 rows) and
-  // B (4 of 8 columns) read as pairs of halves, then 8 mma.
+  // The steps in shared memory on tensor cores: the warp's fragments of A (2 of 16 rows) and B
+  // (4 of 8 columns), read as pairs of halves (16 steps) or as TF32 values (8 steps), then 8 mma.
   void mma_step(std::string& out, int d) const {
-    const std::string row = num(t_.bk + pad_), kind = c_.type == ScalarType::BFloat16 ? "bf16" : "f16";
+    const std::string row = num(t_.bk + pad_);
+    const std::string kind = tf32_ ? "tf32" : c_.type == ScalarType::BFloat16 ? "bf16" : "f16";
+    // Fragment register e's value at (row r, step k + its offset): a pair of halves, or one float.
+    const std::string t = tf32_ ? "tc_t" : "2 * tc_t", far = tf32_ ? " + 4" : " + 8";
+    auto value = [&](const std::string& array, const std::string& r, const std::string& k) {
+      std::string at = array + "[(" + r + ") * " + row + " + " + k + "]";
+      return tf32_ ? "tc_tf32(" + at + ")" : "*(const unsigned*)&" + at;
+    };
     out += pad(d) + "unsigned tc_fa[2][4], tc_fb[4][2];\n";
     out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i) {\n";
     out += pad(d + 1) + "const int tc_r = tc_wm * 32 + tc_i * 16 + tc_g;\n";
-    auto pair = [&](const std::string& array, const std::string& r, const std::string& k) {
-      return "*(const unsigned*)&" + array + "[(" + r + ") * " + row + " + " + k + "]";
-    };
-    out += pad(d + 1) + "tc_fa[tc_i][0] = " + pair("tc_shared_a", "tc_r", "2 * tc_t") + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][1] = " + pair("tc_shared_a", "tc_r + 8", "2 * tc_t") + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][2] = " + pair("tc_shared_a", "tc_r", "2 * tc_t + 8") + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][3] = " + pair("tc_shared_a", "tc_r + 8", "2 * tc_t + 8") + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][0] = " + value("tc_shared_a", "tc_r", t) + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][1] = " + value("tc_shared_a", "tc_r + 8", t) + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][2] = " + value("tc_shared_a", "tc_r", t + far) + ";\n";
+    out += pad(d + 1) + "tc_fa[tc_i][3] = " + value("tc_shared_a", "tc_r + 8", t + far) + ";\n";
     out += pad(d) + "}\n";
     out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
     out += pad(d + 1) + "const int tc_c = tc_wn * 32 + tc_j * 8 + tc_g;\n";
-    out += pad(d + 1) + "tc_fb[tc_j][0] = " + pair("tc_shared_b", "tc_c", "2 * tc_t") + ";\n";
-    out += pad(d + 1) + "tc_fb[tc_j][1] = " + pair("tc_shared_b", "tc_c", "2 * tc_t + 8") + ";\n";
+    out += pad(d + 1) + "tc_fb[tc_j][0] = " + value("tc_shared_b", "tc_c", t) + ";\n";
+    out += pad(d + 1) + "tc_fb[tc_j][1] = " + value("tc_shared_b", "tc_c", t + far) + ";\n";
     out += pad(d) + "}\n";
     out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i)\n";
     out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
@@ -704,7 +754,8 @@ class GemmKernelText {
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
   // The sums' type: float for float16 and bfloat16 (tensor cores accumulate in float32).
   ScalarType sum_type() const { return mma_ ? ScalarType::Float32 : c_.type; }
-  bool mma_ = false;  // float16 or bfloat16: tensor cores
+  bool mma_ = false;   // tensor cores: float16, bfloat16, or float32 as TF32 (cuda.tf32)
+  bool tf32_ = false;
   StepOf step_a_, step_b_, step_o_;
   TileCopy copy_a_, copy_b_;
 };
@@ -715,15 +766,16 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
   GemmKernels g;
   bool mmas = false;
   for (const Contraction& c : plan.stages) {
-    // float16's tensor cores and cuda.fma=0 (the reference's order) never split; with
-    // cuda.split_k=1 the tile is chosen as for a sum that cannot split
-    bool may_split = options.fma && !is_float16_like(c.type) && options.split != 1;
-    GemmShape shape = auto_gemm_shape(c, may_split);
-    if (options.tile) shape = {*options.tile, may_split ? auto_split(c, *options.tile) : 1};
+    // tensor cores and cuda.fma=0 (the reference's order) never split; with cuda.split_k=1 the
+    // tile is chosen as for a sum that cannot split
+    GemmMath math(c.type, options.tf32 && options.fma);
+    bool may_split = options.fma && !math.tensor_cores() && options.split != 1;
+    GemmShape shape = auto_gemm_shape(c, math, may_split);
+    if (options.tile) shape = {*options.tile, may_split ? auto_split(c, math, *options.tile) : 1};
     if (options.split > 0) shape.split = may_split ? std::max<int64_t>(1, options.split) : 1;
-    shape.stages = stages_that_fit(shape.tile, c.type, options.stages);
+    shape.stages = stages_that_fit(shape.tile, math, options.stages);
     g.shapes.push_back(shape);
-    mmas = mmas || is_float16_like(c.type);
+    mmas = mmas || math.tensor_cores();
   }
   // One scratch buffer for every split sum (the launches run in turn), typed as the sums.
   bool splits = false;

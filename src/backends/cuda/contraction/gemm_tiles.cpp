@@ -12,44 +12,47 @@ std::string GemmTile::text() const { return std::to_string(bm) + "x" + std::to_s
 // (4 floats, 2 doubles) where it has that many. float64 stops at 8 x 4 values a thread (64
 // registers of sums). The last two are for products with few rows (a grouped convolution's 4
 // filters a group: 8% of a 32 x 32 tile used, 100% of a 4 x 256 one).
-const std::vector<GemmTile>& gemm_tiles(ScalarType type) {
+const std::vector<GemmTile>& gemm_tiles(GemmMath math) {
   static const std::vector<GemmTile> kFloat = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 128, 8, 4, 8},
                                                {64, 64, 8, 4, 4},    {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},
                                                {4, 256, 8, 1, 4}};
   static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4},
                                                 {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},  {4, 256, 8, 1, 4}};
-  // float16 and bfloat16: the tensor-core kernel's one tile (4 warps of 32 x 32, 16 steps a stage).
+  // Tensor cores: the kernel's one tile (4 warps of 32 x 32), 16 steps a stage for float16 and
+  // bfloat16 (m16n8k16), 8 for TF32 (m16n8k8).
   static const std::vector<GemmTile> kHalf = {{64, 64, 16, 4, 8}};
-  if (is_float16_like(type)) return kHalf;
-  return type == ScalarType::Float64 ? kDouble : kFloat;
+  static const std::vector<GemmTile> kTf32 = {{64, 64, 8, 4, 8}};
+  if (math.tf32) return kTf32;
+  if (is_float16_like(math.type)) return kHalf;
+  return math.type == ScalarType::Float64 ? kDouble : kFloat;
 }
 
-std::optional<GemmTile> gemm_tile_named(const std::string& text, ScalarType type) {
-  for (const GemmTile& t : gemm_tiles(type))
+std::optional<GemmTile> gemm_tile_named(const std::string& text, GemmMath math) {
+  for (const GemmTile& t : gemm_tiles(math))
     if (t.text() == text) return t;
   return std::nullopt;
 }
 
 
-int64_t stages_that_fit(const GemmTile& t, ScalarType type, int64_t wanted) {
-  if (is_float16_like(type)) return 1;  // the tensor-core kernel: one buffer
-  int64_t bytes = type == ScalarType::Float64 ? 8 : 4, pad = 16 / bytes;
+int64_t stages_that_fit(const GemmTile& t, GemmMath math, int64_t wanted) {
+  if (math.tensor_cores()) return 1;  // the tensor-core kernel: one buffer
+  int64_t bytes = math.type == ScalarType::Float64 ? 8 : 4, pad = 16 / bytes;
   int64_t stage = (t.bk * (t.bm + pad) + t.bk * (t.bn + pad)) * bytes;
   return std::max<int64_t>(2, std::min(wanted, kGemmSharedBytes / stage));
 }
 
-int64_t auto_split(const Contraction& c, const GemmTile& t) {
+int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& t) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n), k = extent(c.k);
   int64_t blocks = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-  if (blocks == 0 || blocks >= kGemmBlocksWanted || is_float16_like(c.type)) return 1;
+  if (blocks == 0 || blocks >= kGemmBlocksWanted || math.tensor_cores()) return 1;
   int64_t wanted = (kGemmBlocksWanted + blocks - 1) / blocks;
   return std::max<int64_t>(1, std::min({wanted, k / kSplitSteps, kMaxSplit}));
 }
 
-GemmShape auto_gemm_shape(const Contraction& c, bool may_split) {
+GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n);
-  const std::vector<GemmTile>& tiles = gemm_tiles(c.type);
-  auto split = [&](const GemmTile& t) { return may_split ? auto_split(c, t) : 1; };
+  const std::vector<GemmTile>& tiles = gemm_tiles(math);
+  auto split = [&](const GemmTile& t) { return may_split ? auto_split(c, math, t) : 1; };
   auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * split(t); };
   // The share of a tile's outputs inside O (tbmm's 26 x 26 fills 66% of 32 x 32, 4% of 128 x 128).
   auto used = [&](const GemmTile& t) {
