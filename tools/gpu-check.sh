@@ -73,6 +73,7 @@ step corpus_block_tree "$py" tests/gpu/corpus_on_gpu.py --option cuda.reduction=
   --option cuda.tile=16x16x64 --option cuda.rowwise=0
 step corpus_rowwise "$py" tests/gpu/corpus_on_gpu.py --option cuda.rowwise=1
 step corpus_blas "$py" tests/gpu/corpus_on_gpu.py --option cuda.blas=1
+step corpus_tf32 "$py" tests/gpu/corpus_on_gpu.py --option cuda.tf32=1 --tf32
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
 step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
 step custom_op "$py" tests/gpu/custom_op_on_gpu.py

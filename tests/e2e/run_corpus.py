@@ -2,7 +2,7 @@
 """run_corpus.py - run the e2e corpus of TC programs against libtc.
 
     TC_LIBRARY=build/src/libtc.so /usr/bin/python3 tests/e2e/run_corpus.py [--backend B]
-        [--list] [-v] [CASE...]
+        [--option KEY=VALUE]... [--tf32] [--list] [-v] [CASE...]
 
 CASE is a full name ("accept.matmul", "reject.write_input"), a bare case name ("matmul"), or a
 glob ("accept.layout_*"). Prints one line per case and ends with "N passed, M failed"; the exit
@@ -55,8 +55,11 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print notes and messages")
     ap.add_argument("--dry-run", action="store_true",
                     help="only build each accept case's inputs and NumPy expectations")
+    ap.add_argument("--tf32", action="store_true",
+                    help="hold float32 results to TF32's epsilon (for --option cuda.tf32=1)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    corpus.TF32 = args.tf32
 
     cases = select(all_cases(), args.cases)
     if args.list:

@@ -9,7 +9,7 @@ synchronised, compared with the case's expectation at the corpus's tolerances. R
 are not run here (their statuses do not depend on the device; e2e.cuda.* checks them).
 
     TC_LIBRARY=build/src/libtc.so PYTHONPATH=bindings/python:tests/e2e python3 tests/gpu/corpus_on_gpu.py
-        [--option KEY=VALUE]... [CASE...]
+        [--option KEY=VALUE]... [--tf32] [CASE...]
 """
 import argparse
 import os
@@ -57,8 +57,10 @@ def run_case(case, options):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--tf32", action="store_true", help="hold float32 results to TF32's epsilon (cuda.tf32=1)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    corpus.TF32 = args.tf32
     options = dict(o.split("=", 1) for o in args.option)
     cases = [(n, c) for n, c in run_corpus.select(run_corpus.all_cases(), args.cases)
              if c.kind == "accept" and (c.backends is None or "cuda" in c.backends)]
