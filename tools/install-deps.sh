@@ -15,6 +15,7 @@ packages=(
   libopenblas0-pthread                           # a CBLAS for the cpu.blas route (dlopen; tests skip without one)
   python3-torch python3-pip                      # Python binding tests; pip install in the install test
   clang-14 libclang-rt-14-dev                    # libFuzzer (tools/fuzz.sh)
+  abigail-tools                                  # the exported ABI against its baseline (tools/abi-check.sh)
 )
 
 # The Rust binding's tests need cargo: a rustup install (~/.cargo/bin) will do, else Debian's.

@@ -59,11 +59,8 @@ extern "C" {
 #  define TC_API
 #endif
 
-#define TC_VERSION_MAJOR 0
-#define TC_VERSION_MINOR 1
-#define TC_VERSION_PATCH 0
-#define TC_VERSION_STRING "0.1.0"
-#define TC_VERSION_NUMBER (TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH)
+/* LIBTC_VERSION_MAJOR, _MINOR, _PATCH, _STRING, _NUMBER (generated from CMakeLists.txt). */
+#include "tc/tc_version.h"
 
 /* Highest rank of any tensor. */
 #define TC_MAX_NDIM 16

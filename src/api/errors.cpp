@@ -23,8 +23,8 @@ const char* last_error() { return t_last_error.c_str(); }
 
 extern "C" {
 
-TC_API int tc_version_number(void) { return TC_VERSION_NUMBER; }
-TC_API const char* tc_version_string(void) { return TC_VERSION_STRING; }
+TC_API int tc_version_number(void) { return LIBTC_VERSION_NUMBER; }
+TC_API const char* tc_version_string(void) { return LIBTC_VERSION_STRING; }
 
 TC_API const char* tc_strerror(int status) {
   switch (status) {

@@ -99,7 +99,7 @@ std::unique_ptr<backends::Kernel> load_artefact(const ir::BoundDef& bound, const
 
 // What every key text starts with: its kind and the schema, the libtc version, the backend.
 std::string header_lines(const char* kind, const backends::Backend& backend) {
-  return std::string(kind) + " " + std::to_string(cache::kSchemaVersion) + "\nlibtc " TC_VERSION_STRING "\nbackend " +
+  return std::string(kind) + " " + std::to_string(cache::kSchemaVersion) + "\nlibtc " LIBTC_VERSION_STRING "\nbackend " +
          backend.name() + "\n";
 }
 
@@ -205,7 +205,7 @@ void store_shared_code(cache::Store& store, const backends::Backend& backend, co
   r.def = "(shared code)";
   r.backend = backend.name();
   r.target = backend.target_key(target);
-  r.libtc = TC_VERSION_STRING;
+  r.libtc = LIBTC_VERSION_STRING;
   r.date = cache::utc_now();
   r.artefact = backend.shared_code(target);
   if (!r.artefact.empty()) store.put_if_faster(r);

@@ -293,7 +293,7 @@ cache::Record Tuner::record_of(const Point& point, double ms, const backends::Ke
   r.default_ms = default_ms_;
   r.candidates = std::max<int64_t>(done_, 1);
   r.date = cache::utc_now();
-  r.libtc = TC_VERSION_STRING;
+  r.libtc = LIBTC_VERSION_STRING;
   r.backend = backend_.name();
   r.family = family_;
   r.def = bound_.def().name;

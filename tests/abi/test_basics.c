@@ -12,12 +12,12 @@
 
 static void test_version(void **state) {
   (void)state;
-  assert_int_equal(tc_version_number(), TC_VERSION_NUMBER);
-  assert_int_equal(TC_VERSION_NUMBER, TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH);
+  assert_int_equal(tc_version_number(), LIBTC_VERSION_NUMBER);
+  assert_int_equal(LIBTC_VERSION_NUMBER, LIBTC_VERSION_MAJOR * 10000 + LIBTC_VERSION_MINOR * 100 + LIBTC_VERSION_PATCH);
   assert_non_null(tc_version_string());
-  assert_string_equal(tc_version_string(), TC_VERSION_STRING);
+  assert_string_equal(tc_version_string(), LIBTC_VERSION_STRING);
   char buf[64];
-  snprintf(buf, sizeof buf, "%d.%d.%d", TC_VERSION_MAJOR, TC_VERSION_MINOR, TC_VERSION_PATCH);
+  snprintf(buf, sizeof buf, "%d.%d.%d", LIBTC_VERSION_MAJOR, LIBTC_VERSION_MINOR, LIBTC_VERSION_PATCH);
   assert_string_equal(tc_version_string(), buf);
   /* static: same pointer every time */
   assert_ptr_equal(tc_version_string(), tc_version_string());

@@ -51,7 +51,7 @@ struct Fixture : tc_test::MatmulCase {
     r.default_ms = 2 * best_ms;
     r.candidates = 12;
     r.date = "2026-11-23T05:00:00Z";
-    r.libtc = TC_VERSION_STRING;
+    r.libtc = LIBTC_VERSION_STRING;
     ASSERT_TRUE(tc::cache::Store::open(cache_dir, true)->put_if_faster(r));
   }
 };

@@ -58,7 +58,7 @@ tc::cache::Record record(const std::string& key, double best_ms, const std::stri
   r.default_ms = 2 * best_ms;
   r.candidates = 3;
   r.date = "2026-11-28T05:00:00Z";
-  r.libtc = TC_VERSION_STRING;
+  r.libtc = LIBTC_VERSION_STRING;
   r.def = "mm";
   r.artefact = std::string("code\0bytes", 10);
   return r;

@@ -65,7 +65,7 @@ struct Fixture : tc_test::MatmulCase {
     r.best_ms = best_ms;  // smaller than the stored one: replaces it
     r.default_ms = 1.0;
     r.date = "2026-11-23T05:00:00Z";
-    r.libtc = TC_VERSION_STRING;
+    r.libtc = LIBTC_VERSION_STRING;
     r.artefact = code;
     ASSERT_TRUE(tc::cache::Store::open(cache, true)->put_if_faster(r));
   }

@@ -49,11 +49,13 @@ step "exported symbols"
 # Every function declared in the installed tc.h is exported by the installed library.
 api=$(grep -o '^TC_API[^(]*(' "$prefix/include/tc/tc.h" | sed 's/.*[ *]\(tc_[a-z_0-9]*\)($/\1/' | sort -u)
 [ -n "$api" ] || fail "no TC_API functions found in tc.h"
-exported=$(nm -D --defined-only "$real" | awk '{print $3}' | sort -u)
+versioned=$(nm -D --defined-only "$real" | awk '{print $3}' | sort -u)  # tc_compile@@LIBTC_0
+exported=$(sed 's/@.*//' <<<"$versioned")
 for f in $api; do
   grep -qx "$f" <<<"$exported" || fail "$f is declared in tc.h but not exported by libtc.so"
+  grep -qx "$f@@LIBTC_0" <<<"$versioned" || fail "$f is not at symbol version LIBTC_0 (src/api/exports.map)"
 done
-echo "$(wc -w <<<"$api") API functions exported"
+echo "$(wc -w <<<"$api") API functions exported, at symbol version LIBTC_0"
 others=$(grep -v '^tc_' <<<"$exported" | grep -v '^_init$\|^_fini$' || true)
 [ -z "$others" ] || echo "note: $(wc -l <<<"$others") exported symbols outside the tc_ namespace, e.g. $(head -n3 <<<"$others" | tr '\n' ' ')"
 
@@ -78,8 +80,8 @@ pc_prefix=$(pkg-config --variable=prefix tc)
 pc_cflags=$(pkg-config --cflags tc)
 pc_libs=$(pkg-config --libs tc)
 echo "prefix=$pc_prefix cflags=$pc_cflags libs=$pc_libs"
-[ "$(pkg-config --modversion tc)" = "$(sed -n 's/#define TC_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/tc/tc.h")" ] ||
-  fail "tc.pc version differs from TC_VERSION_STRING"
+[ "$(pkg-config --modversion tc)" = "$(sed -n 's/#define LIBTC_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/tc/tc_version.h")" ] ||
+  fail "tc.pc version differs from LIBTC_VERSION_STRING"
 # tc.pc must describe the prefix it was installed to (cmake --install --prefix relocates)
 [ "$(readlink -f "$pc_prefix")" = "$(readlink -f "$prefix")" ] ||
   fail "tc.pc has prefix=$pc_prefix, but it was installed to $prefix (tc.pc is not relocatable)"
