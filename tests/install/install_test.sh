@@ -116,8 +116,12 @@ if [ -z "$python" ]; then
   echo "note: TC_TEST_PYTHON not set; Python example skipped"
 else
   site=$prefix/lib/python3/site-packages
+  # libtc=none: the pure-Python package, which finds the prefix's libtc (by default the wheel
+  # carries the build tree's: tests/bindings/pip_venv.sh).
   "$python" -m pip install --no-index --no-deps --disable-pip-version-check --no-cache-dir -q \
-    --target "$site" "$src/bindings/python" >"$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; fail "pip install ./bindings/python"; }
+    --config-settings libtc=none --target "$site" "$src/bindings/python" >"$tmp/pip.log" 2>&1 ||
+    { cat "$tmp/pip.log"; fail "pip install ./bindings/python"; }
+  [ ! -e "$site/tc/_lib" ] || fail "pip --config-settings libtc=none installed a libtc in the package"
   [ -f "$site/tc/__init__.py" ] || fail "pip did not install the tc package into $site"
   ls -d "$site"/libtc-*.dist-info >/dev/null || fail "pip did not install libtc's metadata"
   # No TC_LIBRARY, no LD_LIBRARY_PATH, no build tree next to the package: tc finds the

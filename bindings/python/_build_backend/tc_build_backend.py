@@ -2,8 +2,11 @@
 
 Why not setuptools: pip builds in an isolated environment and would download the backend from
 an index; this one lives in the tree (pyproject.toml: backend-path), needs only the standard
-library, and so `pip install ./bindings/python` works offline. It builds a py3-none-any wheel
-of the tc/ package, an editable wheel (a .pth pointing here) and an sdist; nothing else.
+library, and so `pip install ./bindings/python` works offline. It builds a wheel of the tc/
+package carrying libtc (tc/_lib/libtc.so.0, tagged for this platform) where it finds one — pip's
+`--config-settings libtc=PATH`, $TC_LIBRARY at build time, else the checkout's build/src/libtc.so
+that the README's set-up makes — so that `import tc` needs no environment variable; else (or with
+`--config-settings libtc=none`) a py3-none-any wheel that finds an installed libtc at import. Also an editable wheel (a .pth pointing here) and an sdist; nothing else.
 Name, description and requires-python come from pyproject.toml, the version from
 tc/__init__.py.
 """
@@ -12,6 +15,7 @@ import hashlib
 import io
 import os
 import re
+import sysconfig
 import tarfile
 import zipfile
 
@@ -54,15 +58,28 @@ def _package_files():
                 yield os.path.relpath(full, HERE).replace(os.sep, "/"), full
 
 
-def _write_wheel(wheel_directory, contents):
-    """contents: [(archive path, bytes)]; adds the dist-info and returns the wheel's name."""
+def _native_library(config_settings):
+    """The libtc.so the wheel carries: pip's `--config-settings libtc=PATH` (libtc=none: none, a
+    pure-Python wheel for a prefix that has libtc installed), else $TC_LIBRARY at build time,
+    else the source checkout's build (<repo>/build/src/libtc.so); None where it is no file."""
+    chosen = (config_settings or {}).get("libtc") or os.environ.get("TC_LIBRARY")
+    if chosen == "none":
+        return None
+    path = chosen or os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "src", "libtc.so")
+    return os.path.realpath(path) if os.path.isfile(path) else None
+
+
+def _write_wheel(wheel_directory, contents, native=False):
+    """contents: [(archive path, bytes)]; adds the dist-info and returns the wheel's name. A
+    wheel with a native library is tagged for this platform (py3-none-linux_x86_64)."""
     name, version, metadata = _metadata()
     dist = "%s-%s" % (name.replace("-", "_"), version)
     info = dist + ".dist-info"
+    tag = "py3-none-" + (re.sub(r"[-.]", "_", sysconfig.get_platform()) if native else "any")
     contents = list(contents) + [
         (info + "/METADATA", metadata.encode()),
-        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: tc_build_backend\n"
-                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+        (info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: tc_build_backend\nRoot-Is-Purelib: %s\nTag: %s\n"
+                           % ("false" if native else "true", tag)).encode()),
     ]
     record = []
     for path, data in contents:
@@ -70,7 +87,7 @@ def _write_wheel(wheel_directory, contents):
         record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
     record.append(info + "/RECORD,,")
     contents.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
-    filename = dist + "-py3-none-any.whl"
+    filename = dist + "-" + tag + ".whl"
     with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w", zipfile.ZIP_DEFLATED) as z:
         for path, data in contents:
             z.writestr(zipfile.ZipInfo(path, _EPOCH), data)
@@ -89,7 +106,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     for path, full in _package_files():
         with open(full, "rb") as f:
             files.append((path, f.read()))
-    return _write_wheel(wheel_directory, files)
+    library = _native_library(config_settings)
+    if library:
+        with open(library, "rb") as f:
+            files.append((PACKAGE + "/_lib/libtc.so.0", f.read()))
+    return _write_wheel(wheel_directory, files, native=library is not None)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):

@@ -10,11 +10,13 @@ only through relative imports and must not rely on __init__.py having run.
 
 Search order, first hit wins:
   1. the TC_LIBRARY environment variable (a path to libtc.so);
-  2. the build tree, when this package is imported from a source checkout
+  2. the library the installed wheel carries (tc/_lib/libtc.so.0: `pip install ./bindings/python`
+     after the README's set-up);
+  3. the build tree, when this package is imported from a source checkout
      (<repo>/build/src/libtc.so);
-  3. the installed library, through the dynamic loader ("libtc.so.0": LD_LIBRARY_PATH,
+  4. the installed library, through the dynamic loader ("libtc.so.0": LD_LIBRARY_PATH,
      the ldconfig cache, the default directories);
-  4. pkg-config's libdir for tc (an install in a prefix listed in PKG_CONFIG_PATH).
+  5. pkg-config's libdir for tc (an install in a prefix listed in PKG_CONFIG_PATH).
 """
 import ctypes
 import os
@@ -73,6 +75,9 @@ def _candidates():
     if env:
         yield "TC_LIBRARY", env
         return  # an explicit choice: never fall back to another library silently
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", _SONAME)
+    if os.path.exists(bundled):
+        yield "the wheel's", bundled
     # <repo>/bindings/python/tc/_library.py -> <repo>/build/src/libtc.so
     bindings_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     build_lib = os.path.join(os.path.dirname(bindings_dir), "build", "src", "libtc.so")
