@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-check.sh — issue 13's GPU run in one go, on a machine with an NVIDIA GPU, its driver,
+# gpu-check.sh — the GPU run in one go, on a machine with an NVIDIA GPU, its driver,
 # PyTorch with CUDA and compute-sanitizer (the device machine), from the repository root, with
 # the library built on the usual machine from the same sources carried along: .gpu/ made by
 # tools/gpu-pack.sh (stripped libtc, the candidate runner, the runtime libraries' .debs; what

@@ -52,7 +52,7 @@ if [ "$which" = thread ] || [ "$which" = all ]; then
   # alone took 25 s of NVRTC under TSan).
   # ignore_noninstrumented_modules: libHalide and LLVM are not instrumented; TSan cannot see the
   # synchronisation of their function-local statics and reported their first use from two
-  # compiling threads as races (issue 10's measurements; libtc's own code stays checked).
+  # compiling threads as races (libtc's own code stays checked).
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1 \
     run tsan thread "plain-only|single-threaded" -DTC_E2E_BACKENDS= -DTC_E2E_CUDA_EMULATION=OFF -DTC_FRONT_END_TESTS=OFF
 fi

@@ -7,7 +7,7 @@
 // input signature. Rank-specific facts stay symbolic per tensor so that a rank-polymorphic
 // def can later be instantiated per rank at bind time.
 // Names (of tensors, sizes, variables) and source positions are kept for messages only; the
-// canonical text (canonical.h) ignores them.
+// canonical text (print.h's canonical_text) ignores them.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// test_cpu_large_buffers.cpp — tensors past 2 GiB on the cpu backend (issue 27), through the C
+// test_cpu_large_buffers.cpp — tensors past 2 GiB on the cpu backend, through the C
 // API: a 2.4 GB embedding table (600M floats) gathered from, its last rows beyond 2^31 bytes;
 // a small view strided across a 2.4 GB allocation given to a kernel compiled for dense small
 // tensors (the wide variant, compiled on first use); the description says when a kernel has
@@ -140,7 +140,7 @@ TEST(CpuLargeBuffers, AViewSpanningPast2GiB) {
   std::free(big);
 }
 
-// What the cpu backend refused before issue 27, compiled only (running them takes 4.4 and 17
+// What the cpu backend refused before its 64-bit offsets, compiled only (running them takes 4.4 and 17
 // GB): a temporary of 4.36e9 bytes (it was a heap overflow once: Halide wrapped the
 // allocation's size at 2^32 bytes) and an output of 2^34 bytes.
 TEST(CpuLargeBuffers, ATemporaryAndAnOutputPast4GiBCompileWithWideOffsets) {

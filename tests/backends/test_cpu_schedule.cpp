@@ -1,4 +1,4 @@
-// test_cpu_schedule.cpp — the cpu backend's schedule knobs of issue 12 (src/backends/cpu/
+// test_cpu_schedule.cpp — the cpu backend's schedule knobs (src/backends/cpu/
 // schedule/), through the C API only, each against the reference backend and against the
 // schedule without it:
 //   - row blocks (cpu.rows): a def's row reductions and the stages they feed computed together
@@ -16,9 +16,9 @@
 //     without reduction blocks; a stage computed on its own is copied, an inlined one is not;
 //     by default (auto) the cache model copies the streamed operand of a long product only.
 //   - range checks: they run before any statement writes an output.
-//   - cpu.blas (issue 25): plain products computed by the system's CBLAS, in every layout.
-//   - cpu.fma (issue 25): a product sum rounds once a step (on), or as the reference (off).
-//   - cpu.flatten, cpu.transpose (issue 25): convolutions over flattened rows, products
+//   - cpu.blas: plain products computed by the system's CBLAS, in every layout.
+//   - cpu.fma: a product sum rounds once a step (on), or as the reference (off).
+//   - cpu.flatten, cpu.transpose: convolutions over flattened rows, products
 //     computed transposed: the bits of the plain stage.
 //   - cpu.contract=auto: which contractions it leaves to the pipeline (small matrix products).
 #include <gtest/gtest.h>
@@ -601,7 +601,7 @@ TEST(Panels, AReductionOperandIsReadInItsHostNotCopied) {
   }
 }
 
-// cpu.panel=auto, the default (issue 25): the cache model copies the streamed operand into
+// cpu.panel=auto, the default: the cache model copies the streamed operand into
 // panels where a tile reads narrow strips of long rows and the strips overflow half of L1 (B
 // of 1024 x 256: strips of at most 48 floats x 1024 steps, 96 KiB or more, rows of 256), and
 // then gives the tile more rows than the default 32 (here all 40); not where the rows are
@@ -762,7 +762,7 @@ TEST(Fusion, AConsumerReadTwiceKeepsTheTileLoops) {
   EXPECT_TRUE(has(r.description, "inside s1_P")) << r.description;
 }
 
-// ---- scatters (issue 14): computed left-hand side subscripts --------------------------------
+// ---- scatters: computed left-hand side subscripts --------------------------------
 // A scatter's update is never scheduled (schedule/scheduler.cpp): it runs serially, so points that hit
 // one element all add, whatever the knobs say. Every knob at both ends of its range (and
 // every thread count) gives the reference's values; the histogram's bins are hit thousands of
@@ -911,7 +911,7 @@ TEST(Scatter, ABadWrittenIndexLeavesEveryOutputUntouched) {
   }
 }
 
-// cpu.blas (issue 25, src/backends/cpu/gemm_route.h): a plain product, transposed, batched,
+// cpu.blas (src/backends/cpu/gemm_route.h): a plain product, transposed, batched,
 // or with a row stride longer than its row, computed by the system's CBLAS gives the
 // reference's values (to rounding: BLAS sums in its own order); an operand whose innermost
 // stride is not 1 takes the pipeline instead, with the same values; a def that is not a plain
@@ -972,7 +972,7 @@ TEST(CpuBlas, ProductsGiveTheReferencesValuesInEveryLayout) {
       << relu.description;
 }
 
-// cpu.fma (issue 25): a float += reduction of one product accumulates with fused multiply-adds,
+// cpu.fma: a float += reduction of one product accumulates with fused multiply-adds,
 // one rounding a step. C(0,0) = 1 * -1 + a * a with a = 1 + 2^-12: a * a = 1 + 2^-11 + 2^-24
 // exactly; rounded on its own (a tie, to even) it loses the 2^-24, fused with the -1 it keeps
 // it. cpu.fma=0 gives the reference's bits; the description says which.

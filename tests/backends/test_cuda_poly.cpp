@@ -1,5 +1,5 @@
-// test_cuda_poly.cpp — the cuda backend's polyhedral model (src/backends/cuda/poly_model.*,
-// issue 13's first step), white-box: the domains, accesses and dependences isl computes for
+// test_cuda_poly.cpp — the cuda backend's polyhedral model (src/backends/cuda/poly_model.*),
+// white-box: the domains, accesses and dependences isl computes for
 // the paper's kernels at small sizes, compared with the expected sets and maps as sets (isl's
 // is_equal, so the order isl prints union members in does not matter); affine subscripts
 // exact (offsets, strides, floor division, modulo, sizes and T.d as numbers), the others

@@ -1,4 +1,4 @@
-"""The fairness checks of bench/ (issue 12), without timing anything: which BLAS a process's
+"""The fairness checks of bench/, without timing anything: which BLAS a process's
 /proc/self/maps names, the load-average warning, the agreement of consecutive runs, bench.py's
 --runs option, one smoke run of bench.py's default mode (each framework in a process of its
 own) on the reference backend at --quick sizes (skipped without NumPy and PyTorch), and one of

@@ -166,7 +166,7 @@ def maxpool2x2(float(B,C,H,W) I) -> (out) {
 }""", lambda r: [rf(r, 2, 3, 5, 6)],
      lambda I: [I[:, :, :4, :6].reshape(2, 3, 2, 2, 3, 2).max(axis=(3, 5))])
 
-# The docs' range syntax `k = [lo, hi[` (issue 14): the two seed examples as written. The
+# The docs' range syntax `k = [lo, hi[`: the two seed examples as written. The
 # overview's maxpool (its closing brace added) uses 'max=' without '!', so it also reads the
 # caller's output. As written, kw offsets the row index and kh the column.
 case("maxpool2x2_overview", """
@@ -1212,7 +1212,7 @@ def user(float(N) X) -> (o) {
      defs=["cnt", "user"])
 
 # ============================================================================================
-# Rank polymorphism (issue 14): '...' in parameter types and index lists, like NumPy's einsum
+# Rank polymorphism: '...' in parameter types and index lists, like NumPy's einsum
 # ellipsis; one def, instantiated per rank at binding. Output dims report '...' in place.
 # ============================================================================================
 
@@ -1272,7 +1272,7 @@ def add_bias(float(..., C) X, float(C) b) -> (O) {
 }""", lambda r: [rf(r, 2, 3, 4), rf(r, 4)], lambda X, b: [(X + b).astype(F32)])
 
 # ============================================================================================
-# Scatter-add (issue 14, gradients): computed left-hand side subscripts with += and +=!
+# Scatter-add (gradients): computed left-hand side subscripts with += and +=!
 # (docs/language.md, "Scatter-add"). Every point of the domain adds its value at the element
 # its subscripts compute; repeated indices all add up; '+=!' zeroes the whole tensor first.
 # ============================================================================================

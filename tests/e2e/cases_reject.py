@@ -365,7 +365,7 @@ case("call_size_mismatch_at_binding", _PAIR + "def user(float(N) X, float(M) Z) 
      inputs=lambda r: [rf(r, 4), rf(r, 5)], entry="user")
 
 # ============================================================================================
-# Rank polymorphism (issue 14): '...' misuse and inputs that disagree on what it stands for
+# Rank polymorphism: '...' misuse and inputs that disagree on what it stands for
 # ============================================================================================
 
 case("ellipsis_two_in_one_index_list",
@@ -407,7 +407,7 @@ case("ellipsis_called_from_another_def",
      entry="bad", fragments=["rank-polymorphic def", "not supported"], location=True)
 
 # ============================================================================================
-# Scatter-add (issue 14): what a statement with a computed left-hand side subscript may not do
+# Scatter-add: what a statement with a computed left-hand side subscript may not do
 # ============================================================================================
 
 _EMBED_GRAD = ("def embed_grad(float(E,D) LUT, int32(B,L) I, float(B,D) d_O) -> (float(E,D) d_LUT) {\n"

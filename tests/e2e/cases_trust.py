@@ -1,4 +1,4 @@
-"""cases_trust.py - regressions for the defects of issue 9 ("trust"): each case runs on every
+"""cases_trust.py - regressions for the defects a review of trust found: each case runs on every
 backend and pins one semantic rule of docs/language.md ("Scalar semantics") or one documented
 status. Numbers in the names are the issue's defect numbers. Expected values are computed here
 independently (Python integers, NumPy), never by libtc.
@@ -258,7 +258,7 @@ reject("t4_exponential_calls_refused", _CHAIN, "define", tclib.TC_ERROR_SEMANTIC
        fragments=["too large", "inlining the calls"], location=True)
 
 # ---- 1, 14: buffers past 2 GiB on the cpu backend ---------------------------------------------
-# Refused until issue 27 (t1 was a heap overflow: Halide wrapped the allocation's size at 2^32
+# Refused before 64-bit offsets (t1 was a heap overflow: Halide wrapped the allocation's size at 2^32
 # bytes); now compiled with 64-bit offsets: tests/backends/test_cpu_large_buffers.cpp (the same
 # two defs compiled, a 2.4 GB table run).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""regressions.py - the defects of issue 9 that the corpus cannot express, each in a child
+"""regressions.py - the defects a review of trust found that the corpus cannot express, each in a child
 process so that a crash fails the test instead of killing it:
 
   empty_output_null_data   an output of extent 0 with data == NULL beside a non-empty one (7)
@@ -150,8 +150,8 @@ def huge_temporary_reference():
 
 
 def quiet_stderr():
-    # Programs Halide used to warn about on stderr: a 10^12 temporary (compiled only: since
-    # issue 27 it compiles, with 64-bit offsets, and running it asks for 4 TB, which a sanitizer's
+    # Programs Halide used to warn about on stderr: a 10^12 temporary (compiled only: with
+    # 64-bit offsets it compiles, and running it asks for 4 TB, which a sanitizer's
     # allocator refuses by aborting), a guaranteed failure.
     rc, out, err = child("""
         for src, n in [("def f(float(N) A) -> (O) { t(i,j) = A(i) * A(j)  O(i) +=! t(i,j) }", 1000000),
@@ -301,7 +301,7 @@ FLOAT16_PROGRAMS = [
       "output P: shape (5000), checksum inf", "output T: shape () checksum -0.780761719"]),
     ("def mmh(float16(M,K) A, float16(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }\n",
      ["--size", "M=37,K=53,N=29"], ("reference",), ["output C: shape (37, 29) checksum 3.86354065"]),
-    # bfloat16 (issue 27): drawn as float32 and converted by libtc like float16; checksums taken
+    # bfloat16: drawn as float32 and converted by libtc like float16; checksums taken
     # when the CLI learnt it (reference and cpu agree to the last digit)
     ("def bmix(bf16(N) A, float(N) B, int32(N) I) -> (O, P, Q) {\n"
      "  O(i) = A(i) * 2 + bf16(B(i))\n  P(i) = float(A(i)) + B(i)\n  Q(i) = bfloat16(I(i)) * A(i)\n}\n",

@@ -430,7 +430,7 @@ TEST(Tuner, RecordsOfOtherSizesSeedTheFirstPopulation) {
   EXPECT_EQ(family, 1);
 }
 
-// The first generation (issue 25) is twice tune.population (6 here), without repeats: the
+// The first generation is twice tune.population (6 here), without repeats: the
 // start, then (an empty cache and history) up to half of it the start's neighbours, each the
 // start with exactly one knob changed, then random points.
 TEST(Tuner, TheFirstGenerationIsTwiceThePopulationWithTheStartsNeighbours) {

@@ -60,8 +60,9 @@ CacheTrial.__doc__ = ("one candidate of a tuning history (tc_cache_history_entry
 CacheDamage = collections.namedtuple("CacheDamage", "id why")
 CacheDamage.__doc__ = "a damaged cache entry: \"record <hash>\" or \"history <hash>:<hash>\", and why"
 
-__all__ = ["define", "infer_outputs", "gradient", "autograd", "option_info", "cache_export",
-           "cache_import", "cache_list", "cache_verify", "cache_clear", "Program", "Kernel", "Entry",
+__all__ = ["define", "infer_outputs", "gradient", "autograd", "custom_op", "option_info", "cache_export",
+           "cache_import", "cache_push", "cache_pull", "cache_list", "cache_verify", "cache_clear", "Program",
+           "Kernel", "Entry",
            "Options", "TensorInfo", "Param", "OptionInfo", "TuneProgress", "CacheRecord",
            "CacheTrial", "CacheDamage", "Tensor"]
 

@@ -85,7 +85,7 @@ class QuietReporter : public Halide::CompileTimeErrorReporter {
 
 
 // Compilations run in parallel without a lock of libtc's (an autotuner compiles candidates from
-// several threads; measured in issue 10: 8 kernels from 4 threads 1.8x faster than with a
+// several threads; measured: 8 kernels from 4 threads 1.8x faster than with a
 // global mutex on 2 cores). Each compilation has its own Funcs, Params, Pipeline, and
 // Module::compile_to_buffer its own LLVMContext and TargetMachine; what they share
 // process-wide is synchronised inside Halide and LLVM: name counters and IR reference counts

@@ -1,4 +1,4 @@
-// cuda_backend.h — the cuda backend (issue 13): a bound def as a polyhedral model
+// cuda_backend.h — the cuda backend: a bound def as a polyhedral model
 // (poly_model.h), scheduled by isl under a fusion strategy (schedule.h), tiled and mapped to
 // blocks and threads (mapping.h), printed as CUDA C (print_cuda.h), then either compiled by
 // NVRTC to a cubin for a GPU architecture and launched through the driver API on kDLCUDA

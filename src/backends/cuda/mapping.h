@@ -1,4 +1,4 @@
-// mapping.h — the start of mapping a schedule to the GPU (issue 13, step 3): the outermost band
+// mapping.h — the start of mapping a schedule to the GPU: the outermost band
 // of each kernel (each band with no band above it) is tiled (cuda.tile) and marked: a
 // "kernel" mark above it (one launch); its tile loops' leading parallel (coincident)
 // members, up to 3, each under a mark "block.<axis>:<stride>" (the grid's blocks; stride:

@@ -1,5 +1,5 @@
 // poly_model.h — the polyhedral model of a bound def, the first step of the CUDA backend's
-// mapping (issue 13): per statement an isl set (its iteration domain at the bound sizes), the
+// mapping: per statement an isl set (its iteration domain at the bound sizes), the
 // access relations of its reads and its write, the original sequential order, and the
 // dependences between statement instances computed by isl (flow, anti and output, through
 // isl_union_access_info_compute_flow). A '!' reduction is two statements: `I<n>` sets the

@@ -1,4 +1,4 @@
-// resources.h — what a compiled cuda kernel uses of a GPU, known without one (issue 26): per
+// resources.h — what a compiled cuda kernel uses of a GPU, known without one: per
 // __global__ function, the registers, stack, spill and static shared memory bytes ptxas reports
 // (NVRTC's log with --ptxas-options=-v), and from them, the launch's block and the
 // architecture's limits, the theoretical occupancy (resident warps per SM over the most it

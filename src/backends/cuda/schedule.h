@@ -1,4 +1,4 @@
-// schedule.h — isl's scheduler over a def's polyhedral model (issue 13, step 2): validity and
+// schedule.h — isl's scheduler over a def's polyhedral model: validity and
 // proximity from every dependence, coincidence (loops that may run in parallel) from them too,
 // under one of the paper's fusion strategies; within a time limit, else a simpler schedule.
 // It does not tile or map (mapping.h).

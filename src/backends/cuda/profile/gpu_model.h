@@ -31,7 +31,7 @@ struct Gpu {
   const char* arch;  // what NVRTC compiles for, for the occupancy
   int sms;
   double clock_ghz;
-  int fma_per_clock;  // FP32 lanes per SM (the printed code has no tensor-core path yet: no rate for one)
+  int fma_per_clock;  // FP32 lanes per SM (no tensor-core rate: a profile counts a tensor-core kernel's emulation)
   double dram_tb_s, l2_tb_s, l2_mb;
   int max_warps_per_sm, max_blocks_per_sm;
   double launch_us;
