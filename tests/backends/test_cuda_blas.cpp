@@ -96,10 +96,10 @@ Bound bound_of(const std::string& src, ScalarType type, const std::vector<std::v
 // Every tensor filled with small integers (exact sums), the output too (for `+=`).
 std::vector<std::vector<double>> filled(const tc::ir::BoundDef& b) {
   std::vector<std::vector<double>> t;
-  int seed = 1;
+  uint32_t seed = 1;  // an LCG, unsigned: it wraps
   for (const auto& sig : b.tensors) {
     std::vector<double> v(static_cast<size_t>(sig.num_elements()));
-    for (double& x : v) x = static_cast<double>((seed = seed * 1103515245 + 12345) >> 16 & 7) - 3;
+    for (double& x : v) x = static_cast<double>((seed = seed * 1103515245u + 12345u) >> 16 & 7) - 3;
     t.push_back(v);
   }
   return t;
