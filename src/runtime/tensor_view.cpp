@@ -18,16 +18,21 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return out + ")";
 }
 
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
 TensorView row_major_view(char* data, const TensorSig& sig) {
   TensorView v;
   v.data = data;
   v.type = sig.type;
   v.ndim = static_cast<int>(sig.shape.size());
-  int64_t stride = 1;
-  for (int d = v.ndim - 1; d >= 0; --d) {
-    v.shape[d] = sig.shape[d];
-    v.strides[d] = stride;
-    stride *= sig.shape[d];
+  const std::vector<int64_t> strides = dense_strides(sig.shape);
+  for (int d = 0; d < v.ndim; ++d) {
+    v.shape[d] = sig.shape[static_cast<size_t>(d)];
+    v.strides[d] = strides[static_cast<size_t>(d)];
   }
   return v;
 }

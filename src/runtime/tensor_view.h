@@ -38,6 +38,9 @@ struct TensorView {
   }
 };
 
+// The strides, in elements, of a dense row-major tensor of `shape` (the last dimension's 1).
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);
+
 // A host view of `data` holding a tensor of signature sig in row-major order (libtc's own
 // buffers: temporaries, snapshots, the tuner's outputs).
 TensorView row_major_view(char* data, const TensorSig& sig);

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/blas/blas_plan.h"
 #include "backends/cuda/blas/cublas.h"
+#include "runtime/tensor_view.h"
 #include "infer_test_util.h"
 
 using tc::ScalarType;
@@ -16,13 +17,6 @@ using tc::backends::cuda::plan_blas;
 using namespace tc_test;
 
 namespace {
-
-// Dense row-major offsets.
-std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
-}
 
 // The def's one statement O(...) (+)= A(...) * B(...) evaluated point by point over its
 // domain (each subscript one variable): what the call must give. `t` holds every tensor of the
@@ -34,7 +28,7 @@ void evaluate(const tc::ir::BoundDef& b, std::vector<std::vector<double>>& t) {
   std::vector<int64_t> at(st.vars.size());
   for (size_t v = 0; v < at.size(); ++v) at[v] = ranges[v].first;
   auto offset = [&](int tensor, const std::vector<int>& vars) {
-    std::vector<int64_t> s = strides_of(b.tensors[static_cast<size_t>(tensor)].shape);
+    std::vector<int64_t> s = tc::runtime::dense_strides(b.tensors[static_cast<size_t>(tensor)].shape);
     int64_t o = 0;
     for (size_t d = 0; d < vars.size(); ++d) o += at[static_cast<size_t>(vars[d])] * s[d];
     return static_cast<size_t>(o);

@@ -323,9 +323,8 @@ Generated generate_rows(const ir::BoundDef& bound, const RowPlan& plan, const Kn
   print.fma = o.flag("cuda.fma");
   print.statement_marks = statement_marks;
   print.index32 = index32_fits(bound, {}, 1);
-  PolyModel model(bound);
   Generated g;
-  g.source = print_rows(bound, model, plan, print);
+  g.source = print_rows(bound, plan, print);
   LaunchDims d;
   d.block = row_block(plan, o, block);
   int64_t blocks = (plan.row_count() + d.block[1] - 1) / d.block[1];
@@ -685,11 +684,15 @@ class CudaKernel : public Kernel {
     const Driver& driver = Driver::get();  // after the tensors: a host tensor is the caller's error, driver or not
     if (blas_) {
       const BlasCall& call = *blas_;
-      driver.with_context(device, [&] {
-        Cublas::get().gemm(call, device, context.stream, v[static_cast<size_t>(call.x)]->data,
-                           v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data,
-                           call.bias >= 0 ? v[static_cast<size_t>(call.bias)]->data : nullptr);
-      });
+      try {
+        driver.with_context(device, [&] {
+          Cublas::get().gemm(call, device, context.stream, v[static_cast<size_t>(call.x)]->data,
+                             v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data,
+                             call.bias >= 0 ? v[static_cast<size_t>(call.bias)]->data : nullptr);
+        });
+      } catch (const Error& e) {  // named as the generated kernels' failures are: the def, what ran
+        fail(e.status(), b_.def().name + ": the library route's " + call.describe(b_.def()) + ": " + e.what());
+      }
       return;
     }
     const std::vector<void*>& functions = functions_on(device);

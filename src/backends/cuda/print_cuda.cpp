@@ -46,11 +46,11 @@ bool index32_fits(const ir::BoundDef& bound, const std::vector<int64_t>& grid, i
 
 CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const isl_schedule* mapped,
                       const PrintOptions& options) {
-  return print::Printer(bound, model, options).run(mapped);
+  return print::Printer(bound, &model, options).run(mapped);
 }
 
-CudaSource print_rows(const ir::BoundDef& bound, const PolyModel& model, const RowPlan& plan, const PrintOptions& options) {
-  return print::Printer(bound, model, options).run_rows(plan);
+CudaSource print_rows(const ir::BoundDef& bound, const RowPlan& plan, const PrintOptions& options) {
+  return print::Printer(bound, nullptr, options).run_rows(plan);
 }
 
 }  // namespace tc::backends::cuda

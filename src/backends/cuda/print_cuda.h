@@ -125,6 +125,6 @@ CudaSource print_cuda(const ir::BoundDef& bound, const PolyModel& model, const i
 // The row route's kernel for `plan` (rows/row_plan.h; print/rows.cpp): one launch, any grid and
 // any block whose x is a multiple of kWarpSize (at most 15 rows a block where x > kWarpSize).
 struct RowPlan;
-CudaSource print_rows(const ir::BoundDef& bound, const PolyModel& model, const RowPlan& plan, const PrintOptions& options);
+CudaSource print_rows(const ir::BoundDef& bound, const RowPlan& plan, const PrintOptions& options);
 
 }  // namespace tc::backends::cuda

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "backends/contraction/contraction.h"
+#include "runtime/tensor_view.h"
 
 namespace tc::backends::cuda {
 namespace {
@@ -11,13 +12,6 @@ namespace {
 std::optional<BlasCall> refuse(std::string* why, const std::string& reason) {
   if (why) *why = reason;
   return std::nullopt;
-}
-
-// Dense row-major strides of `shape`, in elements.
-std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
 }
 
 // A matrix as cuBLAS takes it: a column-major r x c operand `op(M)` stored as M, transposed or
@@ -132,9 +126,9 @@ std::optional<BlasCall> plan_blas(const ir::BoundDef& bound, std::string* why) {
           return refuse(why, "index '" + x.name + "' runs over part of a tensor's dimension");
       if (x.hi > INT_MAX) return refuse(why, "index '" + x.name + "' has more values than cuBLAS's int takes");
     }
-  const std::vector<int64_t> sa = strides_of(shapes[static_cast<size_t>(p.a)].shape),
-                             sb = strides_of(shapes[static_cast<size_t>(p.b)].shape),
-                             so = strides_of(shapes[static_cast<size_t>(p.o)].shape);
+  const std::vector<int64_t> sa = runtime::dense_strides(shapes[static_cast<size_t>(p.a)].shape),
+                             sb = runtime::dense_strides(shapes[static_cast<size_t>(p.b)].shape),
+                             so = runtime::dense_strides(shapes[static_cast<size_t>(p.o)].shape);
   const ContractionIndex &m = p.m[0], &n = p.n[0], &k = p.k[0];
   const int64_t M = m.hi, N = n.hi, K = k.hi;
   if (M == 0 || N == 0 || K == 0) return refuse(why, "an empty product");

@@ -2,6 +2,9 @@
 // signatures and enum values (cublas_api.h and library_types.h are not needed to build).
 #include "backends/cuda/blas/cublas.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "backends/cuda/nvrtc.h"
 #include "support/dynamic_library.h"
 #include "support/error.h"
@@ -64,6 +67,24 @@ struct Cublas::Api {
                       void*, void*, const void*, void*, size_t, void*);
 };
 
+// cuBLASLt's descriptors of one call's shape and the algorithm its heuristic chose: made on the
+// first call of that shape on a device and kept with the device's handle (a kernel calls with
+// one shape every time, so a tc_run pays for one attribute set, the bias pointer, not for the
+// descriptors and the heuristic).
+struct Cublas::LtPlan {
+  const Api* api = nullptr;
+  void *desc = nullptr, *layouts[3] = {nullptr, nullptr, nullptr};
+  uint64_t algo[8] = {};
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() {
+    for (void* l : layouts)
+      if (l) api->lt_layout_destroy(l);
+    if (desc) api->lt_desc_destroy(desc);
+  }
+};
+
 Cublas::Cublas(const std::vector<std::string>& candidates) {
   auto api = std::make_unique<Api>();
   std::string tried;
@@ -103,8 +124,12 @@ Cublas::Cublas(const std::vector<std::string>& candidates) {
   api_ = api.release();
 }
 
-// The handles are not destroyed: at exit the driver may be gone before them.
-Cublas::~Cublas() { delete api_; }
+// The handles (and their cuBLASLt plans) are not destroyed: at exit the driver may be gone
+// before them.
+Cublas::~Cublas() {
+  for (auto& entry : handles_) static_cast<void>(entry.second.release());
+  delete api_;
+}
 
 std::vector<std::string> Cublas::default_candidates() {
   return toolkit_library_candidates("TC_CUBLAS", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"});
@@ -136,30 +161,32 @@ Cublas::Handle& Cublas::handle_on(int ordinal) const {
   return *handles_.emplace(ordinal, std::move(h)).first->second;
 }
 
-// cuBLASLt's descriptors of one call, destroyed with it.
-struct Cublas::LtCall {
-  const Api* api;
-  void *desc = nullptr, *pref = nullptr, *layouts[3] = {nullptr, nullptr, nullptr};
-  ~LtCall() {
-    for (void* l : layouts)
-      if (l) api->lt_layout_destroy(l);
-    if (pref) api->lt_pref_destroy(pref);
-    if (desc) api->lt_desc_destroy(desc);
-  }
-};
+namespace {
 
-void Cublas::lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c,
-                       const void* bias, const void* alpha, const void* beta) const {
+// What an LtPlan depends on: every field of the call but its tensors' places among the def's.
+std::string lt_key(const BlasCall& c) {
+  std::string key;
+  for (int64_t v : {int64_t{static_cast<int>(c.type)}, int64_t{c.x_trans}, int64_t{c.y_trans}, c.m, c.n, c.k, c.ldx,
+                    c.ldy, c.ldc, c.batch, c.stride_x, c.stride_y, c.stride_c, int64_t{c.bias >= 0}, int64_t{c.relu}})
+    key += std::to_string(v) + ",";
+  return key;
+}
+
+}  // namespace
+
+const Cublas::LtPlan& Cublas::lt_plan(const BlasCall& call, Handle& h, const void* bias) const {
+  std::unique_ptr<LtPlan>& slot = h.lt_plans[lt_key(call)];
+  if (slot) return *slot;
+  auto lt = std::make_unique<LtPlan>();
+  lt->api = api_;
   const bool dbl = call.type == ScalarType::Float64;
   const int type = data_type(call.type);
-  LtCall lt{api_};
-  check(api_->lt_desc_create(&lt.desc, dbl ? kCompute64F : kCompute32F, dbl ? kR64F : kR32F), "cublasLtMatmulDescCreate");
+  check(api_->lt_desc_create(&lt->desc, dbl ? kCompute64F : kCompute32F, dbl ? kR64F : kR32F), "cublasLtMatmulDescCreate");
   const int trans_x = call.x_trans ? kOpT : kOpN, trans_y = call.y_trans ? kOpT : kOpN;
   const int epilogue = (call.bias >= 0 ? kEpilogueBias : 0) | (call.relu ? kEpilogueRelu : 0);
-  check(api_->lt_desc_set(lt.desc, kDescTransA, &trans_x, sizeof trans_x), "cublasLtMatmulDescSetAttribute");
-  check(api_->lt_desc_set(lt.desc, kDescTransB, &trans_y, sizeof trans_y), "cublasLtMatmulDescSetAttribute");
-  check(api_->lt_desc_set(lt.desc, kDescEpilogue, &epilogue, sizeof epilogue), "cublasLtMatmulDescSetAttribute");
-  if (bias) check(api_->lt_desc_set(lt.desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
+  check(api_->lt_desc_set(lt->desc, kDescTransA, &trans_x, sizeof trans_x), "cublasLtMatmulDescSetAttribute");
+  check(api_->lt_desc_set(lt->desc, kDescTransB, &trans_y, sizeof trans_y), "cublasLtMatmulDescSetAttribute");
+  check(api_->lt_desc_set(lt->desc, kDescEpilogue, &epilogue, sizeof epilogue), "cublasLtMatmulDescSetAttribute");
   // The stored matrices: op(X) m x k is X k x m transposed; C (and D, the same) m x n.
   const int64_t shapes[3][3] = {{call.x_trans ? call.k : call.m, call.x_trans ? call.m : call.k, call.ldx},
                                 {call.y_trans ? call.n : call.k, call.y_trans ? call.k : call.n, call.ldy},
@@ -167,27 +194,41 @@ void Cublas::lt_matmul(const BlasCall& call, Handle& h, void* stream, const void
   const int64_t strides[3] = {call.stride_x, call.stride_y, call.stride_c};
   const int batch = static_cast<int>(call.batch);
   for (int i = 0; i < 3; ++i) {
-    check(api_->lt_layout_create(&lt.layouts[i], type, static_cast<uint64_t>(shapes[i][0]), static_cast<uint64_t>(shapes[i][1]),
-                                 shapes[i][2]),
+    check(api_->lt_layout_create(&lt->layouts[i], type, static_cast<uint64_t>(shapes[i][0]),
+                                 static_cast<uint64_t>(shapes[i][1]), shapes[i][2]),
           "cublasLtMatrixLayoutCreate");
     if (batch > 1) {
-      check(api_->lt_layout_set(lt.layouts[i], kLayoutBatchCount, &batch, sizeof batch), "cublasLtMatrixLayoutSetAttribute");
-      check(api_->lt_layout_set(lt.layouts[i], kLayoutBatchOffset, &strides[i], sizeof strides[i]),
+      check(api_->lt_layout_set(lt->layouts[i], kLayoutBatchCount, &batch, sizeof batch),
+            "cublasLtMatrixLayoutSetAttribute");
+      check(api_->lt_layout_set(lt->layouts[i], kLayoutBatchOffset, &strides[i], sizeof strides[i]),
             "cublasLtMatrixLayoutSetAttribute");
     }
   }
+  // The first call's bias for the heuristic (later calls set theirs before the call).
+  if (bias) check(api_->lt_desc_set(lt->desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
   const size_t no_workspace = 0;  // no buffer to allocate per call
-  check(api_->lt_pref_create(&lt.pref), "cublasLtMatmulPreferenceCreate");
-  check(api_->lt_pref_set(lt.pref, kPrefMaxWorkspace, &no_workspace, sizeof no_workspace),
-        "cublasLtMatmulPreferenceSetAttribute");
+  void* pref = nullptr;
+  check(api_->lt_pref_create(&pref), "cublasLtMatmulPreferenceCreate");
   LtHeuristic best{};
   int found = 0;
-  check(api_->lt_heuristic(h.lt, lt.desc, lt.layouts[0], lt.layouts[1], lt.layouts[2], lt.layouts[2], lt.pref, 1, &best,
-                           &found),
-        "cublasLtMatmulAlgoGetHeuristic");
+  int status = api_->lt_pref_set(pref, kPrefMaxWorkspace, &no_workspace, sizeof no_workspace);
+  if (status == 0)
+    status = api_->lt_heuristic(h.lt, lt->desc, lt->layouts[0], lt->layouts[1], lt->layouts[2], lt->layouts[2], pref, 1,
+                                &best, &found);
+  api_->lt_pref_destroy(pref);
+  check(status, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) fail(TC_ERROR_RUNTIME, "cuBLAS: cublasLtMatmulAlgoGetHeuristic found no algorithm for this product");
+  std::copy(std::begin(best.algo), std::end(best.algo), std::begin(lt->algo));
+  slot = std::move(lt);
+  return *slot;
+}
+
+void Cublas::lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c,
+                       const void* bias, const void* alpha, const void* beta) const {
+  const LtPlan& lt = lt_plan(call, h, bias);
+  if (bias) check(api_->lt_desc_set(lt.desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
   check(api_->lt_matmul(h.lt, lt.desc, alpha, x, lt.layouts[0], y, lt.layouts[1], beta, c, lt.layouts[2], c, lt.layouts[2],
-                        best.algo, nullptr, 0, stream),
+                        lt.algo, nullptr, 0, stream),
         "cublasLtMatmul");
 }
 

@@ -36,20 +36,23 @@ class Cublas {
 
   // Queues `call` on `stream` of device `ordinal` (whose primary context the caller has made
   // current): x, y, c (and the bias) the device addresses of its tensors; a call with an
-  // epilogue through cuBLASLt (its descriptors made for the call, the first algorithm its
-  // heuristic gives without a workspace). TC_ERROR_RUNTIME with cuBLAS's text where the handle
-  // cannot be made or the call is refused.
+  // epilogue through cuBLASLt (its descriptors and the first algorithm its heuristic gives
+  // without a workspace made on the first call of the shape on the device, then kept with the
+  // device's handle). TC_ERROR_RUNTIME with cuBLAS's text where the handle cannot be made or
+  // the call is refused.
   void gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c,
             const void* bias = nullptr) const;
 
  private:
   struct Api;
-  struct LtCall;
+  struct LtPlan;
   struct Handle {
     void* handle = nullptr;  // cuBLAS's
     void* lt = nullptr;      // cuBLASLt's
-    std::mutex mutex;
+    std::map<std::string, std::unique_ptr<LtPlan>> lt_plans;  // by the call's shape (lt_key)
+    std::mutex mutex;                                         // the stream, the plans
   };
+  const LtPlan& lt_plan(const BlasCall& call, Handle& h, const void* bias) const;  // under h.mutex
   void lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c, const void* bias,
                  const void* alpha, const void* beta) const;
   Handle& handle_on(int ordinal) const;  // made on first need (the context current)

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/contraction/gemm.h"
 #include "backends/cuda/print/printer.h"
+#include "runtime/tensor_view.h"
 #include "support/error.h"
 
 namespace tc::backends::cuda {
@@ -151,11 +152,7 @@ std::string pad(int depth) { return std::string(2 * static_cast<size_t>(depth), 
 std::string num(int64_t v) { return std::to_string(v); }
 
 // The distance between consecutive entries of dimension d of a dense row-major tensor.
-int64_t stride(const std::vector<int64_t>& shape, int d) {
-  int64_t s = 1;
-  for (size_t k = static_cast<size_t>(d) + 1; k < shape.size(); ++k) s *= shape[k];
-  return s;
-}
+int64_t stride(const std::vector<int64_t>& shape, int d) { return runtime::dense_strides(shape)[static_cast<size_t>(d)]; }
 
 // The distance in a tensor between consecutive values of an index (0: the index is not in it).
 using StepOf = std::function<int64_t(const ContractionIndex&)>;

@@ -86,7 +86,9 @@ class Scoped {
 
 class Printer {
  public:
-  Printer(const ir::BoundDef& b, const PolyModel& m, const PrintOptions& o)
+  // `m`: the def's polyhedral model, which the isl schedule's printing reads (run); the row
+  // route's (run_rows) reads none, and takes null.
+  Printer(const ir::BoundDef& b, const PolyModel* m, const PrintOptions& o)
       : b_(b),
         m_(m),
         checked_(o.checked),
@@ -375,7 +377,7 @@ class Printer {
   std::string load(const ir::Node& e);
 
   const ir::BoundDef& b_;
-  const PolyModel& m_;
+  const PolyModel* m_;
   bool checked_;
   bool private_;  // register promotion of accumulators (cuda.private)
   bool atomic_lanes_;  // reductions across lanes combined with atomics (cuda.reduction=atomic), else shuffles

@@ -31,7 +31,7 @@ std::vector<Printer::SharedArray> Printer::promote(isl_ast_build* build) {
   std::set<std::string> written;
   std::set<size_t> stmts;
   isl::union_map writes = isl::manage(
-      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.writes())), instances.copy()));
+      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_->writes())), instances.copy()));
   isl_union_map_foreach_map(
       writes.get(),
       [](isl_map* taken, void* user) {
@@ -50,7 +50,7 @@ std::vector<Printer::SharedArray> Printer::promote(isl_ast_build* build) {
       },
       &stmts);
   isl::union_map reads = isl::manage(
-      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_.reads())), instances.copy()));
+      isl_union_map_intersect_domain(isl_union_map_copy(const_cast<isl_union_map*>(m_->reads())), instances.copy()));
   isl::union_map footprints =
       isl::manage(isl_union_map_apply_range(isl_union_map_reverse(schedule.copy()), reads.copy()));
   std::map<size_t, isl::map> by_tensor;  // tile loops -> elements read, per tensor (in the def's order)

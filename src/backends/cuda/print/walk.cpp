@@ -10,7 +10,7 @@
 namespace tc::backends::cuda::print {
 
 CudaSource Printer::run(const isl_schedule* mapped) {
-  isl_ast_build* build = isl_ast_build_alloc(m_.ctx());
+  isl_ast_build* build = isl_ast_build_alloc(m_->ctx());
   build = isl_ast_build_set_before_each_mark(build, &Printer::enter_mark, this);
   build = isl_ast_build_set_after_each_mark(build, &Printer::leave_mark, this);
   build = isl_ast_build_set_at_each_domain(build, &Printer::at_statement, this);
@@ -18,7 +18,7 @@ CudaSource Printer::run(const isl_schedule* mapped) {
   isl::ast_node tree =
       isl::manage(isl_ast_build_node_from_schedule(build, isl_schedule_copy(const_cast<isl_schedule*>(mapped))));
   if (callback_error_) std::rethrow_exception(callback_error_);
-  checked(tree.get(), m_.ctx(), "generating the loop nest");
+  checked(tree.get(), m_->ctx(), "generating the loop nest");
   top(tree.get());
   return finished();
 }
