@@ -10,7 +10,7 @@ machine; not part of CI.
 
     /usr/bin/python3 bench/contractions.py [--dtype float32|float64|both] [--threads N]
         [--only NAME,...] [--megabytes MB] [--reps N] [--budget S] [--markdown] [--option K=V]
-        [--tune SECONDS]
+        [--tune SECONDS] [--interleave]
 
 Each framework runs in a fresh process of its own (libtc, then NumPy, then PyTorch) with the
 same thread count (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, torch.set_num_threads, libtc's
@@ -21,6 +21,11 @@ PyTorch `torch.einsum` (permute + bmm). Every result is checked against NumPy's 
 its elements. The FP32 FMA peak (bench/peak.c) is measured before and after; float64 figures
 are given against half of it. Columns: GFLOP of one call, each framework's median ms, libtc's
 ratio to the faster peer, libtc's GFLOP/s and % of peak.
+
+With --interleave, each contraction's processes run one after another (libtc, NumPy, PyTorch,
+then the next contraction), so that a slow spell of the machine (minutes long on the developers'
+VMs, up to 1.5x) falls on every framework's figure of that contraction alike; without it, one
+process per framework times every contraction.
 
 With --tune SECONDS, one more process tunes every contraction (tc_tune, at most SECONDS each)
 into a cache of the run's own, and one more times the kernels compiled from that cache: the
@@ -233,8 +238,8 @@ def dtypes(args):
     return ["float32", "float64"] if args.dtype == "both" else [args.dtype]
 
 
-def run_child(framework, args):
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", framework] + args.passthrough
+def run_child(framework, args, passthrough=None):
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", framework] + (passthrough or args.passthrough)
     env = dict(os.environ)
     for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[v] = str(args.threads)
@@ -268,6 +273,9 @@ def main(argv):
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="libtc option")
     ap.add_argument("--frameworks", default="libtc,numpy,torch")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--interleave", action="store_true",
+                    help="per contraction, each framework's process in turn (the machine's slow spells then "
+                         "fall on all of them alike) instead of one process per framework for all")
     ap.add_argument("--tune", type=int, metavar="SECONDS",
                     help="also tune each contraction for at most SECONDS and time the tuned kernel")
     ap.add_argument("--cache", help=argparse.SUPPRESS)  # the tuned kernels' cache (children)
@@ -275,7 +283,7 @@ def main(argv):
     args = ap.parse_args(argv)
     if args.child:
         return child(args)
-    args.passthrough = [a for a in argv if a not in ("--markdown",)]
+    args.passthrough = [a for a in argv if a not in ("--markdown", "--interleave")]
     frameworks = args.frameworks.split(",")
     if args.tune is not None:
         import tempfile
@@ -287,10 +295,17 @@ def main(argv):
     import peak
     peak_before = peak.measure(args.threads)["gflops"]
     load = load_average()
-    results = {}
-    for fw in frameworks:
-        print("contractions.py: %s ..." % fw, file=sys.stderr, flush=True)
-        results[fw] = run_child(fw, args)
+    results = {fw: {} for fw in frameworks}
+    if args.interleave:
+        rest = [a for i, a in enumerate(args.passthrough)
+                if a != "--only" and not (i > 0 and args.passthrough[i - 1] == "--only") and not a.startswith("--only=")]
+        for name, _, _ in selected(args):
+            for fw in frameworks:
+                results[fw].update(run_child(fw, args, rest + ["--only", name]))
+    else:
+        for fw in frameworks:
+            print("contractions.py: %s ..." % fw, file=sys.stderr, flush=True)
+            results[fw] = run_child(fw, args)
     peak_after = peak.measure(args.threads)["gflops"]
     report(args, results, peak_before, peak_after, load)
     if args.cache:

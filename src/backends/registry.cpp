@@ -38,7 +38,7 @@ std::vector<Knob> general_options() {
   Knob remote{"cache.remote", KnobKind::Text, "off",
               "the remote tier of the compilation cache, shared by many machines: a Redis server (redis://HOST:PORT[/DB] "
               "or unix:///PATH) looked up after the local cache and before compiling; records are signed with "
-              "cache.remote_key's secret (docs/cache-and-tuning.md)"};
+              "cache.remote_key's secret (docs/guide/tuning-and-cache.md)"};
   remote.choices = {"off"};
   remote.text_name = "URL";
   remote.check_text = cache::check_remote_url;

@@ -396,13 +396,51 @@ TEST(Contraction, GettEqualsThePlainLoopOnRandomContractions) {
     }
 }
 
+// Dense row-major views of `shapes` (no data: the layout reads strides only).
+std::vector<TensorView> dense_views(const std::vector<Shape>& shapes) {
+  std::vector<TensorView> views;
+  for (const Shape& shape : shapes) {
+    TensorView v;
+    v.type = ScalarType::Float32;
+    v.ndim = static_cast<int>(shape.size());
+    const std::vector<int64_t> strides = tc::runtime::dense_strides(shape);
+    for (int d = 0; d < v.ndim; ++d) {
+      v.shape[d] = shape[static_cast<size_t>(d)];
+      v.strides[d] = strides[static_cast<size_t>(d)];
+    }
+    views.push_back(v);
+  }
+  return views;
+}
+
+// N flattened along O where O's runs are shorter than a micro-panel: TCCG's ccsd_t0 term, a
+// (12 values, contiguous in O) under every ISA's panel (AVX2 16, AVX-512 32 columns) and i
+// contiguous in X. Counted as gathers, such panels sent N to X's order, whose tiles store
+// every value of O apart (18x slower at TCCG's sizes); counted by the runs they cross, N
+// follows O. A plain product keeps its natural orders.
+TEST(Contraction, TheLayoutFollowsOsRunsShorterThanAPanel) {
+  const char* t0 = "def t0(float(A,M,J,I) X, float(C,B,K,M) Y) -> (Z) { Z(k,j,i,c,b,a) +=! X(a,m,j,i) * Y(c,b,k,m) }";
+  const std::vector<Shape> shapes = {{12, 5, 3, 24}, {3, 4, 2, 5}, {2, 3, 24, 3, 4, 12}};
+  auto plan = plan_of(t0, {shapes[0], shapes[1]});
+  ASSERT_TRUE(plan);
+  GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 1 << 20, 32 << 20}, 2);
+  EXPECT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], dense_views(shapes), blocks), "M c b k; N j i a; K m");
+  auto mm = plan_of("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", {{8, 9}, {9, 10}});
+  ASSERT_TRUE(mm);
+  EXPECT_EQ(tc::backends::cpu::describe_layout(mm->stages[0], dense_views({{8, 9}, {9, 10}, {8, 10}}), blocks),
+            "M i; N j; K k");
+}
+
 TEST(Contraction, DefaultBlocksFitTheCaches) {
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
     GettOptions b = tc::backends::cpu::default_blocking(t, {32 << 10, 512 << 10, 32 << 20}, 2);
     int64_t sz = t == ScalarType::Float64 ? 8 : 4;
     auto uk_nr = t == ScalarType::Float64 ? tc::backends::cpu::host_microkernel<double>().nr
                                           : tc::backends::cpu::host_microkernel<float>().nr;
-    EXPECT_LE(b.kc * uk_nr * sz, 16 << 10);   // a B micro-panel in half of L1
+    auto lanes = t == ScalarType::Float64 ? tc::backends::cpu::host_microkernel<double>().lanes
+                                          : tc::backends::cpu::host_microkernel<float>().lanes;
+    // K blocks: a B micro-panel in half of L1, or 32 steps per lane where that is longer
+    EXPECT_EQ(b.kc, std::min<int64_t>(std::max<int64_t>((16 << 10) / (uk_nr * sz), 32 * lanes) / 8 * 8, 1024));
     EXPECT_LE(b.mc * b.kc * sz, 256 << 10);  // the A block in half of L2
     EXPECT_LE(b.kc * b.nc * sz, 8 << 20);    // each thread's B block in half its share of L3
     EXPECT_GE(b.kc, 64);

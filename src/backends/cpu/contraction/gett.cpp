@@ -113,6 +113,18 @@ double panel_share(int64_t run, int64_t size, int width) {
   return static_cast<double>(inside) / static_cast<double>(panels);
 }
 
+// The cost, per element, of moving the values of panels of `width` flat indices (starting at
+// multiples of it, over `size` indices) whose offsets follow one another in runs of `run`
+// (run_length): 0.3 for a panel within one run (one vector access a step, or one copy), else
+// the panel is moved a run at a time, each run it crosses costing about what 2.5 elements
+// gathered one by one do (a gather per element, 3.0, where the runs are single values).
+double panel_cost(int64_t run, int64_t size, int width) {
+  const double inside = panel_share(run, size, width);
+  const double runs = std::clamp(1.0 + static_cast<double>(width - 1) / static_cast<double>(std::max<int64_t>(run, 1)),
+                                 2.0, static_cast<double>(width));
+  return inside * 0.3 + (1 - inside) * (0.5 + 2.5 * runs / width);
+}
+
 // `epilogue`: the tensor of each epilogue read, when the group is one of O's (else none).
 Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView* o,
              const TensorView* a, const TensorView* b, const std::vector<const TensorView*>& epilogue = {}) {
@@ -189,6 +201,9 @@ struct Problem {
   const std::vector<std::vector<EpilogueOp>>* epilogue = nullptr;  // empty: none
   std::vector<const T*> e;  // each epilogue read's tensor
   Flat batch, m, n, k;
+  // The orders M, N and K are flattened in (indices of the groups, the fastest last; K's empty
+  // where it is ordered in tiles): what describe_layout reports.
+  std::vector<size_t> m_order, n_order, k_order;
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K,
@@ -406,9 +421,27 @@ Target<T> target(const Problem<T>& p, const Task& t) {
           !p.epilogue->empty() && p.partial == nullptr};
 }
 
+// The tile's `cols` columns at offsets n[0..cols) as runs of offsets that follow one another:
+// run q starts at column start[q] and is len[q] long; the count. A panel that crosses from one
+// run of O into the next (runs of 24 values under a 32-wide panel) is written a few rows at a
+// time this way, not an element at a time through the table.
+template <typename T>
+TC_VECTORISE inline void add_runs(T* __restrict row, const T* __restrict tile, const int64_t* n, const int* start,
+                                  const int* len, int runs, bool add) {
+  for (int q = 0; q < runs; ++q) {
+    T* dst = row + n[start[q]];
+    const T* src = tile + start[q];
+    if (add)
+      for (int c = 0; c < len[q]; ++c) dst[c] += src[c];
+    else
+      for (int c = 0; c < len[q]; ++c) dst[c] = src[c];
+  }
+}
+
 // One micro-tile at (i, j): straight into the target where the tile is whole and its rows'
-// columns follow one another there, else through a tile on the stack; `last`: its sum is
-// finished (the epilogue follows).
+// columns follow one another there, else through a tile on the stack, each row's columns
+// written as the runs they form in the target; `last`: its sum is finished (the epilogue
+// follows).
 template <typename T>
 void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols,
                 const T* a, const T* b, int64_t kb, bool add, bool last) {
@@ -421,13 +454,17 @@ void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i,
     alignas(64) T tile[kMaxMR * kMaxNR];
     for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
     p.uk.run(kb, a, b, tile, offs, false);
-    for (int64_t r = 0; r < rows; ++r) {
-      T* row = out.base + out.m[i + r];
-      for (int64_t c = 0; c < cols; ++c) {
-        T& x = row[out.n[j + c]];
-        x = add ? x + tile[r * nr + c] : tile[r * nr + c];
+    const int64_t* n = out.n + j;
+    int start[kMaxNR], len[kMaxNR], runs = 0;
+    for (int c = 0; c < cols; ++c) {
+      if (c > 0 && n[c] == n[c - 1] + 1) {
+        ++len[runs - 1];
+      } else {
+        start[runs] = c;
+        len[runs++] = 1;
       }
     }
+    for (int64_t r = 0; r < rows; ++r) add_runs(out.base + out.m[i + r], tile + r * nr, n, start, len, runs, add);
   }
   if (last && out.epilogue) apply_epilogue(p, bi, i, rows, j, cols);
 }
@@ -656,27 +693,30 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   int best_n = 0, best_k = 0;
   for (int ni = 0; ni < 3; ++ni)
     for (int ki = 0; ki < (tiled.size == K ? 3 : 2); ++ki) {
-      double o_rows = panel_share(run_length(c.n, *n_orders[ni], o, &CI::o), N, p.uk.nr);
-      double b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
+      const double o_cost = panel_cost(run_length(c.n, *n_orders[ni], o, &CI::o), N, p.uk.nr);
+      const double b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
       bool a_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
       bool b_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
       double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gather[ni]) +
-                    o_moves * (o_rows * 0.3 + (1 - o_rows) * 3.0);
+                    o_moves * o_cost;
       if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
   p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b, epilogue);
+  p.n_order = *n_orders[best_n];
   if (best_k == 2) {
     p.k = std::move(tiled);
     p.ka_step = tile;
   } else {
     p.k = flatten(c.k, k_orders[best_k], nullptr, &a, &b);
+    p.k_order = k_orders[best_k];
   }
 }
 
+// The problem for these tensors up to its layout: the micro-kernel, the tensors, and each
+// group flattened (choose_orders).
 template <typename T>
-void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-               const std::vector<const TensorView*>& epilogue, int threads, const GettOptions& options) {
-  Problem<T> p;
+void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+             const std::vector<const TensorView*>& epilogue, const GettOptions& options) {
   p.uk = options.isa.empty() ? host_microkernel<T>() : microkernel_for<T>(options.isa);
   if (!p.uk.run) fail(TC_ERROR_UNSUPPORTED, "cpu backend: this CPU has no " + options.isa + " micro-kernel");
   p.a = reinterpret_cast<const T*>(a.data);
@@ -687,10 +727,18 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   for (const TensorView* v : epilogue) p.e.push_back(reinterpret_cast<const T*>(v->data));
   using CI = ContractionIndex;
   p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b, epilogue);
-  p.m = flatten(c.m, a, &CI::a, &o, &a, nullptr, epilogue);
+  p.m_order = flatten_order(c.m, a, &CI::a);
+  p.m = flatten(c.m, p.m_order, &o, &a, nullptr, epilogue);
   if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
   choose_orders(c, a, b, o, epilogue, p, options.kc);
+}
+
+template <typename T>
+void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+               const std::vector<const TensorView*>& epilogue, int threads, const GettOptions& options) {
+  Problem<T> p;
+  lay_out(p, c, a, b, o, epilogue, options);
   if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
   p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
   for (const auto& e : p.n.e) p.e_panels.push_back(contiguous_panels(e, p.uk.nr));
@@ -745,7 +793,12 @@ GettOptions blocking_for(const GettCaches& caches, int threads) {
   const MicroKernel<T>& uk = host_microkernel<T>();
   int64_t sz = sizeof(T);
   GettOptions b;
-  b.kc = round_down(caches.l1 / 2 / (uk.nr * sz), 8, 64, 1024);
+  // K blocks at least long enough for a B micro-panel to fill half of L1, and at least 32 steps
+  // per vector lane: O's micro-tile is loaded and stored once per K block, and a wider vector
+  // does the block's steps in fewer cycles, so the tile's traffic per cycle grows with the lanes
+  // unless kc does (AVX2's 8 float lanes: 256 steps, as L1 gives; AVX-512's 16: 512, where half
+  // of a 48 KiB L1 gave 192 and the B micro-panel now streams from L2).
+  b.kc = round_down(std::max<int64_t>(caches.l1 / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
   b.mc = round_down(caches.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
   b.nc = round_down(caches.l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
   return b;
@@ -768,6 +821,34 @@ std::string describe_gett(ScalarType type, const GettOptions& b) {
   }
   auto uk = b.isa.empty() ? host_microkernel<float>() : microkernel_for<float>(b.isa);
   return text(uk.isa, uk.mr, uk.nr);
+}
+
+namespace {
+
+std::string names(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order) {
+  std::string out;
+  for (size_t q : order) out += (out.empty() ? "" : " ") + g[q].name;
+  return out.empty() ? "-" : out;
+}
+
+template <typename T>
+std::string layout_text(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+                        const std::vector<const TensorView*>& epilogue, const GettOptions& options) {
+  Problem<T> p;
+  lay_out(p, c, a, b, o, epilogue, options);
+  return "M " + names(c.m, p.m_order) + "; N " + names(c.n, p.n_order) + "; K " +
+         (p.k_order.empty() && !c.k.empty() ? "in tiles" : names(c.k, p.k_order));
+}
+
+}  // namespace
+
+std::string describe_layout(const Contraction& c, const std::vector<TensorView>& tensors, const GettOptions& options) {
+  const TensorView &a = tensors[static_cast<size_t>(c.a)], &b = tensors[static_cast<size_t>(c.b)];
+  const TensorView& o = tensors[static_cast<size_t>(c.o)];
+  std::vector<const TensorView*> epilogue;
+  for (int t : c.epilogue_reads) epilogue.push_back(&tensors[static_cast<size_t>(t)]);
+  return c.type == ScalarType::Float64 ? layout_text<double>(c, a, b, o, epilogue, options)
+                                       : layout_text<float>(c, a, b, o, epilogue, options);
 }
 
 void run_gett(const Contraction& c, const std::vector<TensorView>& tensors, int threads, const GettOptions& options) {

@@ -34,9 +34,10 @@ struct GettCaches {
   int64_t l1 = 0, l2 = 0, l3 = 0;
 };
 
-// The blocks this machine's micro-kernel for `type` gets by default: a B micro-panel
-// (kc x NR) in half of L1, an A block (mc x kc) in half of L2, a B block (kc x nc) in half of
-// each thread's share of L3; multiples of MR and NR.
+// The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B
+// micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, an A
+// block (mc x kc) in half of L2, a B block (kc x nc) in half of each thread's share of L3;
+// multiples of MR and NR.
 GettOptions default_blocking(ScalarType type, const GettCaches& caches, int threads);
 
 // "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
@@ -48,6 +49,11 @@ std::string describe_gett(ScalarType type, const GettOptions& options);
 // written only at the contraction's output box.
 void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tensors, int threads,
               const GettOptions& options);
+
+// How run_gett flattens each group for these tensors, the slowest index first:
+// "M k c b; N j i a; K m" ("K in tiles" where K is ordered in tiles).
+std::string describe_layout(const Contraction& c, const std::vector<runtime::TensorView>& tensors,
+                            const GettOptions& options);
 
 // Every stage of `plan` in the def's order (run_gett), the def's inputs and outputs in parameter
 // order; its temporaries are allocated for the call (ir::call_tensors) and freed after it.

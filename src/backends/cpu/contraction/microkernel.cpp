@@ -36,8 +36,8 @@ bool has_avx2() {
 
 }  // namespace
 
-MicroKernel<float> scalar_f32() { return {4, 4, scalar_tile<float, 4, 4>, "scalar"}; }
-MicroKernel<double> scalar_f64() { return {4, 4, scalar_tile<double, 4, 4>, "scalar"}; }
+MicroKernel<float> scalar_f32() { return {4, 4, scalar_tile<float, 4, 4>, "scalar", nullptr, 1}; }
+MicroKernel<double> scalar_f64() { return {4, 4, scalar_tile<double, 4, 4>, "scalar", nullptr, 1}; }
 
 template <>
 MicroKernel<float> microkernel_for<float>(const std::string& isa) {

@@ -30,6 +30,7 @@ struct MicroKernel {
   MicroKernelFn<T> run = nullptr;
   const char* isa = "";  // "avx512", "avx2", "scalar"
   TransposePackFn<T> pack_transposed = nullptr;
+  int lanes = 1;  // values per vector register: the multiply-adds one instruction does
 };
 
 // The fastest micro-kernel this CPU runs, per element type (float, double).

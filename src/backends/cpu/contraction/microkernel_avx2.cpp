@@ -143,7 +143,7 @@ void pack_transposed_f64(double* dst, const double* const* src, int width, int64
 #pragma GCC pop_options
 #endif
 
-MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2", pack_transposed_f32}; }
-MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2", pack_transposed_f64}; }
+MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2", pack_transposed_f32, 8}; }
+MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2", pack_transposed_f64, 4}; }
 
 }  // namespace tc::backends::cpu

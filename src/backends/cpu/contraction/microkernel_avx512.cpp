@@ -61,7 +61,7 @@ void f64_12x16(int64_t kc, const double* a, const double* b, double* c, const in
 #endif
 
 // Every CPU with AVX-512F has AVX2: the AVX2 transposes pack for these kernels too.
-MicroKernel<float> avx512_f32() { return {12, 32, f32_12x32, "avx512", avx2_f32().pack_transposed}; }
-MicroKernel<double> avx512_f64() { return {12, 16, f64_12x16, "avx512", avx2_f64().pack_transposed}; }
+MicroKernel<float> avx512_f32() { return {12, 32, f32_12x32, "avx512", avx2_f32().pack_transposed, 16}; }
+MicroKernel<double> avx512_f64() { return {12, 16, f64_12x16, "avx512", avx2_f64().pack_transposed, 8}; }
 
 }  // namespace tc::backends::cpu
