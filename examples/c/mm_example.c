@@ -50,7 +50,7 @@ int main(void) {
   if (!check(tc_define_named(&program, kSource, "mm.tc"), "tc_define")) goto done;
 
   /* Output shapes for these inputs. */
-  tc_tensor_info out_info;
+  tc_tensor_info out_info = TC_STRUCT_INIT(tc_tensor_info);
   size_t num_outputs = 1;
   if (!check(tc_infer_outputs(program, "mm", inputs, 2, &out_info, &num_outputs), "tc_infer_outputs"))
     goto done;

@@ -26,6 +26,14 @@
  *     destroying NULL is a no-op. Strings returned by the library are owned by the handle they
  *     came from and stay valid until that handle is destroyed; static strings live forever.
  *   - No C++ exception ever crosses this API.
+ *   - Every struct the library fills (tc_tensor_info, tc_param_info, tc_tune_progress,
+ *     tc_cache_entry, tc_cache_history_entry) starts with `uint32_t size`, so that later
+ *     versions can add fields at the end. Before a call that fills one, set its size to
+ *     sizeof(the struct) as your header declares it (TC_STRUCT_INIT does); the library writes
+ *     the fields that fit in that many bytes and sets size to the bytes it wrote (a library
+ *     older than your header writes fewer: read only the fields below the size it gives back).
+ *     A size smaller than this version's struct is TC_ERROR_INVALID_ARGUMENT, naming the struct.
+ *     The library sets the size of a tc_tune_progress it passes to a callback.
  *
  * Thread safety:
  *   - tc_program and tc_kernel are immutable once created: any number of threads may use the
@@ -87,8 +95,17 @@ typedef struct tc_program tc_program; /* parsed and checked source: one or more 
 typedef struct tc_kernel tc_kernel;   /* one def compiled for one input signature; immutable */
 typedef struct tc_options tc_options; /* string key/value options */
 
+/* A struct the library fills, with its size set and every other field zero, in C and C++:
+ * `tc_tensor_info info = TC_STRUCT_INIT(tc_tensor_info);`. */
+#ifdef __cplusplus
+#define TC_STRUCT_INIT(type) ([] { type value_{}; value_.size = sizeof(type); return value_; }())
+#else
+#define TC_STRUCT_INIT(type) {.size = (uint32_t)sizeof(type)}
+#endif
+
 /* Type and shape of one tensor. */
 typedef struct tc_tensor_info {
+  uint32_t size; /* sizeof(tc_tensor_info): set by the caller (see the conventions above) */
   DLDataType dtype;
   int32_t ndim;
   int64_t shape[TC_MAX_NDIM];
@@ -100,8 +117,9 @@ typedef struct tc_tensor_info {
  * Rank-polymorphic defs: a parameter whose rank depends on `...` ("float(N, ...) X", or an
  * output written as "O(n, ...)") has ndim -1, and dims lists its dimensions as written with
  * "..." at the place of the ellipsis ("N", "..."), followed by NULL. A call binds `...` to
- * the inputs' extra dimensions (docs/language.md). */
+ * the inputs' extra dimensions (docs/guide/language.md). */
 typedef struct tc_param_info {
+  uint32_t size; /* sizeof(tc_param_info): set by the caller */
   const char *name;
   DLDataType dtype;
   int32_t ndim;
@@ -150,7 +168,7 @@ TC_API int tc_program_describe(const tc_program *program, const char *entry, con
  * the program, valid until tc_program_destroy. */
 TC_API int tc_program_source(const tc_program *program, const char **text);
 
-/* Reverse-mode differentiation, TC -> TC (docs/language.md "Gradients"). *out becomes a new
+/* Reverse-mode differentiation, TC -> TC (docs/guide/language.md "Gradients"). *out becomes a new
  * program holding one def, "<entry>_grad": its inputs are entry's inputs followed by one
  * gradient per floating-point output ("d_<output>", the output's dtype and shape); its
  * outputs are the gradients of entry's floating-point inputs ("d_<input>", the input's dtype
@@ -164,8 +182,9 @@ TC_API int tc_program_source(const tc_program *program, const char **text);
 TC_API int tc_gradient(tc_program **out, const tc_program *program, const char *entry);
 
 /* Output dtypes and shapes of `entry` for the given inputs (only their dtype, ndim and shape
- * are read; data may be NULL). Capacity rules: *num_outputs is the capacity of `outputs` on
- * entry and the number of outputs on return. outputs == NULL with *num_outputs == 0 queries
+ * are read; data may be NULL). outputs[0].size is the size of each element of the array (set
+ * it to sizeof(tc_tensor_info)); every element written gets its size set. Capacity rules:
+ * *num_outputs is the capacity of `outputs` on entry and the number of outputs on return. outputs == NULL with *num_outputs == 0 queries
  * the count and returns TC_OK. A capacity smaller than the count sets *num_outputs to the
  * count and returns TC_ERROR_INVALID_ARGUMENT, writing nothing else. */
 TC_API int tc_infer_outputs(const tc_program *program, const char *entry, const DLTensor *inputs,
@@ -203,7 +222,7 @@ TC_API void tc_options_destroy(tc_options *options); /* NULL is a no-op */
  * cache.remote) in the remote tier shared by many machines, whose records must carry a valid
  * signature; on a hit it links
  * the tuned kernel's stored machine code into the process (about a millisecond; a cache is
- * therefore code that this process runs: see the safety rules in docs/cache-and-tuning.md), or
+ * therefore code that this process runs: see the safety rules in docs/guide/tuning-and-cache.md), or
  * compiles with the tuned knob values when that code cannot be used here. A cache that cannot
  * be used (missing, damaged, unsafe permissions, another libtc; a remote that is down, slow,
  * full or answering garbage, or a record whose signature does not verify) never makes tc_compile
@@ -217,6 +236,7 @@ TC_API int tc_compile(tc_kernel **out, const tc_program *program, const char *en
 /* ---- tuning ------------------------------------------------------------------------------ */
 
 typedef struct tc_tune_progress {
+  uint32_t size;                         /* set by the library: read only fields below it */
   int32_t generation, generations;       /* 1-based current generation, planned total */
   int64_t candidates_done, candidates_planned;
   double best_ms, default_ms;            /* median time of the best so far, of the default */
@@ -277,6 +297,7 @@ typedef struct tc_cache_listing tc_cache_listing;
  * the tuner stores so that later processes need not build it. Strings are owned by the listing
  * and valid until it is destroyed. */
 typedef struct tc_cache_entry {
+  uint32_t size;           /* sizeof(tc_cache_entry): set by the caller */
   const char *key_hash;    /* the record's database key: the SHA-256 of `key`, hex */
   const char *key;         /* the full key text (schema, libtc, backend, target, checked, IR) */
   const char *def;         /* the def's name when it was tuned ("mm") */
@@ -296,6 +317,7 @@ typedef struct tc_cache_entry {
 
 /* One candidate of a key's tuning history. Strings are owned by the listing. */
 typedef struct tc_cache_history_entry {
+  uint32_t size;        /* sizeof(tc_cache_history_entry): set by the caller */
   const char *knobs;    /* every tuned knob's value */
   const char *outcome;  /* "measured", "cut-off" (its first run was over 5x the best then, and
                            it was not run again), "compile-failed", "run-failed", "wrong-result"
@@ -411,7 +433,7 @@ TC_API int tc_run_async(const tc_kernel *kernel, const DLTensor *inputs, size_t 
  * touches; 4 is ideal for float32), shared_requests, bank_conflict_ways (1 = no conflicts),
  * dram_bytes and min_dram_bytes (each tensor once), occupancy (from NVRTC's register count
  * where NVRTC loads) and estimated_us, a roofline estimate for the GPU named `gpu` ("h100",
- * "h200", "a100"; NULL: "h100"), then the launches' total; docs/cuda.md says how the estimate
+ * "h200", "a100"; NULL: "h100"), then the launches' total; docs/design/cuda-backend.md says how the estimate
  * is made and how far it was from measured times. Not a measurement. Outputs are left as the
  * profiled blocks wrote them. The first call builds the instrumented code (a host compile,
  * kept like the emulation's). TC_ERROR_UNSUPPORTED for any other kernel,

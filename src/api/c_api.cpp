@@ -25,6 +25,29 @@ void require(const void* p, const char* what) {
   if (p == nullptr) fail(TC_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
 }
 
+// The bytes of a struct the library fills that the caller has (its `size`), checked: at least
+// this version's struct. `what` names it, and the argument, in the message.
+uint32_t caller_size(uint32_t size, size_t ours, const char* type, const char* what) {
+  if (size < ours)
+    fail(TC_ERROR_INVALID_ARGUMENT, std::string(what) + "->size is " + std::to_string(size) + ": set it to sizeof(" + type +
+                                        ") (" + std::to_string(ours) + " bytes in this libtc) before the call");
+  return size;
+}
+
+// Writes `value` into the caller's struct `dst` of `size` bytes (caller_size): the fields that
+// fit, and size set to the bytes written. A later libtc whose struct has grown writes what an
+// older caller's holds, and an older libtc writes its own fields of a newer caller's.
+template <typename S>
+void fill_sized(S* dst, uint32_t size, S value) {
+  value.size = static_cast<uint32_t>(std::min<size_t>(size, sizeof(S)));
+  std::memcpy(dst, &value, value.size);
+}
+
+template <typename S>
+void fill_sized(S* dst, const char* type, const char* what, S value) {
+  fill_sized(dst, caller_size(dst->size, sizeof(S), type, what), value);
+}
+
 void require_program(const tc_program* p) {
   require(p, "program");
   require(p->program.get(), "program");
@@ -87,6 +110,7 @@ int param_info(const tc_program* program, const char* entry, size_t index, tc_pa
     const auto& decl = param_decl(program->program->def(d), role, index);
     const auto& dims = role == tc::lang::TensorRole::Input ? program->strings[d].input_dims[index]
                                                            : program->strings[d].output_dims[index];
+    const uint32_t size = caller_size(info->size, sizeof(tc_param_info), "tc_param_info", "info");
     tc_param_info r{};
     r.name = decl.name.c_str();
     r.dtype = tc::to_dlpack(decl.type);
@@ -95,7 +119,7 @@ int param_info(const tc_program* program, const char* entry, size_t index, tc_pa
     bool any_rank = std::find(dims.begin(), dims.end(), "...") != dims.end();
     r.ndim = any_rank ? -1 : decl.ndim;
     for (size_t i = 0; i < dims.size() && i < TC_MAX_NDIM; ++i) r.dims[i] = dims[i].c_str();
-    *info = r;
+    fill_sized(info, size, r);
   });
 }
 
@@ -298,9 +322,16 @@ TC_API int tc_infer_outputs(const tc_program* program, const char* entry, const 
       fail(TC_ERROR_INVALID_ARGUMENT, "outputs has capacity " + std::to_string(capacity) + " but '" +
                                           program->program->def(d).name + "' has " + std::to_string(count) + " outputs");
     }
+    // The array's elements are outputs[0].size bytes apart: the caller's struct, grown or not.
+    const uint32_t stride = count == 0 ? 0 : caller_size(outputs[0].size, sizeof(tc_tensor_info), "tc_tensor_info", "outputs[0]");
+    if (stride % alignof(tc_tensor_info) != 0)
+      fail(TC_ERROR_INVALID_ARGUMENT, "outputs[0]->size is " + std::to_string(stride) + ": not a multiple of " +
+                                          std::to_string(alignof(tc_tensor_info)) + " (an array's elements are that far apart)");
     tc::ir::BoundDef b = tc::ir::bind(program->program, d, inputs, num_inputs);
     auto sigs = b.outputs();  // in declaration order
-    for (size_t i = 0; i < sigs.size(); ++i) outputs[i] = tensor_info(sigs[i]);
+    char* base = reinterpret_cast<char*>(outputs);
+    for (size_t i = 0; i < sigs.size(); ++i)
+      fill_sized(reinterpret_cast<tc_tensor_info*>(base + i * stride), stride, tensor_info(sigs[i]));
     *num_outputs = count;
   });
 }
@@ -352,7 +383,8 @@ TC_API int tc_tune(tc_kernel** out, const tc_program* program, const char* entry
     tc::tune::ProgressFn progress;
     if (callback)
       progress = [&](const tc::tune::Progress& p) {
-        tc_tune_progress c{p.generation, p.generations, p.done, p.planned, p.best_ms, p.default_ms, p.elapsed_s, p.budget_s};
+        tc_tune_progress c{sizeof(tc_tune_progress), p.generation, p.generations, p.done,     p.planned,
+                           p.best_ms,                p.default_ms,  p.elapsed_s,   p.budget_s};
         return callback(&c, user) == 0;
       };
     finish_kernel(*b.kernel, tc::tune::tune(b.bound, b.options, views, progress));
@@ -431,10 +463,11 @@ TC_API int tc_cache_listing_entry(const tc_cache_listing* listing, size_t index,
     require_index(index, listing->listing.entries.size(), "entry");
     const auto& e = listing->listing.entries[index];
     const tc::cache::Record& r = e.record;
-    *entry = tc_cache_entry{e.key_hash.c_str(), r.key.c_str(), r.def.c_str(), r.sizes.c_str(), r.backend.c_str(),
-                            r.target.c_str(), r.knobs.c_str(), r.best_ms, r.default_ms, r.candidates, r.date.c_str(),
-                            r.libtc.c_str(), r.family.c_str(), static_cast<int64_t>(r.artefact.size()),
-                            static_cast<int64_t>(e.history.size())};
+    fill_sized(entry, "tc_cache_entry", "entry",
+               tc_cache_entry{0, e.key_hash.c_str(), r.key.c_str(), r.def.c_str(), r.sizes.c_str(), r.backend.c_str(),
+                              r.target.c_str(), r.knobs.c_str(), r.best_ms, r.default_ms, r.candidates, r.date.c_str(),
+                              r.libtc.c_str(), r.family.c_str(), static_cast<int64_t>(r.artefact.size()),
+                              static_cast<int64_t>(e.history.size())});
   });
 }
 
@@ -447,8 +480,9 @@ TC_API int tc_cache_listing_history(const tc_cache_listing* listing, size_t entr
     const auto& all = listing->listing.entries[entry].history;
     require_index(index, all.size(), "history");
     const tc::cache::HistoryEntry& h = all[index];
-    *history = tc_cache_history_entry{h.knobs.c_str(), tc::cache::outcome_text(h.outcome), h.ms, h.why.c_str(),
-                                      h.date.c_str()};
+    fill_sized(history, "tc_cache_history_entry", "history",
+               tc_cache_history_entry{0, h.knobs.c_str(), tc::cache::outcome_text(h.outcome), h.ms, h.why.c_str(),
+                                      h.date.c_str()});
   });
 }
 
@@ -527,7 +561,7 @@ TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tenso
     if (index >= kernel->outputs.size())
       fail(TC_ERROR_INVALID_ARGUMENT, "output index " + std::to_string(index) + " is out of range (the kernel has " +
                                           std::to_string(kernel->outputs.size()) + ")");
-    *info = tensor_info(kernel->outputs[index].sig);
+    fill_sized(info, "tc_tensor_info", "info", tensor_info(kernel->outputs[index].sig));
   });
 }
 

@@ -104,8 +104,7 @@ static void test_program_defs(void **state) {
 static void test_program_param_info(void **state) {
   (void)state;
   tc_program *p = define_ok(TWO_SRC);
-  tc_param_info info;
-  memset(&info, 0, sizeof info);
+  tc_param_info info = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_input_info(p, "second", 0, &info));
   assert_string_equal(info.name, "X");
   assert_int_equal(info.dtype.code, kDLFloat);
@@ -163,8 +162,7 @@ static void test_program_param_info_ellipsis(void **state) {
   tc_program *p = define_ok("def bmm(float(..., M, K) A, float(..., K, N) B) -> (C, S) {\n"
                             "  C(..., m, n) +=! A(..., m, k) * B(..., k, n)\n"
                             "  S(m) +=! A(..., m, k)\n}");
-  tc_param_info info;
-  memset(&info, 0, sizeof info);
+  tc_param_info info = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_input_info(p, NULL, 0, &info));
   assert_string_equal(info.name, "A");
   assert_int_equal(info.ndim, -1);
@@ -188,7 +186,7 @@ static void test_program_param_info_ellipsis(void **state) {
                      {NULL, {kDLCPU, 0}, 4, {kDLFloat, 32, 1}, b3, NULL, 0}};
   DLTensor in1[2] = {{NULL, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, a1, NULL, 0},
                      {NULL, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, b1, NULL, 0}};
-  tc_tensor_info outs[2];
+  tc_tensor_info outs[2] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info)};
   size_t n = 2;
   assert_tc_ok(tc_infer_outputs(p, NULL, in3, 2, outs, &n));
   assert_int_equal(outs[0].ndim, 4);
@@ -266,7 +264,7 @@ static void test_gradient(void **state) {
   assert_tc_ok(tc_program_num_params(g, NULL, &ni, &no));
   assert_int_equal(ni, 3);
   assert_int_equal(no, 2);
-  tc_param_info info;
+  tc_param_info info = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_input_info(g, NULL, 2, &info));
   assert_string_equal(info.name, "d_out");
   assert_string_equal(info.dims[0], "M");
@@ -354,9 +352,12 @@ static void test_infer_outputs_capacity(void **state) {
   assert_int_equal(n, 2);
 
   /* too small: INVALID_ARGUMENT, *num_outputs = count, nothing else written */
-  tc_tensor_info outs[3];
+  tc_tensor_info outs[3] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info),
+                            TC_STRUCT_INIT(tc_tensor_info)};
   memset(outs, 0xAB, sizeof outs);
-  tc_tensor_info pristine[3];
+  outs[0].size = sizeof(tc_tensor_info);
+  tc_tensor_info pristine[3] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info),
+                                TC_STRUCT_INIT(tc_tensor_info)};
   memcpy(pristine, outs, sizeof outs);
   n = 1;
   assert_fails_with(tc_infer_outputs(p, "second", in, 2, outs, &n), TC_ERROR_INVALID_ARGUMENT);
@@ -376,6 +377,7 @@ static void test_infer_outputs_capacity(void **state) {
   assert_int_equal(outs[1].shape[0], 5);
   assert_int_equal(outs[1].shape[1], 3);
   memset(outs, 0, sizeof outs);
+  outs[0].size = sizeof(tc_tensor_info);
   n = 3;
   assert_tc_ok(tc_infer_outputs(p, "second", in, 2, outs, &n));
   assert_int_equal(n, 2);
@@ -402,7 +404,7 @@ static void test_infer_outputs_mm(void **state) {
   tc_program *p = define_ok(MM_SRC);
   int64_t as[2] = {7, 4}, bs[2] = {4, 9};
   DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
-  tc_tensor_info out;
+  tc_tensor_info out = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &out, &n));
   assert_int_equal(n, 1);
@@ -417,6 +419,70 @@ static void test_infer_outputs_mm(void **state) {
   assert_int_equal(out.shape[1], 9);
   n = 1;
   assert_fails_with(tc_infer_outputs(p, "mmm", in, 2, &out, &n), TC_ERROR_INVALID_ARGUMENT);
+  tc_program_destroy(p);
+}
+
+/* The size at the start of every struct the library fills: a size below this version's struct
+ * is refused, naming the struct and nothing written; a caller's struct that has grown (a newer
+ * header) gets this version's fields and its size set to what was written; tc_infer_outputs
+ * steps through an array of grown structs by outputs[0].size. */
+struct grown_tensor_info {
+  tc_tensor_info v0;
+  int64_t later_field;
+};
+static void test_struct_sizes(void **state) {
+  (void)state;
+  tc_program *p = define_ok(MM_SRC);
+  int64_t as[2] = {7, 4}, bs[2] = {4, 9};
+  DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
+  size_t n = 1;
+
+  tc_tensor_info old = {0};
+  old.size = sizeof(tc_tensor_info) - 8;
+  old.ndim = 99;
+  assert_fails_with(tc_infer_outputs(p, NULL, in, 2, &old, &n), TC_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(tc_last_error_message(), "sizeof(tc_tensor_info)"));
+  assert_int_equal(old.ndim, 99);
+  tc_param_info pi = {0};
+  assert_fails_with(tc_program_input_info(p, NULL, 0, &pi), TC_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(tc_last_error_message(), "info->size is 0"));
+  assert_null(pi.name);
+
+  struct grown_tensor_info grown[2];
+  memset(grown, 0x5A, sizeof grown);
+  grown[0].v0.size = sizeof grown[0];
+  n = 1;
+  assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &grown[0].v0, &n));
+  assert_int_equal(grown[0].v0.size, sizeof(tc_tensor_info));
+  assert_int_equal(grown[0].v0.shape[1], 9);
+  assert_int_equal(grown[0].later_field, 0x5A5A5A5A5A5A5A5ALL); /* past this version's struct: untouched */
+
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, NULL, in, 2, NULL));
+  memset(grown, 0x5A, sizeof grown);
+  grown[0].v0.size = sizeof grown[0];
+  assert_tc_ok(tc_kernel_output_info(k, 0, &grown[0].v0));
+  assert_int_equal(grown[0].v0.size, sizeof(tc_tensor_info));
+  assert_int_equal(grown[0].v0.shape[0], 7);
+  assert_int_equal(grown[0].later_field, 0x5A5A5A5A5A5A5A5ALL);
+  tc_tensor_info ti = {0};
+  assert_fails_with(tc_kernel_output_info(k, 0, &ti), TC_ERROR_INVALID_ARGUMENT);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+
+  /* two outputs into an array of grown structs: the second at sizeof grown[0], not sizeof(tc_tensor_info) */
+  p = define_ok(TWO_SRC);
+  int64_t xs[2] = {5, 3}, vs[1] = {3};
+  DLTensor in2[2] = {make_tensor(NULL, dt_f32(), 2, xs, NULL), make_tensor(NULL, dt_f32(), 1, vs, NULL)};
+  memset(grown, 0x5A, sizeof grown);
+  grown[0].v0.size = sizeof grown[0];
+  n = 2;
+  assert_tc_ok(tc_infer_outputs(p, "second", in2, 2, &grown[0].v0, &n));
+  assert_int_equal(grown[0].v0.ndim, 1);
+  assert_int_equal(grown[1].v0.size, sizeof(tc_tensor_info));
+  assert_int_equal(grown[1].v0.ndim, 2);
+  assert_int_equal(grown[1].v0.shape[1], 3);
+  assert_int_equal(grown[1].later_field, 0x5A5A5A5A5A5A5A5ALL);
   tc_program_destroy(p);
 }
 
@@ -550,7 +616,7 @@ static void test_kernel_queries(void **state) {
   size_t count = 0;
   assert_tc_ok(tc_kernel_num_outputs(k, &count));
   assert_int_equal(count, 2);
-  tc_tensor_info info;
+  tc_tensor_info info = TC_STRUCT_INIT(tc_tensor_info);
   assert_tc_ok(tc_kernel_output_info(k, 0, &info));
   assert_int_equal(info.ndim, 1);
   assert_int_equal(info.shape[0], 4);
@@ -565,7 +631,7 @@ static void test_kernel_queries(void **state) {
   assert_fails_with(tc_kernel_output_info(k, 2, &info), TC_ERROR_INVALID_ARGUMENT);
   assert_memory_equal(&before, &info, sizeof info);
   /* agrees with tc_infer_outputs */
-  tc_tensor_info inf[2];
+  tc_tensor_info inf[2] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info)};
   size_t n = 2;
   assert_tc_ok(tc_infer_outputs(p, "second", in, 2, inf, &n));
   assert_int_equal(inf[1].shape[1], info.shape[1]);
@@ -599,7 +665,7 @@ static void test_inferred_extent_expressions(void **state) {
   (void)state;
   /* tc.h: output dims are "the inferred extent expression in terms of size names", e.g. "(I + 1)/2" */
   tc_program *p = define_ok("def sub(float(I) B) -> (A) { A(i) = B(2*i) }");
-  tc_param_info pi;
+  tc_param_info pi = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_output_info(p, NULL, 0, &pi));
   assert_int_equal(pi.ndim, 1);
   print_message("extent of A: %s\n", pi.dims[0]);
@@ -609,7 +675,7 @@ static void test_inferred_extent_expressions(void **state) {
   for (size_t c = 0; c < 4; ++c) {
     int64_t is[1] = {cases[c][0]};
     DLTensor in = make_tensor(NULL, dt_f32(), 1, is, NULL);
-    tc_tensor_info ti;
+    tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
     size_t n = 1;
     assert_tc_ok(tc_infer_outputs(p, NULL, &in, 1, &ti, &n));
     assert_int_equal(ti.shape[0], cases[c][1]);
@@ -632,6 +698,7 @@ int main(void) {
       cmocka_unit_test(test_kernel_code),
       cmocka_unit_test(test_infer_outputs_capacity),
       cmocka_unit_test(test_infer_outputs_mm),
+      cmocka_unit_test(test_struct_sizes),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_cpu_knobs_and_describe),
       cmocka_unit_test(test_kernel_queries),

@@ -79,7 +79,7 @@ static void test_lists_a_tuned_record_and_its_history_then_clears(void **state) 
   assert_int_equal(count, 2); /* the tuned kernel, and the shared code (Halide's runtime) */
   assert_tc_ok(tc_cache_listing_damage_count(l, &damaged));
   assert_int_equal(damaged, 0);
-  tc_cache_entry e, shared;
+  tc_cache_entry e = TC_STRUCT_INIT(tc_cache_entry), shared = TC_STRUCT_INIT(tc_cache_entry);
   size_t mm = 0;
   assert_tc_ok(tc_cache_listing_entry(l, 0, &e));
   if (strcmp(e.def, "mm") != 0) mm = 1;
@@ -106,7 +106,7 @@ static void test_lists_a_tuned_record_and_its_history_then_clears(void **state) 
   assert_int_equal(total, (size_t)e.history_count); /* one key tuned */
   int found_best = 0;
   for (int64_t j = 0; j < e.history_count; ++j) {
-    tc_cache_history_entry h;
+    tc_cache_history_entry h = TC_STRUCT_INIT(tc_cache_history_entry);
     assert_tc_ok(tc_cache_listing_history(l, mm, (size_t)j, &h));
     assert_true(strlen(h.outcome) > 0 && strlen(h.date) > 0);
     if (strcmp(h.outcome, "measured") == 0 && strcmp(h.knobs, e.knobs) == 0)
@@ -116,7 +116,7 @@ static void test_lists_a_tuned_record_and_its_history_then_clears(void **state) 
    * confirmation, whose time is then the confirmation's median. */
   assert_true(found_best);
   /* Past the end, and NULL outputs. */
-  tc_cache_history_entry h;
+  tc_cache_history_entry h = TC_STRUCT_INIT(tc_cache_history_entry);
   const char *id = NULL, *why = NULL;
   assert_fails_with(tc_cache_listing_entry(l, 2, &e), TC_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(tc_last_error_message(), "out of range"));

@@ -141,7 +141,7 @@ static void test_null_arguments_programs(void **state) {
   p = define_ok(MM_SRC);
   size_t c = 0, ni = 0, no = 0;
   const char *s = NULL;
-  tc_param_info pi;
+  tc_param_info pi = TC_STRUCT_INIT(tc_param_info);
   assert_fails_with(tc_program_num_defs(NULL, &c), TC_ERROR_INVALID_ARGUMENT);
   assert_fails_with(tc_program_num_defs(p, NULL), TC_ERROR_INVALID_ARGUMENT);
   assert_fails_with(tc_program_def_name(NULL, 0, &s), TC_ERROR_INVALID_ARGUMENT);
@@ -158,7 +158,7 @@ static void test_null_arguments_programs(void **state) {
 
   int64_t as[2] = {2, 3}, bs[2] = {3, 4};
   DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_fails_with(tc_infer_outputs(NULL, NULL, in, 2, &ti, &n), TC_ERROR_INVALID_ARGUMENT);
   n = 1;
@@ -204,7 +204,7 @@ static void test_null_arguments_kernels(void **state) {
   assert_non_null(k);
 
   size_t c = 0;
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   assert_fails_with(tc_kernel_num_outputs(NULL, &c), TC_ERROR_INVALID_ARGUMENT);
   assert_fails_with(tc_kernel_num_outputs(k, NULL), TC_ERROR_INVALID_ARGUMENT);
   assert_fails_with(tc_kernel_output_info(NULL, 0, &ti), TC_ERROR_INVALID_ARGUMENT);
@@ -258,7 +258,7 @@ static void test_wrong_counts(void **state) {
 static void test_shape_errors_infer(void **state) {
   (void)state;
   tc_program *p = define_ok(MM_SRC);
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   size_t n;
   tc_kernel *k = NULL;
 
@@ -415,7 +415,7 @@ static void test_infer_reads_only_dtype_ndim_shape(void **state) {
   DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, junk), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
   in[0].device.device_type = kDLCUDA;
   in[1].byte_offset = 3;
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &ti, &n));
   assert_int_equal(ti.shape[0], 2);
@@ -423,8 +423,9 @@ static void test_infer_reads_only_dtype_ndim_shape(void **state) {
 
   /* on a shape failure the outputs are not written */
   bs[0] = 9;
-  tc_tensor_info before;
+  tc_tensor_info before = TC_STRUCT_INIT(tc_tensor_info);
   memset(&ti, 0x5A, sizeof ti);
+  ti.size = sizeof ti;
   memcpy(&before, &ti, sizeof ti);
   n = 1;
   assert_fails_with(tc_infer_outputs(p, NULL, in, 2, &ti, &n), TC_ERROR_SHAPE);
@@ -479,7 +480,7 @@ static void test_rank_limits(void **state) {
       "  Y(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) = X(a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p) * 2\n"
       "}\n";
   tc_program *p = define_ok(src16);
-  tc_param_info pi;
+  tc_param_info pi = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_output_info(p, NULL, 0, &pi));
   assert_int_equal(pi.ndim, TC_MAX_NDIM);
   assert_string_equal(pi.dims[TC_MAX_NDIM - 1], "P");
@@ -490,7 +491,7 @@ static void test_rank_limits(void **state) {
   float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0};
   DLTensor in = make_tensor(x, dt_f32(), TC_MAX_NDIM, shape, NULL);
   DLTensor out = make_tensor(y, dt_f32(), TC_MAX_NDIM, shape, NULL);
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_tc_ok(tc_infer_outputs(p, NULL, &in, 1, &ti, &n));
   assert_int_equal(ti.ndim, TC_MAX_NDIM);
@@ -517,7 +518,7 @@ static void test_rank_limits(void **state) {
     p = NULL;
     int rc = tc_define(&p, over[c]);
     if (rc == TC_OK) {
-      tc_param_info info;
+      tc_param_info info = TC_STRUCT_INIT(tc_param_info);
       tc_program_input_info(p, NULL, 0, &info);
       int in_ndim = info.ndim;
       tc_program_output_info(p, NULL, 0, &info);

@@ -104,7 +104,7 @@ static void test_rank_above_max_in_tensors(void **state) {
   for (int d = 0; d <= TC_MAX_NDIM; ++d) shape[d] = 1;
   float x = 1;
   DLTensor in = make_tensor(&x, dt_f32(), TC_MAX_NDIM + 1, shape, NULL);
-  tc_tensor_info info;
+  tc_tensor_info info = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_fails_with(tc_infer_outputs(p, NULL, &in, 1, &info, &n), TC_ERROR_SHAPE);
   has("expected rank 1, got 17");
@@ -116,7 +116,7 @@ static void test_sizes_overflowing_int64(void **state) {
   tc_program *p = define_ok("def f(float(A,B,C,D) X) -> (Y) { Y(a,b,c,d) = X(a,b,c,d) }");
   int64_t huge[4] = {2147483647, 2147483647, 2147483647, 2147483647};
   DLTensor in = make_tensor(NULL, dt_f32(), 4, huge, NULL);
-  tc_tensor_info info;
+  tc_tensor_info info = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_fails_with(tc_infer_outputs(p, NULL, &in, 1, &info, &n), TC_ERROR_UNSUPPORTED);
   has("too many elements");
@@ -225,7 +225,7 @@ static void test_device_and_lanes_mismatch(void **state) {
   vec.dtype.lanes = 4;
   assert_fails_with(tc_run(k, &vec, 1, &out, 1), TC_ERROR_SHAPE);
   has("float32x4");
-  tc_tensor_info info;
+  tc_tensor_info info = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_fails_with(tc_infer_outputs(p, NULL, &vec, 1, &info, &n), TC_ERROR_SHAPE);
   tc_kernel_destroy(k);

@@ -92,7 +92,7 @@ static void test_julia_matmul(void **state) {
   size_t count = 0; /* infer_outputs(prog, "mm", A, B): count, then the infos */
   assert_tc_ok(tc_infer_outputs(p, "mm", in, 2, NULL, &count));
   assert_int_equal(count, 1);
-  tc_tensor_info inferred[1];
+  tc_tensor_info inferred[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   assert_tc_ok(tc_infer_outputs(p, "mm", in, 2, inferred, &count));
   assert_int_equal(inferred[0].ndim, 2);
   assert_int_equal(inferred[0].shape[0], 3); /* (Float32, (3, 2)) */
@@ -102,7 +102,7 @@ static void test_julia_matmul(void **state) {
   tc_kernel *k = NULL; /* compile(prog, "mm", A, B; backend="reference") */
   const char *const options[] = {"backend", "reference", NULL};
   assert_tc_ok(julia_compile(&k, p, "mm", in, 2, options));
-  tc_tensor_info out_info[1];
+  tc_tensor_info out_info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   assert_int_equal(julia_kernel_outputs(k, out_info, 1), 1);
   assert_int_equal(out_info[0].shape[0], 3);
   assert_int_equal(out_info[0].shape[1], 2);
@@ -149,7 +149,7 @@ static void test_julia_views(void **state) {
   assert_tc_ok(tc_define(&p, JULIA_MM));
   tc_kernel *k = NULL;
   assert_tc_ok(julia_compile(&k, p, "mm", in, 2, NULL)); /* no keyword options */
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   assert_int_equal(julia_kernel_outputs(k, info, 1), 1);
 
   float C[3 * 2] = {0}; /* run(k, A, B) */
@@ -195,7 +195,8 @@ static void test_julia_scalar_and_several_outputs(void **state) {
   assert_tc_ok(tc_define(&p, src));
   tc_kernel *k = NULL;
   assert_tc_ok(julia_compile(&k, p, "f", in, 3, NULL));
-  tc_tensor_info info[4];
+  tc_tensor_info info[4] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info),
+                            TC_STRUCT_INIT(tc_tensor_info)};
   assert_int_equal(julia_kernel_outputs(k, info, 4), 4);
   assert_int_equal(info[0].dtype.code, TC_DL_BOOL); /* Bool */
   assert_int_equal(info[1].dtype.code, kDLUInt);    /* UInt8 */
@@ -239,7 +240,7 @@ static void test_julia_accumulate(void **state) {
   assert_tc_ok(tc_define(&p, "def acc(float(N) A) -> (B) { B(i) += A(i) }"));
   tc_kernel *k = NULL;
   assert_tc_ok(julia_compile(&k, p, "acc", &in, 1, NULL));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   julia_kernel_outputs(k, info, 1);
   assert_tc_ok(tc_run(k, &in, 1, &out, 1)); /* run!(k, B, A) twice */
   assert_tc_ok(tc_run(k, &in, 1, &out, 1));
@@ -272,7 +273,7 @@ static void test_julia_errors(void **state) {
   assert_null(k);
 
   assert_tc_ok(julia_compile(&k, p, "mm", in, 2, NULL));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   julia_kernel_outputs(k, info, 1);
   float C[2 * 2] = {0};
   int64_t c_size[2] = {2, 2}, c_strides[2] = {1, 2};
@@ -303,7 +304,7 @@ static void test_julia_kernel_outlives_program(void **state) {
   assert_tc_ok(tc_define(&p, JULIA_MM));
   tc_kernel *k = NULL;
   assert_tc_ok(julia_compile(&k, p, "mm", in, 2, NULL));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   julia_kernel_outputs(k, info, 1);
   tc_program_destroy(p); /* finalizer of the program */
   DLTensor out = make_tensor(C, dt_f32(), 2, c_size, c_strides);
@@ -315,7 +316,8 @@ static void test_julia_kernel_outlives_program(void **state) {
 /* ---- the autotuner ---------------------------------------------------------------------- */
 
 /* The Julia type each field of tc_tune_progress must have in the binding's TuneProgress. */
-#define JULIA_TYPE(expr) _Generic((expr), int32_t: "Int32", int64_t: "Int64", double: "Float64", default: "?")
+#define JULIA_TYPE(expr) \
+  _Generic((expr), uint32_t: "UInt32", int32_t: "Int32", int64_t: "Int64", double: "Float64", default: "?")
 #define PROGRESS_FIELD(name) \
   { #name, offsetof(tc_tune_progress, name), JULIA_TYPE(((tc_tune_progress *)0)->name) }
 
@@ -324,7 +326,7 @@ static const struct {
   size_t offset;
   const char *julia_type;
 } progress_fields[] = {
-    PROGRESS_FIELD(generation), PROGRESS_FIELD(generations), PROGRESS_FIELD(candidates_done),
+    PROGRESS_FIELD(size),       PROGRESS_FIELD(generation), PROGRESS_FIELD(generations), PROGRESS_FIELD(candidates_done),
     PROGRESS_FIELD(candidates_planned), PROGRESS_FIELD(best_ms), PROGRESS_FIELD(default_ms),
     PROGRESS_FIELD(elapsed_s), PROGRESS_FIELD(budget_s),
 };
@@ -361,8 +363,8 @@ static char *read_file(const char *path) {
 static void test_julia_tune_progress_layout(void **state) {
   (void)state;
   /* tc.h's layout on the 64-bit ABIs libtc builds for (x86-64, AArch64). */
-  assert_int_equal(sizeof(tc_tune_progress), 56);
-  const size_t c_offsets[NUM_PROGRESS_FIELDS] = {0, 4, 8, 16, 24, 32, 40, 48};
+  assert_int_equal(sizeof(tc_tune_progress), 64);
+  const size_t c_offsets[NUM_PROGRESS_FIELDS] = {0, 4, 8, 16, 24, 32, 40, 48, 56};
   for (int i = 0; i < NUM_PROGRESS_FIELDS; ++i) assert_int_equal(progress_fields[i].offset, c_offsets[i]);
 
   char *jl = read_file(TC_JULIA_SOURCE);
@@ -478,7 +480,7 @@ static int julia_compile_hit(tune_case *c, const char *cache) {
   tc_kernel *k = NULL;
   const char *const options[] = {"cache", cache, NULL};
   assert_tc_ok(julia_compile(&k, c->prog, "mm", c->in, 2, options));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   assert_int_equal(julia_kernel_outputs(k, info, 1), 1);
   int hit = -1;
   assert_tc_ok(tc_kernel_cache_hit(k, &hit));
@@ -505,7 +507,7 @@ static void test_julia_tune(void **state) {
   progress_log log = {0};
   tc_kernel *k = NULL;
   assert_tc_ok(julia_tune(&k, c, cache, &log));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   assert_int_equal(julia_kernel_outputs(k, info, 1), 1); /* Kernel(out[], "mm") */
   assert_runs_mm(c, k);
   assert_true(log.calls >= 1 && log.calls <= 64);
@@ -572,7 +574,7 @@ static void test_julia_cache_export_import(void **state) {
   quiet_log.quiet = true; /* progress=false */
   tc_kernel *k = NULL;
   assert_tc_ok(julia_tune(&k, c, tuned, &quiet_log));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   julia_kernel_outputs(k, info, 1);
   tc_kernel_destroy(k);
   assert_int_equal(julia_compile_hit(c, tuned), 1);
@@ -675,7 +677,7 @@ static void test_julia_remote_cache(void **state) {
   const char *const with_remote[] = {"cache", other, "cache.remote", url, "cache.remote_key", key,
                                      "cache.remote_timeout", "5000", NULL};
   assert_tc_ok(julia_compile(&k, c->prog, "mm", c->in, 2, with_remote));
-  tc_tensor_info info[1];
+  tc_tensor_info info[1] = {TC_STRUCT_INIT(tc_tensor_info)};
   julia_kernel_outputs(k, info, 1);
   int hit = -1;
   assert_tc_ok(tc_kernel_cache_hit(k, &hit));

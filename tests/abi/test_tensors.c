@@ -98,7 +98,7 @@ static void test_zero_d_tensors(void **state) {
   int64_t dummy[1] = {0};
   DLTensor in[2] = {make_tensor(x, dt_f32(), 1, xs, NULL), make_tensor(&s, dt_f32(), 0, dummy, NULL)};
   size_t no = 1;
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   assert_tc_ok(tc_infer_outputs(p, "scale", in, 2, &ti, &no));
   assert_int_equal(ti.ndim, 1);
   assert_int_equal(ti.shape[0], 4);
@@ -382,7 +382,7 @@ static void test_empty_extents(void **state) {
   for (int i = 0; i < 6; ++i) c[i] = 7;
   int64_t as[2] = {3, 0}, bs[2] = {0, 2}, cs[2] = {3, 2};
   DLTensor in[2] = {make_tensor(a, dt_f32(), 2, as, NULL), make_tensor(b, dt_f32(), 2, bs, NULL)};
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   size_t n = 1;
   assert_tc_ok(tc_infer_outputs(p, NULL, in, 2, &ti, &n));
   assert_int_equal(ti.shape[0], 3);
@@ -423,7 +423,7 @@ static void test_other_dtypes(void **state) {
   DLTensor dout = make_tensor(dc, dt_f64(), 1, s3, NULL);
   tc_kernel *k = NULL;
   assert_tc_ok(tc_compile(&k, p, "dadd", din, 2, NULL));
-  tc_tensor_info ti;
+  tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
   assert_tc_ok(tc_kernel_output_info(k, 0, &ti));
   assert_int_equal(ti.dtype.code, kDLFloat);
   assert_int_equal(ti.dtype.bits, 64);
@@ -443,7 +443,7 @@ static void test_other_dtypes(void **state) {
   assert_int_equal(is, 45);
   tc_kernel_destroy(k);
 
-  tc_param_info pi;
+  tc_param_info pi = TC_STRUCT_INIT(tc_param_info);
   assert_tc_ok(tc_program_input_info(p, "bsel", 0, &pi));
   assert_int_equal(pi.dtype.code, TC_DL_BOOL);
   assert_int_equal(pi.dtype.bits, 8);

@@ -26,7 +26,7 @@ static void *err_thread(void *arg) {
     if (tc_define(&p, MM_SRC) != TC_OK) job->ok = 0;
     int64_t as[2] = {3, 4}, bs[2] = {5, 2};
     DLTensor in[2] = {make_tensor(NULL, dt_f32(), 2, as, NULL), make_tensor(NULL, dt_f32(), 2, bs, NULL)};
-    tc_tensor_info ti;
+    tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
     size_t n = 1;
     job->status = tc_infer_outputs(p, NULL, in, 2, &ti, &n);
     tc_program_destroy(p);
@@ -112,7 +112,7 @@ static void *run_thread(void *arg) {
     for (int i = 0; i < M * N; ++i)
       if (c[i] != want[i]) job->failures++;
     /* the shared program too: inference from several threads */
-    tc_tensor_info ti;
+    tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
     size_t n = 1;
     if (tc_infer_outputs(job->program, NULL, in, 2, &ti, &n) != TC_OK || ti.shape[0] != M || ti.shape[1] != N)
       job->failures++;
@@ -160,7 +160,7 @@ static void *compile_thread(void *arg) {
   for (int it = 0; it < 3; ++it) { /* cpu compiles take ~0.3 s each */
     tc_kernel *k = NULL;
     if (tc_compile(&k, job->program, "mm", in, 2, NULL) != TC_OK) return NULL;
-    tc_tensor_info ti;
+    tc_tensor_info ti = TC_STRUCT_INIT(tc_tensor_info);
     int rc = tc_kernel_output_info(k, 0, &ti);
     tc_kernel_destroy(k);
     if (rc != TC_OK || ti.shape[0] != job->m || ti.shape[1] != 2) return NULL;

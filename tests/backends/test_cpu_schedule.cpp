@@ -96,7 +96,7 @@ Outcome run(const char* src, std::vector<Arg*> in, const std::vector<std::pair<s
   const char* text = nullptr;
   tc_kernel_describe(k, &text);
   r.description = text ? text : "";
-  tc_tensor_info outs[2];
+  tc_tensor_info outs[2] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info)};
   size_t n = 2;
   EXPECT_EQ(tc_infer_outputs(p, nullptr, ins.data(), ins.size(), outs, &n), TC_OK);
   std::vector<std::unique_ptr<Arg>> out_args;
@@ -1006,7 +1006,7 @@ TEST(CpuFma, AProductSumRoundsOnceAStepAndTheKnobGivesTheReferencesBits) {
 
 namespace {
 
-// cpu.contract=auto (docs/contractions.md): (batched) matrix products under 24 MFLOP stay on
+// cpu.contract=auto (docs/design/contractions.md): (batched) matrix products under 24 MFLOP stay on
 // the pipeline, and the description says why; a larger one, and a small contraction that is
 // not a matrix product, take the route; cpu.contract=1 takes it at any size. Each gives the
 // reference's values (exact: values in {-2, ..., 2} / 16, whose sums here fit a float's

@@ -430,7 +430,7 @@ TEST(RemoteLookup, RefusedRecordsAndUnusableServersFallBackToCompiling) {
   ASSERT_EQ(tc_cache_list_remote(&l, o), TC_OK);
   std::string victim;  // the kernel's record (the other is the shared code)
   for (size_t i = 0; i < 2; ++i) {
-    tc_cache_entry e;
+    tc_cache_entry e = TC_STRUCT_INIT(tc_cache_entry);
     tc_cache_listing_entry(l, i, &e);
     if (std::string(e.def) == "mm") victim = e.key_hash;
   }
@@ -514,7 +514,7 @@ TEST(RemotePushPull, RecordsAndHistoryRoundTrip) {
     tc_cache_listing_count(l, &n);
     tc_cache_listing_history_total(l, &history);
     for (size_t i = 0; i < n; ++i) {
-      tc_cache_entry e;
+      tc_cache_entry e = TC_STRUCT_INIT(tc_cache_entry);
       tc_cache_listing_entry(l, i, &e);
       out.push_back(std::string(e.key_hash) + " " + e.knobs + " " + std::to_string(e.best_ms) + " " +
                     std::to_string(e.artefact_bytes) + " " + std::to_string(e.history_count));

@@ -320,7 +320,7 @@ class Program:
         _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), None, ctypes.byref(n)),
                "infer_outputs")
         cap = n.value
-        infos = (_library().TensorInfo * max(1, cap))()
+        infos = _library().sized_array(_library().TensorInfo, cap)
         n = ctypes.c_size_t(cap)
         _check(lib().tc_infer_outputs(self.h, _enc(entry), arr, len(keep), infos, ctypes.byref(n)),
                "infer_outputs")

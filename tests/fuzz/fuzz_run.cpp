@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<Buffer> in_bufs(ni);
   std::vector<DLTensor> inputs(ni);
   for (size_t i = 0; i < ni; ++i) {
-    tc_param_info info;
+    tc_param_info info = TC_STRUCT_INIT(tc_param_info);
     tc_program_input_info(prog, nullptr, i, &info);
     bool mutate = (r.byte() & 7) == 0;
     DLDataType dt = mutate ? kTypes[r.byte() % 8] : info.dtype;
@@ -96,7 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int d = 0; d < ndim; ++d) shape[d] = r.byte() % 7;
     inputs[i] = make(r, in_bufs[i], dt, ndim, shape, true);
   }
-  tc_tensor_info infos[4];
+  tc_tensor_info infos[4] = {TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info),
+                             TC_STRUCT_INIT(tc_tensor_info), TC_STRUCT_INIT(tc_tensor_info)};
   size_t cap = 4;
   int st = tc_infer_outputs(prog, nullptr, inputs.data(), ni, infos, &cap);
   tc_kernel* k = nullptr;

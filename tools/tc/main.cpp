@@ -443,7 +443,7 @@ bool make_inputs(const tc_program* prog, const RunArgs& a, HalfConverter& half, 
   in.tensors.assign(ni, DLTensor{});
   Rng rng;
   for (size_t i = 0; i < ni; ++i) {
-    tc_param_info info;
+    tc_param_info info = TC_STRUCT_INIT(tc_param_info);
     tc_program_input_info(prog, a.entry, i, &info);
     int64_t n = 1;
     // ndim -1: a type with '...' (its dims end at the first NULL)
@@ -525,13 +525,13 @@ int cmd_run(const char* path, const RunArgs& a) {
     return 0;
   }
   std::vector<std::vector<char>> out_bufs(no);
-  std::vector<tc_tensor_info> infos(no);
+  std::vector<tc_tensor_info> infos(no, TC_STRUCT_INIT(tc_tensor_info));
   std::vector<DLTensor> outputs(no);
   for (size_t o = 0; o < no; ++o) {
     tc_kernel_output_info(k.get(), o, &infos[o]);
     int64_t n = 1;
     for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
-    tc_param_info info;
+    tc_param_info info = TC_STRUCT_INIT(tc_param_info);
     tc_program_output_info(prog.get(), a.entry, o, &info);
     if (!allocate(out_bufs[o], static_cast<size_t>(n) * infos[o].dtype.bits / 8 + 1, info.name)) return 1;
     outputs[o] = make_tensor(out_bufs[o], infos[o].dtype, infos[o].ndim, infos[o].shape);
@@ -549,7 +549,7 @@ int cmd_run(const char* path, const RunArgs& a) {
     best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   for (size_t o = 0; o < no; ++o) {
-    tc_param_info info;
+    tc_param_info info = TC_STRUCT_INIT(tc_param_info);
     tc_program_output_info(prog.get(), a.entry, o, &info);
     int64_t n = 1;
     for (int d = 0; d < infos[o].ndim; ++d) n *= infos[o].shape[d];
@@ -691,7 +691,7 @@ Listing list_cache(const CacheArgs& c) {
 std::vector<tc_cache_entry> entries_of(const tc_cache_listing* l) {
   size_t n = 0;
   tc_cache_listing_count(l, &n);
-  std::vector<tc_cache_entry> out(n);
+  std::vector<tc_cache_entry> out(n, TC_STRUCT_INIT(tc_cache_entry));
   for (size_t i = 0; i < n; ++i) tc_cache_listing_entry(l, i, &out[i]);
   return out;
 }
@@ -773,7 +773,7 @@ int cmd_cache_show(const CacheArgs& dir, const char* filter) {
       std::printf("%s%s\n", label, line.c_str());
     std::printf("  history     %lld entr%s\n", static_cast<long long>(e.history_count), e.history_count == 1 ? "y" : "ies");
     for (int64_t j = 0; j < e.history_count; ++j) {
-      tc_cache_history_entry h;
+      tc_cache_history_entry h = TC_STRUCT_INIT(tc_cache_history_entry);
       tc_cache_listing_history(l.get(), i, static_cast<size_t>(j), &h);
       std::string ms = h.ms > 0 ? number("%.4g ms", h.ms) : "-";
       std::printf("    %-14s  %-12s  %s  %s%s%s\n", h.outcome, ms.c_str(), h.date, h.knobs, *h.why ? ": " : "", h.why);

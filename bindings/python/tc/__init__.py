@@ -36,13 +36,13 @@ from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)
 
-__version__ = "0.1.0"  # the libtc version this binding was written for (pyproject reads it)
+__version__ = "0.2.0"  # the libtc version this binding was written for (pyproject reads it)
 
 library_path = _library.path  # the libtc that was loaded
 
 
 def library_version():
-    """The loaded libtc's version string, e.g. "0.1.0"."""
+    """The loaded libtc's version string, e.g. "0.2.0"."""
     return _library.lib.tc_version_string().decode()
 
 

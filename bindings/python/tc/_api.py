@@ -506,7 +506,7 @@ class Program(_Handle):
             count = ctypes.c_size_t(0)
             check(lib.tc_infer_outputs(self._handle, _enc(entry), array, len(inputs), None,
                                        ctypes.byref(count)))
-            infos = (_library.TensorInfo * max(1, count.value))()
+            infos = _library.sized_array(_library.TensorInfo, count.value)
             check(lib.tc_infer_outputs(self._handle, _enc(entry), array, len(inputs), infos,
                                        ctypes.byref(count)))
             return [_tensor_info(infos[i]) for i in range(count.value)]

@@ -29,29 +29,49 @@ TC_MAX_NDIM = 16
 _SONAME = "libtc.so.0"
 
 
-class TensorInfo(ctypes.Structure):
+class Sized(ctypes.Structure):
+    """A struct the library fills: its first field, `size`, is set to the struct's size when it
+    is made (tc.h's conventions), so that a later libtc whose struct has grown writes only what
+    this one holds. Elements of a ctypes array are made without __init__: sized_array sets
+    theirs."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.size = ctypes.sizeof(self)
+
+
+def sized_array(struct, count):
+    """An array of `count` (at least 1) Sized structs, each one's size set."""
+    array = (struct * max(1, count))()
+    for element in array:
+        element.size = ctypes.sizeof(struct)
+    return array
+
+
+class TensorInfo(Sized):
     """tc_tensor_info: dtype and shape of one tensor."""
-    _fields_ = [("dtype", DLDataType), ("ndim", ctypes.c_int32),
+    _fields_ = [("size", ctypes.c_uint32), ("dtype", DLDataType), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.c_int64 * TC_MAX_NDIM)]
 
 
-class ParamInfo(ctypes.Structure):
+class ParamInfo(Sized):
     """tc_param_info: a def's parameter as written (dims are strings owned by the program)."""
-    _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType),
+    _fields_ = [("size", ctypes.c_uint32), ("name", ctypes.c_char_p), ("dtype", DLDataType),
                 ("ndim", ctypes.c_int32), ("dims", ctypes.c_char_p * TC_MAX_NDIM)]
 
 
 class TuneProgress(ctypes.Structure):
-    """tc_tune_progress: where a tc_tune search stands, passed to its callback."""
-    _fields_ = [("generation", ctypes.c_int32), ("generations", ctypes.c_int32),
+    """tc_tune_progress: where a tc_tune search stands, passed to its callback (the library
+    sets its size)."""
+    _fields_ = [("size", ctypes.c_uint32), ("generation", ctypes.c_int32), ("generations", ctypes.c_int32),
                 ("candidates_done", ctypes.c_int64), ("candidates_planned", ctypes.c_int64),
                 ("best_ms", ctypes.c_double), ("default_ms", ctypes.c_double),
                 ("elapsed_s", ctypes.c_double), ("budget_s", ctypes.c_double)]
 
 
-class CacheEntry(ctypes.Structure):
+class CacheEntry(Sized):
     """tc_cache_entry: one record of a cache listing (strings owned by the listing)."""
-    _fields_ = [("key_hash", ctypes.c_char_p), ("key", ctypes.c_char_p), ("def_", ctypes.c_char_p),
+    _fields_ = [("size", ctypes.c_uint32), ("key_hash", ctypes.c_char_p), ("key", ctypes.c_char_p), ("def_", ctypes.c_char_p),
                 ("sizes", ctypes.c_char_p), ("backend", ctypes.c_char_p), ("target", ctypes.c_char_p),
                 ("knobs", ctypes.c_char_p), ("best_ms", ctypes.c_double), ("default_ms", ctypes.c_double),
                 ("candidates", ctypes.c_int64), ("date", ctypes.c_char_p), ("libtc", ctypes.c_char_p),
@@ -59,9 +79,9 @@ class CacheEntry(ctypes.Structure):
                 ("history_count", ctypes.c_int64)]
 
 
-class CacheHistoryEntry(ctypes.Structure):
+class CacheHistoryEntry(Sized):
     """tc_cache_history_entry: one candidate of a key's tuning history."""
-    _fields_ = [("knobs", ctypes.c_char_p), ("outcome", ctypes.c_char_p), ("ms", ctypes.c_double),
+    _fields_ = [("size", ctypes.c_uint32), ("knobs", ctypes.c_char_p), ("outcome", ctypes.c_char_p), ("ms", ctypes.c_double),
                 ("why", ctypes.c_char_p), ("date", ctypes.c_char_p)]
 
 

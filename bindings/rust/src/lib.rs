@@ -50,7 +50,7 @@
 //! ([`Kernel::cache_hit`]); [`cache_export`] and [`cache_import`] move a cache between machines,
 //! and [`cache_push`] and [`cache_pull`] between a machine and the remote tier a cluster shares
 //! (option `cache.remote`; [`Kernel::cache_tier`] says which tier served a kernel;
-//! docs/cache-and-tuning.md).
+//! docs/guide/tuning-and-cache.md).
 //!
 //! Thread safety follows tc.h: [`Program`] and [`Kernel`] are immutable and `Send + Sync`
 //! (run one kernel from many threads at once); [`Options`] is `Send + Sync` too, and
@@ -215,12 +215,7 @@ impl Program {
         let count = if outputs { num_outputs } else { num_inputs };
         (0..count)
             .map(|i| {
-                let mut info = sys::tc_param_info {
-                    name: ptr::null(),
-                    dtype: DataType::BOOL.0,
-                    ndim: 0,
-                    dims: [ptr::null(); sys::TC_MAX_NDIM],
-                };
+                let mut info = sys::tc_param_info::empty();
                 check(unsafe {
                     if outputs {
                         sys::tc_program_output_info(self.raw.as_ptr(), entry.as_ptr(), i, &mut info)
@@ -321,8 +316,7 @@ impl Program {
                 &mut count,
             )
         })?;
-        let empty = sys::tc_tensor_info { dtype: DataType::BOOL.0, ndim: 0, shape: [0; sys::TC_MAX_NDIM] };
-        let mut infos = vec![empty; count];
+        let mut infos = vec![sys::tc_tensor_info::empty(); count];
         check(unsafe {
             sys::tc_infer_outputs(
                 self.raw.as_ptr(),
@@ -384,8 +378,7 @@ impl Kernel {
         check(unsafe { sys::tc_kernel_num_outputs(self.raw.as_ptr(), &mut count) })?;
         (0..count)
             .map(|i| {
-                let mut info =
-                    sys::tc_tensor_info { dtype: DataType::BOOL.0, ndim: 0, shape: [0; sys::TC_MAX_NDIM] };
+                let mut info = sys::tc_tensor_info::empty();
                 check(unsafe { sys::tc_kernel_output_info(self.raw.as_ptr(), i, &mut info) })?;
                 Ok(TensorInfo::from_raw(&info))
             })

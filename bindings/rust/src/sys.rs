@@ -71,9 +71,12 @@ pub struct tc_options {
     _private: [u8; 0],
 }
 
+// Every struct the library fills starts with its size, set by the caller to the struct's size
+// (tc.h): the `empty()` constructors do.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tc_tensor_info {
+    pub size: u32,
     pub dtype: DLDataType,
     pub ndim: i32,
     pub shape: [i64; TC_MAX_NDIM],
@@ -82,16 +85,43 @@ pub struct tc_tensor_info {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tc_param_info {
+    pub size: u32,
     pub name: *const c_char,
     pub dtype: DLDataType,
     pub ndim: i32,
     pub dims: [*const c_char; TC_MAX_NDIM],
 }
 
+impl tc_tensor_info {
+    /// Zero fields, the size set: what a call that fills one takes.
+    pub fn empty() -> tc_tensor_info {
+        tc_tensor_info {
+            size: std::mem::size_of::<tc_tensor_info>() as u32,
+            dtype: DLDataType { code: 0, bits: 0, lanes: 0 },
+            ndim: 0,
+            shape: [0; TC_MAX_NDIM],
+        }
+    }
+}
+
+impl tc_param_info {
+    /// Null fields, the size set: what a call that fills one takes.
+    pub fn empty() -> tc_param_info {
+        tc_param_info {
+            size: std::mem::size_of::<tc_param_info>() as u32,
+            name: std::ptr::null(),
+            dtype: DLDataType { code: 0, bits: 0, lanes: 0 },
+            ndim: 0,
+            dims: [std::ptr::null(); TC_MAX_NDIM],
+        }
+    }
+}
+
 /// Where a `tc_tune` search stands, passed to its callback after every measured candidate.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct tc_tune_progress {
+    pub size: u32,        // set by the library
     pub generation: i32,  // 1-based current generation
     pub generations: i32, // planned total
     pub candidates_done: i64,

@@ -1,5 +1,5 @@
 //! The autotuner and the compilation cache (`tc_tune`, `tc_kernel_cache_hit`,
-//! `tc_cache_export`, `tc_cache_import`; docs/cache-and-tuning.md).
+//! `tc_cache_export`, `tc_cache_import`; docs/guide/tuning-and-cache.md).
 //!
 //! The progress closure is called by libtc from inside `tc_tune`, through a C function pointer
 //! ([`trampoline`]). A Rust panic must never unwind through libtc's C++ frames (that is

@@ -345,9 +345,14 @@ fn progress_displays_as_one_line() {
 
 #[test]
 fn the_progress_struct_has_the_c_layout() {
-    // tc.h: int32 generation, generations; int64 candidates_*; four doubles.
-    assert_eq!(std::mem::size_of::<tc::sys::tc_tune_progress>(), 56);
+    // tc.h: uint32 size; int32 generation, generations; int64 candidates_*; four doubles.
+    assert_eq!(std::mem::size_of::<tc::sys::tc_tune_progress>(), 64);
     assert_eq!(std::mem::align_of::<tc::sys::tc_tune_progress>(), 8);
+    // and the structs the library fills, each starting with its size (set by empty())
+    assert_eq!(std::mem::size_of::<tc::sys::tc_tensor_info>(), 144);
+    assert_eq!(std::mem::size_of::<tc::sys::tc_param_info>(), 152);
+    assert_eq!(tc::sys::tc_tensor_info::empty().size, 144);
+    assert_eq!(tc::sys::tc_param_info::empty().size, 152);
 }
 
 /// Debian's redis-server on a free loopback port with a directory of its own, killed on drop.

@@ -20,7 +20,7 @@ The autotuner: `tune` searches a def's schedule knobs on real inputs and stores 
 the compilation cache, which later `compile` calls use (`cache_hit`); `cache_export` and
 `cache_import` move a cache between machines, `cache_push` and `cache_pull` between a machine
 and the remote tier a cluster shares (option `cache.remote`; `cache_tier` says which tier
-served a kernel; libtc's docs/cache-and-tuning.md).
+served a kernel; libtc's docs/guide/tuning-and-cache.md).
 
 The library is `ENV["TC_LIBRARY"]` if set, else `libtc.so.0` from the loader's search path.
 Thread safety is libtc's: a Program or Kernel may be used from many threads at once.
@@ -57,7 +57,7 @@ end
 """The path of the libtc that was loaded."""
 library_path() = LIBRARY_PATH[]
 
-"""The loaded libtc's version string, e.g. "0.1.0"."""
+"""The loaded libtc's version string, e.g. "0.2.0"."""
 library_version() = unsafe_string(ccall(FPTR[:tc_version_string], Cstring, ()))
 
 # ---- errors -----------------------------------------------------------------------------
@@ -125,10 +125,13 @@ struct DLTensor
 end
 
 struct TensorInfo  # tc_tensor_info
+    size::UInt32  # sizeof(TensorInfo), set before libtc fills one (tc.h's conventions)
     dtype::DLDataType
     ndim::Int32
     shape::NTuple{16,Int64}
 end
+# What a call that fills a tc_tensor_info takes: zero fields, the size set.
+empty_tensor_info() = TensorInfo(UInt32(sizeof(TensorInfo)), DLDataType(0, 0, 0), Int32(0), ntuple(_ -> Int64(0), 16))
 
 const kDLCPU = Int32(1)
 const DTYPES = Dict{DataType,DLDataType}(
@@ -275,7 +278,7 @@ function infer_outputs(p::Program, entry::AbstractString, inputs...)
         check(ccall(FPTR[:tc_infer_outputs], Cint,
                     (Ptr{Cvoid}, Cstring, Ptr{DLTensor}, Csize_t, Ptr{TensorInfo}, Ref{Csize_t}),
                     p, entry, tensors, length(tensors), C_NULL, count))
-        infos = Vector{TensorInfo}(undef, count[])
+        infos = fill(empty_tensor_info(), Int(count[]))
         check(ccall(FPTR[:tc_infer_outputs], Cint,
                     (Ptr{Cvoid}, Cstring, Ptr{DLTensor}, Csize_t, Ptr{TensorInfo}, Ref{Csize_t}),
                     p, entry, tensors, length(tensors), infos, count))
@@ -304,7 +307,7 @@ mutable struct Kernel
         count = Ref{Csize_t}(0)
         check(ccall(FPTR[:tc_kernel_num_outputs], Cint, (Ptr{Cvoid}, Ref{Csize_t}), k, count))
         for i in 0:Int(count[])-1
-            info = Ref{TensorInfo}()
+            info = Ref(empty_tensor_info())
             check(ccall(FPTR[:tc_kernel_output_info], Cint, (Ptr{Cvoid}, Csize_t, Ref{TensorInfo}), k, i, info))
             push!(k.outputs, julia_type_and_dims(info[]))
         end
@@ -420,6 +423,7 @@ starting point is the first) of `candidates_planned`, `best_ms` and `default_ms`
 milliseconds of the best so far and of the starting point), `elapsed_s` and `budget_s`.
 """
 struct TuneProgress
+    size::UInt32
     generation::Int32
     generations::Int32
     candidates_done::Int64
@@ -433,8 +437,8 @@ end
 # this struct must have its C layout. tests/abi/test_julia_layout.c reads these two constants
 # from this file and checks them against offsetof/sizeof in C; the check below ties them to
 # how Julia lays the struct out (when the module is loaded or precompiled).
-const TUNE_PROGRESS_SIZE = 56
-const TUNE_PROGRESS_OFFSETS = (0, 4, 8, 16, 24, 32, 40, 48)
+const TUNE_PROGRESS_SIZE = 64
+const TUNE_PROGRESS_OFFSETS = (0, 4, 8, 16, 24, 32, 40, 48, 56)
 if sizeof(TuneProgress) != TUNE_PROGRESS_SIZE ||
    Tuple(Int(fieldoffset(TuneProgress, i)) for i in 1:fieldcount(TuneProgress)) != TUNE_PROGRESS_OFFSETS
     error("TuneProgress does not have the layout of tc_tune_progress")

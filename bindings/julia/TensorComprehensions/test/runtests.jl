@@ -226,7 +226,7 @@ tune_inputs() = (Float32[(3i + 7j) % 9 - 4 for i in 1:48, j in 1:32],
         io = IOBuffer()                                     # not a terminal: a line per generation
         line = TensorComprehensions.ProgressLine("mm", io)
         for (gen, done) in ((1, 1), (1, 2), (2, 3), (2, 4))
-            TensorComprehensions.update!(line, TuneProgress(gen, 2, done, 4, 0.5, 1.0, 0.1 * done, 30.0))
+            TensorComprehensions.update!(line, TuneProgress(UInt32(64), gen, 2, done, 4, 0.5, 1.0, 0.1 * done, 30.0))
         end
         TensorComprehensions.finish!(line)
         text = String(take!(io))
