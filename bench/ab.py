@@ -3,8 +3,8 @@
 process, their calls alternated, so that every variant meets the same machine state.
 
 bench.py times each framework in a process of its own, which is what a fair comparison of
-frameworks needs; but on a VM whose speed drifts for minutes at a time (docs/performance.md:
-"This VM has two regimes"), two libtc variants timed in processes a minute apart can differ by
+frameworks needs; but on a VM whose speed drifts for minutes at a time (docs/design/cpu-backend.md:
+"Small kernels vary between processes"), two libtc variants timed in processes a minute apart can differ by
 2x for reasons that have nothing to do with them. A knob's effect is measured here instead:
 the variants share a process, a thread pool and the same inputs, and are called in turn
 (A B A B ..., in blocks of --block calls), so a drift slows all of them alike. The result is

@@ -52,7 +52,7 @@ def parse_args(argv):
                    help="time libtc alone: no PyTorch or NumPy process is started, results "
                         "unchecked; for comparing two libtc builds")
     p.add_argument("--markdown", action="store_true",
-                   help="print the table as Markdown (for docs/performance.md)")
+                   help="print the table as Markdown (for docs/results/)")
     p.add_argument("--tune", type=int, metavar="SECONDS",
                    help="also tune every kernel with tc_tune for at most SECONDS (a whole number)"
                         " into a bench-private cache, and report default vs tuned libtc, the "

@@ -1,6 +1,6 @@
 """gpu_estimate.py - the benchmark kernels (bench/kernels.py) profiled without a GPU: each compiled
 for the cuda backend's emulation at its benchmark sizes and given to tc_kernel_profile, which
-estimates its time on a named GPU (docs/cuda.md, "Profiles without a GPU"). One row per kernel:
+estimates its time on a named GPU (docs/guide/gpus.md, "Profiles without a GPU"). One row per kernel:
 the estimate, what bounds it, and the figures behind it. No GPU needed; the sampled blocks run
 on the host, so the big kernels take tens of seconds each.
 

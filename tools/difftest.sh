@@ -6,7 +6,7 @@
 # UBSan, and any sanitizer report is a crash the fuzzer reports). The seed is derived from the
 # source tree (TC_DIFFTEST_SEED overrides it), so a run is reproducible: the same sources, seed
 # and count give the same programs. Failing cases are written, minimised, under BUILD_DIR/difftest.
-# Exits non-zero on any disagreement, crash or hang. For an hour: see docs/reliability.md.
+# Exits non-zero on any disagreement, crash or hang. For an hour: see docs/design/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=${1:-600}

@@ -15,8 +15,8 @@ export HL_COMPILER_STACK_SIZE=0
 # scheduling, the printer, the NVRTC wrapper — runs under ASan in e2e.cuda.<case>,
 # e2e.cuda.nvrtc_corpus_other_knobs (shared memory, unrolling, lane reductions),
 # e2e.cuda.backend and the differential fuzzer's cuda run), and fuzz.diff.smoke (CI's
-# differential step runs 900 programs on this build). docs/reliability.md has the table of
-# what each sanitizer covers and the times.
+# differential step runs 900 programs on this build). docs/design/reliability.md has the table of
+# what each sanitizer covers and links the times.
 # -O1 -g1 (line tables): what the sanitizers' documentation advises for them, and half the
 # compile time of RelWithDebInfo's -O2 -g under instrumentation; reports keep file:line.
 flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")

@@ -1,5 +1,5 @@
 // typing.h — the typing rules of TC expressions (promotion, literals), as one table of
-// functions shared by sema and the backends' documentation. See docs/language.md "Types".
+// functions shared by sema and the backends' documentation. See docs/guide/language.md "Types".
 #pragma once
 
 #include "support/dtype.h"

@@ -179,7 +179,7 @@ TEST(PolyModel, Preserve3KeepsMaxFusionThatLosesNoParallelLoop) {
 // permutable, i and j coincident) is tiled; the kernel mark above it; the i and j tile loops
 // on the grid's y and x, the i and j point loops on the block's threads, j on x; the k loops
 // carry the accumulation and stay unmarked, run by each thread. Max fusion puts the identity
-// statement I0 into the reduction's tiles (`if (c2 == 0)`), isl's own choice (docs/cuda.md).
+// statement I0 into the reduction's tiles (`if (c2 == 0)`), isl's own choice (docs/design/cuda-backend.md).
 TEST(Mapping, MatmulTiledAndMarked) {
   Inputs in;
   in.f32({64, 64}).f32({64, 64});

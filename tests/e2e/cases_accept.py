@@ -178,7 +178,7 @@ where kw = [0, 2[, kh = [0, 2[
      init=lambda r: [rf(r, 2, 3, 2, 3)])
 
 # The semantics' average_pool_2: '=' over k, which the where clause ranges, sums over k (the
-# spec calls it equivalent to B(2*i) + B(2*i + 1); docs/language.md).
+# spec calls it equivalent to B(2*i) + B(2*i + 1); docs/guide/language.md).
 case("average_pool_2_semantics", """
 def average_pool_2(float(I) B) -> A {
   A(i) = B(2*i + k) where k = [0, 2[
@@ -1273,7 +1273,7 @@ def add_bias(float(..., C) X, float(C) b) -> (O) {
 
 # ============================================================================================
 # Scatter-add (gradients): computed left-hand side subscripts with += and +=!
-# (docs/language.md, "Scatter-add"). Every point of the domain adds its value at the element
+# (docs/guide/language.md, "Scatter-add"). Every point of the domain adds its value at the element
 # its subscripts compute; repeated indices all add up; '+=!' zeroes the whole tensor first.
 # ============================================================================================
 

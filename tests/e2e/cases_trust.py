@@ -1,5 +1,5 @@
 """cases_trust.py - regressions for the defects a review of trust found: each case runs on every
-backend and pins one semantic rule of docs/language.md ("Scalar semantics") or one documented
+backend and pins one semantic rule of docs/guide/language.md ("Scalar semantics") or one documented
 status. Numbers in the names are the issue's defect numbers. Expected values are computed here
 independently (Python integers, NumPy), never by libtc.
 
@@ -369,7 +369,7 @@ accept("fuzz_half_sum_of_a_long_update", """
 def main(half(M,M) B, half(M,K) O2) -> (O3) {
   O3(i) +=! B(k, k) - ((1 + ((!((k - 2) < 0)) ? B(i, k - 2) : K)) != ((((k + 1) < M) ? (O2(i, k) + 1e-5) : 2.5e-1) * i))
 }""", [np.zeros((3, 3), F16), np.zeros((3, 3), F16)],
-       lambda B, O2: [np.full(3, -1, F16)],  # k in 2:3: B(i, k - 2) bounds it (docs/language.md)
+       lambda B, O2: [np.full(3, -1, F16)],  # k in 2:3: B(i, k - 2) bounds it (docs/guide/language.md)
        note="a float16 sum is not split into lanes, and Halide's associativity prover is no longer asked: on "
             "this update it took 22 s (seed 102982754, program 462: 15 s)")
 

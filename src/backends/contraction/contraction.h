@@ -75,7 +75,7 @@ struct ContractionPlan {
   // index, else none), and with an epilogue or more than one stage, or small: what
   // cpu.contract=auto leaves to the pipeline, whose register-blocked schedule fuses the
   // epilogue and reads an operand used once without packing it (measured faster on those:
-  // docs/contractions.md).
+  // docs/design/contractions.md).
   bool matrix_products(bool batched = false) const;
   bool fused() const;
 };

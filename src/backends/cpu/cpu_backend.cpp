@@ -32,7 +32,7 @@ namespace {
 
 // Below this many flops (multiply-adds counted twice) a (batched) matrix product takes the
 // pipeline under cpu.contract=auto: its operands fit the caches, and the route's packing of
-// both and its tables cost more than they save. Measured on 2 cores (docs/contractions.md):
+// both and its tables cost more than they save. Measured on 2 cores (docs/design/contractions.md):
 // 64^3 11 us on the route against 6 on the pipeline, 192^3 90 against 80, 224^3 141 against
 // 131-135, 64 products of 32^3 60 against 43; 256^3 204 against 223 and 8 products of 128^3
 // 229 against 245 (33.5 MFLOP each: the route).
@@ -40,7 +40,7 @@ constexpr double kSmallProductFlops = 24e6;
 
 // Whether every stage's result (per batch entry) has fewer than 32 x 32 values: a long sum
 // into a few micro-tiles, which the route computes mostly padded (6 x 16 tiles) after packing
-// all of K. Measured on 2 cores (docs/contractions.md): 8 x 10^6 x 8 11.3 ms on the route
+// all of K. Measured on 2 cores (docs/design/contractions.md): 8 x 10^6 x 8 11.3 ms on the route
 // against 2.3 on the pipeline, 16 x 500000 x 16 6.9 against 4.2; 32 x 200000 x 32 even.
 bool small_result(const ContractionPlan& plan) {
   for (const Contraction& c : plan.stages)
@@ -56,7 +56,7 @@ std::string mflop_text(double flops) {
 }
 
 // Why cpu.contract=auto leaves `plan` to the pipeline, "" where it does not: the pipeline's
-// special cases for (batched) matrix products, where they measured faster (docs/contractions.md).
+// special cases for (batched) matrix products, where they measured faster (docs/design/contractions.md).
 std::string pipeline_reason(const ContractionPlan& plan, const ir::BoundDef& bound) {
   if (!plan.matrix_products(true)) return "";
   if (plan.matrix_products() && plan.fused()) return "matrix products with an epilogue: the pipeline fuses it";

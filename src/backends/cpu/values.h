@@ -1,5 +1,5 @@
 // values.h — how the generated code holds TC values, and the language's conversions on them
-// (the reference backend's scalar.cpp is the oracle; docs/language.md states the rules):
+// (the reference backend's scalar.cpp is the oracle; docs/guide/language.md states the rules):
 //   - in memory (the caller's tensors) bool is a byte, any nonzero byte being true, and
 //     float16 and bfloat16 are their 16 bits: Halide's own float16/bfloat16 arithmetic and
 //     conversions are never used (Halide 14 turns a float16 NaN into infinity);

@@ -4,7 +4,7 @@
 // NVRTC to a cubin for a GPU architecture and launched through the driver API on kDLCUDA
 // tensors (nvrtc.h, driver.h), or, with cuda.emulate=1, the same text compiled for the host
 // and run on kDLCPU tensors (emulate.h). Knobs: cuda.emulate, cuda.arch, cuda.fusion,
-// cuda.tile, cuda.block, cuda.grid (docs/cuda.md).
+// cuda.tile, cuda.block, cuda.grid (docs/design/cuda-backend.md).
 #pragma once
 
 #include "backends/backend.h"

@@ -24,10 +24,10 @@ Comparison rule (also in README.md):
     max(8 ulp(max(|ref|, |cpu|)), 8 * eps * R * S), where ulp/eps are those of the output
     dtype and S = the largest finite magnitude in that reference output (at least 1): the
     cpu backend splits float sums and products into vector lanes (reassociated). Every other
-    operation is specified to the bit, exp included (docs/language.md, "Scalar semantics").
+    operation is specified to the bit, exp included (docs/guide/language.md, "Scalar semantics").
   * documented differences (counted, not failures): a NaN or infinity on one side only, in a
     program with a += reduction (a float sum split into vector lanes overflows in another
-    order: docs/language.md, "Scalar semantics").
+    order: docs/guide/language.md, "Scalar semantics").
 
 What it does not do: find bugs both backends share (same wrong answer, front-end or tc_run
 validation bugs), check error messages (only statuses), or measure performance.

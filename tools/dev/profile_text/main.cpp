@@ -1,6 +1,6 @@
 // main.cpp — tc-profile-text, a developer's tool: the GPU profile (src/backends/cuda/profile)
 // of a CUDA C text that a libtc printed, this one or an older commit's, so that the estimate can
-// be compared with GPU times measured for that commit's code (docs/cuda.md). bench/gpu_estimate.py
+// be compared with GPU times measured for that commit's code (docs/design/cuda-backend.md). bench/gpu_estimate.py
 // --dump writes the inputs:
 //   tc-profile-text NAME.cu NAME.launches NAME.tensors [--gpu h100]
 // NAME.launches: "kernel GxGxG BxBxB" per launch, in order; NAME.tensors: "name bytes" per tensor

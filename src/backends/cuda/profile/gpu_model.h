@@ -13,7 +13,7 @@
 //            in flight a warp);
 // where the busiest SM runs ceil(blocks / SMs) blocks, at most `resident` of them at once.
 // DRAM bytes: every tensor once where all of them fit in the L2; beyond it, the share of the
-// L2 traffic the L2 cannot hold. docs/cuda.md compares the estimates with measured times.
+// L2 traffic the L2 cannot hold. docs/design/cuda-backend.md compares the estimates with measured times.
 #pragma once
 
 #include <string>
@@ -21,7 +21,7 @@
 namespace tc::backends::cuda::profile {
 
 // The cycles a warp's global load waits in the `latency` term: fitted to the times measured on
-// an H200 (docs/cuda.md), between an L1 hit (~35) and an L2 hit (~260); random gathers from
+// an H200 (docs/design/cuda-backend.md), between an L1 hit (~35) and an L2 hit (~260); random gathers from
 // DRAM wait several times longer.
 constexpr double kLoadLatency = 100;
 

@@ -3,7 +3,7 @@
 // of them up to kSampledBlocks; beyond, that many spread evenly from the first to the last,
 // and the counts scaled to the whole grid), its accesses grouped into warp requests
 // (trace.h), and its time estimated for a named GPU (gpu_model.h). The report, one line a
-// figure (docs/cuda.md, "Profiles without a GPU"):
+// figure (docs/guide/gpus.md, "Profiles without a GPU"):
 //   launch 1 of 1: mm_k0, grid 16x16x1, block 8x8x1
 //     blocks_profiled 8 of 256
 //     statement_instances 1073741824
