@@ -110,7 +110,6 @@ int param_info(const tc_program* program, const char* entry, size_t index, tc_pa
     const auto& decl = param_decl(program->program->def(d), role, index);
     const auto& dims = role == tc::lang::TensorRole::Input ? program->strings[d].input_dims[index]
                                                            : program->strings[d].output_dims[index];
-    const uint32_t size = caller_size(info->size, sizeof(tc_param_info), "tc_param_info", "info");
     tc_param_info r{};
     r.name = decl.name.c_str();
     r.dtype = tc::to_dlpack(decl.type);
@@ -119,7 +118,7 @@ int param_info(const tc_program* program, const char* entry, size_t index, tc_pa
     bool any_rank = std::find(dims.begin(), dims.end(), "...") != dims.end();
     r.ndim = any_rank ? -1 : decl.ndim;
     for (size_t i = 0; i < dims.size() && i < TC_MAX_NDIM; ++i) r.dims[i] = dims[i].c_str();
-    fill_sized(info, size, r);
+    fill_sized(info, "tc_param_info", "info", r);
   });
 }
 

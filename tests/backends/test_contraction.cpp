@@ -399,17 +399,7 @@ TEST(Contraction, GettEqualsThePlainLoopOnRandomContractions) {
 // Dense row-major views of `shapes` (no data: the layout reads strides only).
 std::vector<TensorView> dense_views(const std::vector<Shape>& shapes) {
   std::vector<TensorView> views;
-  for (const Shape& shape : shapes) {
-    TensorView v;
-    v.type = ScalarType::Float32;
-    v.ndim = static_cast<int>(shape.size());
-    const std::vector<int64_t> strides = tc::runtime::dense_strides(shape);
-    for (int d = 0; d < v.ndim; ++d) {
-      v.shape[d] = shape[static_cast<size_t>(d)];
-      v.strides[d] = strides[static_cast<size_t>(d)];
-    }
-    views.push_back(v);
-  }
+  for (const Shape& shape : shapes) views.push_back(tc::runtime::row_major_view(nullptr, {ScalarType::Float32, shape}));
   return views;
 }
 

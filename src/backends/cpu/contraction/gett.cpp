@@ -204,7 +204,7 @@ struct Problem {
   // The orders M, N and K are flattened in (indices of the groups, the fastest last; K's empty
   // where it is ordered in tiles): what describe_layout reports.
   std::vector<size_t> m_order, n_order, k_order;
-  std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B and O along N
+  std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B along N, O along N (the epilogue)
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K,
   int ka_step = 1;  // A's runs with this step (pack_panel; B's are along consecutive steps of K)
@@ -212,10 +212,9 @@ struct Problem {
   // step where a run's values lie every step-th step (tiled_k): 8 of them per run.
   int64_t k_unit() const { return 8 * ka_step; }
   // Where K is split between threads: the partial sums of parts 1.. (each M x N, rows of N),
-  // their tables (the offsets of row i and column j) and contiguous_panels.
+  // their tables (the offsets of row i and column j).
   T* partial = nullptr;
   std::vector<int64_t> partial_m, partial_n;
-  std::vector<char> partial_panels;
   MicroKernel<T> uk;
   int64_t mc = 0, kc = 0, nc = 0;
   bool accumulate = false;
@@ -403,68 +402,73 @@ TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int6
 }
 
 // Where a micro-tile's sums go: O of one batch entry, or a partial sum; row i of the tile's
-// rows at base + m[i], column j at + n[j]; `panels`: contiguous_panels along N.
+// rows at base + m[i], column j at + n[j].
 template <typename T>
 struct Target {
   T* base;
   const int64_t *m, *n;
-  const char* panels;
   bool epilogue;  // the epilogue follows the last K block (O, K not split)
 };
 
 template <typename T>
 Target<T> target(const Problem<T>& p, const Task& t) {
-  if (t.part > 0)
-    return {p.partial + (t.part - 1) * p.m.size * p.n.size, p.partial_m.data(), p.partial_n.data(),
-            p.partial_panels.data(), false};
-  return {p.o + p.batch.o[static_cast<size_t>(t.batch)], p.m.o.data(), p.n.o.data(), p.o_panels.data(),
+  if (t.part > 0) return {p.partial + (t.part - 1) * p.m.size * p.n.size, p.partial_m.data(), p.partial_n.data(), false};
+  return {p.o + p.batch.o[static_cast<size_t>(t.batch)], p.m.o.data(), p.n.o.data(),
           !p.epilogue->empty() && p.partial == nullptr};
 }
 
-// The tile's `cols` columns at offsets n[0..cols) as runs of offsets that follow one another:
-// run q starts at column start[q] and is len[q] long; the count. A panel that crosses from one
-// run of O into the next (runs of 24 values under a 32-wide panel) is written a few rows at a
-// time this way, not an element at a time through the table.
+// A panel's columns (offsets n[0..cols) in the target) as runs of offsets that follow one
+// another: run q starts at column start[q] and is len[q] long. One run: each row of a tile is
+// contiguous there; a panel that crosses from one run of O into the next (runs of 24 values
+// under a 32-wide panel) is written a run at a time, not an element at a time through n.
+struct ColumnRuns {
+  int start[kMaxNR], len[kMaxNR];
+  int count = 0;
+};
+
+ColumnRuns column_runs(const int64_t* n, int64_t cols) {
+  ColumnRuns runs;
+  for (int c = 0; c < cols; ++c) {
+    if (c > 0 && n[c] == n[c - 1] + 1) {
+      ++runs.len[runs.count - 1];
+    } else {
+      runs.start[runs.count] = c;
+      runs.len[runs.count++] = 1;
+    }
+  }
+  return runs;
+}
+
+// One row of a tile on the stack into the target, a run at a time.
 template <typename T>
-TC_VECTORISE inline void add_runs(T* __restrict row, const T* __restrict tile, const int64_t* n, const int* start,
-                                  const int* len, int runs, bool add) {
-  for (int q = 0; q < runs; ++q) {
-    T* dst = row + n[start[q]];
-    const T* src = tile + start[q];
+TC_VECTORISE inline void add_runs(T* __restrict row, const T* __restrict tile, const int64_t* n, const ColumnRuns& runs,
+                                  bool add) {
+  for (int q = 0; q < runs.count; ++q) {
+    T* dst = row + n[runs.start[q]];
+    const T* src = tile + runs.start[q];
     if (add)
-      for (int c = 0; c < len[q]; ++c) dst[c] += src[c];
+      for (int c = 0; c < runs.len[q]; ++c) dst[c] += src[c];
     else
-      for (int c = 0; c < len[q]; ++c) dst[c] = src[c];
+      for (int c = 0; c < runs.len[q]; ++c) dst[c] = src[c];
   }
 }
 
-// One micro-tile at (i, j): straight into the target where the tile is whole and its rows'
-// columns follow one another there, else through a tile on the stack, each row's columns
-// written as the runs they form in the target; `last`: its sum is finished (the epilogue
-// follows).
+// One micro-tile at (i, j), whose columns form `runs` in the target: straight into the target
+// where the tile is whole and its rows contiguous there, else through a tile on the stack
+// written a run at a time; `last`: its sum is finished (the epilogue follows).
 template <typename T>
 void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols,
-                const T* a, const T* b, int64_t kb, bool add, bool last) {
+                const ColumnRuns& runs, const T* a, const T* b, int64_t kb, bool add, bool last) {
   const int mr = p.uk.mr, nr = p.uk.nr;
   int64_t offs[kMaxMR];
-  if (rows == mr && cols == nr && out.panels[j / nr]) {
+  if (rows == mr && cols == nr && runs.count == 1) {
     for (int r = 0; r < mr; ++r) offs[r] = out.m[i + r];
     p.uk.run(kb, a, b, out.base + out.n[j], offs, add);
   } else {
     alignas(64) T tile[kMaxMR * kMaxNR];
     for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
     p.uk.run(kb, a, b, tile, offs, false);
-    const int64_t* n = out.n + j;
-    int start[kMaxNR], len[kMaxNR], runs = 0;
-    for (int c = 0; c < cols; ++c) {
-      if (c > 0 && n[c] == n[c - 1] + 1) {
-        ++len[runs - 1];
-      } else {
-        start[runs] = c;
-        len[runs++] = 1;
-      }
-    }
-    for (int64_t r = 0; r < rows; ++r) add_runs(out.base + out.m[i + r], tile + r * nr, n, start, len, runs, add);
+    for (int64_t r = 0; r < rows; ++r) add_runs(out.base + out.m[i + r], tile + r * nr, out.n + j, runs, add);
   }
   if (last && out.epilogue) apply_epilogue(p, bi, i, rows, j, cols);
 }
@@ -509,11 +513,13 @@ void run_task(const Problem<T>& p, const Task& t) {
         int64_t mb = std::min(mc, t.m1 - i0);
         if (i0 != packed_i0 || p0 != packed_p0) pack_a(p, ap, ab, i0, mb, p0, kb);
         packed_i0 = i0, packed_p0 = p0;
-        for (int64_t jr = 0; jr < nb; jr += nr)
-          for (int64_t ir = 0; ir < mb; ir += mr) {
-            micro_tile(p, out, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, std::min<int64_t>(nr, nb - jr),
-                       ap + ir * kb, bp + jr * kb, kb, add, last);
-          }
+        for (int64_t jr = 0; jr < nb; jr += nr) {
+          const int64_t cols = std::min<int64_t>(nr, nb - jr);
+          const ColumnRuns runs = column_runs(out.n + j0 + jr, cols);
+          for (int64_t ir = 0; ir < mb; ir += mr)
+            micro_tile(p, out, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, cols, runs, ap + ir * kb,
+                       bp + jr * kb, kb, add, last);
+        }
       }
     }
   }
@@ -774,7 +780,6 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
     p.partial = partial.get();
     for (int64_t i = 0; i < p.m.size; ++i) p.partial_m.push_back(i * p.n.size);
     for (int64_t j = 0; j < p.n.size; ++j) p.partial_n.push_back(j);
-    p.partial_panels = contiguous_panels(p.partial_n, p.uk.nr);
   }
   auto run = [&](runtime::Task entry, int count) {
     int status = runtime::parallel_for(threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
@@ -842,22 +847,32 @@ std::string layout_text(const Contraction& c, const TensorView& a, const TensorV
 
 }  // namespace
 
-std::string describe_layout(const Contraction& c, const std::vector<TensorView>& tensors, const GettOptions& options) {
-  const TensorView &a = tensors[static_cast<size_t>(c.a)], &b = tensors[static_cast<size_t>(c.b)];
-  const TensorView& o = tensors[static_cast<size_t>(c.o)];
+namespace {
+
+// The contraction's operands, its output and its epilogue's reads among the def's tensors.
+struct Operands {
+  const TensorView &a, &b, &o;
   std::vector<const TensorView*> epilogue;
-  for (int t : c.epilogue_reads) epilogue.push_back(&tensors[static_cast<size_t>(t)]);
-  return c.type == ScalarType::Float64 ? layout_text<double>(c, a, b, o, epilogue, options)
-                                       : layout_text<float>(c, a, b, o, epilogue, options);
+};
+
+Operands operands(const Contraction& c, const std::vector<TensorView>& tensors) {
+  Operands x{tensors[static_cast<size_t>(c.a)], tensors[static_cast<size_t>(c.b)], tensors[static_cast<size_t>(c.o)], {}};
+  for (int t : c.epilogue_reads) x.epilogue.push_back(&tensors[static_cast<size_t>(t)]);
+  return x;
+}
+
+}  // namespace
+
+std::string describe_layout(const Contraction& c, const std::vector<TensorView>& tensors, const GettOptions& options) {
+  const Operands x = operands(c, tensors);
+  return c.type == ScalarType::Float64 ? layout_text<double>(c, x.a, x.b, x.o, x.epilogue, options)
+                                       : layout_text<float>(c, x.a, x.b, x.o, x.epilogue, options);
 }
 
 void run_gett(const Contraction& c, const std::vector<TensorView>& tensors, int threads, const GettOptions& options) {
-  const TensorView &a = tensors[static_cast<size_t>(c.a)], &b = tensors[static_cast<size_t>(c.b)];
-  const TensorView& o = tensors[static_cast<size_t>(c.o)];
-  std::vector<const TensorView*> epilogue;
-  for (int t : c.epilogue_reads) epilogue.push_back(&tensors[static_cast<size_t>(t)]);
-  if (c.type == ScalarType::Float64) run_typed<double>(c, a, b, o, epilogue, threads, options);
-  else run_typed<float>(c, a, b, o, epilogue, threads, options);
+  const Operands x = operands(c, tensors);
+  if (c.type == ScalarType::Float64) run_typed<double>(c, x.a, x.b, x.o, x.epilogue, threads, options);
+  else run_typed<float>(c, x.a, x.b, x.o, x.epilogue, threads, options);
 }
 
 void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound, const std::vector<TensorView>& inputs,

@@ -161,18 +161,12 @@ Cublas::Handle& Cublas::handle_on(int ordinal) const {
   return *handles_.emplace(ordinal, std::move(h)).first->second;
 }
 
-namespace {
-
-// What an LtPlan depends on: every field of the call but its tensors' places among the def's.
-std::string lt_key(const BlasCall& c) {
-  std::string key;
-  for (int64_t v : {int64_t{static_cast<int>(c.type)}, int64_t{c.x_trans}, int64_t{c.y_trans}, c.m, c.n, c.k, c.ldx,
-                    c.ldy, c.ldc, c.batch, c.stride_x, c.stride_y, c.stride_c, int64_t{c.bias >= 0}, int64_t{c.relu}})
-    key += std::to_string(v) + ",";
-  return key;
+// Every field of the call but its tensors' places among the def's (made on every call: a few
+// integers, no text).
+Cublas::LtKey Cublas::lt_key(const BlasCall& c) {
+  return {static_cast<int>(c.type), c.x_trans, c.y_trans, c.m, c.n, c.k, c.ldx, c.ldy, c.ldc, c.batch, c.stride_x,
+          c.stride_y, c.stride_c, c.bias >= 0, c.relu};
 }
-
-}  // namespace
 
 const Cublas::LtPlan& Cublas::lt_plan(const BlasCall& call, Handle& h, const void* bias) const {
   std::unique_ptr<LtPlan>& slot = h.lt_plans[lt_key(call)];

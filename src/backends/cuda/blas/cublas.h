@@ -6,6 +6,7 @@
 // cuBLAS is missing (cuda_backend.cpp).
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,10 +47,12 @@ class Cublas {
  private:
   struct Api;
   struct LtPlan;
+  using LtKey = std::array<int64_t, 15>;
+  static LtKey lt_key(const BlasCall& call);  // what an LtPlan depends on: the call's shape
   struct Handle {
     void* handle = nullptr;  // cuBLAS's
     void* lt = nullptr;      // cuBLASLt's
-    std::map<std::string, std::unique_ptr<LtPlan>> lt_plans;  // by the call's shape (lt_key)
+    std::map<LtKey, std::unique_ptr<LtPlan>> lt_plans;  // by the call's shape
     std::mutex mutex;                                         // the stream, the plans
   };
   const LtPlan& lt_plan(const BlasCall& call, Handle& h, const void* bias) const;  // under h.mutex
