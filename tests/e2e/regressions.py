@@ -18,7 +18,8 @@ process so that a crash fails the test instead of killing it:
                            and estimate; without emulation it fails, saying why
   cli_float16              tc run's checksums of float16 and bfloat16 programs (converted by libtc itself,
                            the CLI includes tc.h only) are those of the former built-in encoder
-  cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:");
+  cli_tune                 tc tune into a temporary cache prints the winner ("tuned now:") and
+                           a summary with the result's times, not the search's;
                            tc run reads that cache; tc cache export/import round-trip it;
                            --budget 0.1 still measures and stores the starting point
   cli_cache                tc cache ls after a tune lists the def and sizes, show its knobs,
@@ -341,6 +342,11 @@ def cli_tune():
         expect_cli(p, "tc tune")
         if "tuned now:" not in p.stdout or "options:" not in p.stdout or "generation " not in p.stderr:
             raise AssertionError("tc tune: stdout %r, stderr %r" % (p.stdout, p.stderr))
+        # The summary gives the result's times (after the confirmation), not the search's.
+        result = re.search(r"tuned now: .*, best (\S+) ms, start (\S+) ms", p.stdout)
+        summary = re.search(r"^best (\S+) ms, default (\S+) ms \(speed-up", p.stdout, re.M)
+        if not result or not summary or result.groups() != summary.groups():
+            raise AssertionError("tc tune: the summary's times are not the result's: %r" % p.stdout)
         # tc run does not print the kernel's description: only that it runs from the cache.
         p = run_cli("run", src, *sizes, "--option", "cache=" + cache)
         expect_cli(p, "tc run with the tuned cache")
