@@ -75,7 +75,8 @@ step corpus_rowwise "$py" tests/gpu/corpus_on_gpu.py --option cuda.rowwise=1
 step corpus_blas "$py" tests/gpu/corpus_on_gpu.py --option cuda.blas=1
 step corpus_tf32 "$py" tests/gpu/corpus_on_gpu.py --option cuda.tf32=1 --tf32
 step python_tests "$py" -m unittest discover -s bindings/python/tests -v
-step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py
+if [ -x .gpu/lib/tc/faulty-runner ]; then faulty=.gpu/lib/tc/faulty-runner; else faulty=build/tests/tune/faulty-runner; fi
+step tune_on_gpu "$py" tests/gpu/tune_on_gpu.py --faulty-runner "$faulty"
 step custom_op "$py" tests/gpu/custom_op_on_gpu.py
 for k in accept.matmul accept.softmax_temporaries accept.lut_embedding_bag accept.scatter_histogram_int32; do
   step "memcheck.$k" compute-sanitizer --tool memcheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py "$k"

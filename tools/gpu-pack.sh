@@ -3,7 +3,8 @@
 # for the device tool's carry limit (64 MiB; build/ is about 760 MB, libtc.so alone 48 MB with
 # its debug information): .gpu/lib/libtc.so* stripped of debug information (about 2.3 MB) with
 # libhiredis.so.0.14 beside it (100 KB), the
-# candidate runner beside it (.gpu/lib/tc/candidate-runner, where libtc looks), .gpu/bin/tc, and
+# candidate runner beside it (.gpu/lib/tc/candidate-runner, where libtc looks), the tests' runner
+# with faults on demand (.gpu/lib/tc/faulty-runner, stripped, for tests/gpu/tune_on_gpu.py), .gpu/bin/tc, and
 # the Debian runtime libraries as .deb files (.gpu/bundle, ../shared/tools/bundle-runtime.sh,
 # about 37 MB; kept between runs). Run here after building (bash tools/setup.sh); then carry
 # ".gpu" and run `bash tools/gpu-check.sh` there, which finds .gpu/ and uses it.
@@ -17,6 +18,7 @@ strip -g -o ".gpu/lib/${lib##*/}" "$lib"
 ln -s "${lib##*/}" .gpu/lib/libtc.so.0
 ln -s libtc.so.0 .gpu/lib/libtc.so
 cp build/src/tc/candidate-runner .gpu/lib/tc/
+strip -g -o .gpu/lib/tc/faulty-runner build/tests/tune/faulty-runner
 # hiredis (the cache's remote tier) is not in bundle-runtime.sh's list: its one library, as is.
 cp -L "$(ldd "$lib" | awk '/libhiredis/ {print $3}')" .gpu/lib/
 cp build/tools/tc/tc .gpu/bin/

@@ -5,6 +5,7 @@
 
 #include "api/handles.h"
 #include "api/status.h"
+#include "api/tune_with_hooks.h"
 #include "ir/describe.h"
 #include "cache/listing.h"
 #include "cache/location.h"
@@ -217,6 +218,26 @@ int run(const tc_kernel* kernel, const DLTensor* inputs, size_t num_inputs, DLTe
 
 }  // namespace
 
+int tc::api::tune_with_hooks(tc_kernel** out, const tc_program* program, const char* entry, const DLTensor* inputs,
+                             size_t num_inputs, const tc_options* options, tc_tune_callback callback, void* user,
+                             const tc::tune::TuneHooks* hooks) {
+  return guarded([&] {
+    require(out, "out");
+    Binding b = bind_entry(program, entry, inputs, num_inputs, options);
+    auto views =
+        tc::runtime::validate_tensors(inputs, num_inputs, b.kernel->inputs, "input", devices_of(b.options.backend()));
+    tc::tune::ProgressFn progress;
+    if (callback)
+      progress = [&](const tc::tune::Progress& p) {
+        tc_tune_progress c{sizeof(tc_tune_progress), p.generation, p.generations, p.done,     p.planned,
+                           p.best_ms,                p.default_ms,  p.elapsed_s,   p.budget_s};
+        return callback(&c, user) == 0;
+      };
+    finish_kernel(*b.kernel, tc::tune::tune(b.bound, b.options, views, progress, hooks));
+    *out = b.kernel.release();
+  });
+}
+
 extern "C" {
 
 TC_API int tc_define(tc_program** out, const char* source) { return define(out, source, nullptr); }
@@ -374,21 +395,7 @@ TC_API int tc_compile(tc_kernel** out, const tc_program* program, const char* en
 
 TC_API int tc_tune(tc_kernel** out, const tc_program* program, const char* entry, const DLTensor* inputs,
                    size_t num_inputs, const tc_options* options, tc_tune_callback callback, void* user) {
-  return guarded([&] {
-    require(out, "out");
-    Binding b = bind_entry(program, entry, inputs, num_inputs, options);
-    auto views =
-        tc::runtime::validate_tensors(inputs, num_inputs, b.kernel->inputs, "input", devices_of(b.options.backend()));
-    tc::tune::ProgressFn progress;
-    if (callback)
-      progress = [&](const tc::tune::Progress& p) {
-        tc_tune_progress c{sizeof(tc_tune_progress), p.generation, p.generations, p.done,     p.planned,
-                           p.best_ms,                p.default_ms,  p.elapsed_s,   p.budget_s};
-        return callback(&c, user) == 0;
-      };
-    finish_kernel(*b.kernel, tc::tune::tune(b.bound, b.options, views, progress));
-    *out = b.kernel.release();
-  });
+  return tc::api::tune_with_hooks(out, program, entry, inputs, num_inputs, options, callback, user, nullptr);
 }
 
 TC_API int tc_cache_export(const char* cache_dir, const char* file) {

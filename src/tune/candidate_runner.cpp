@@ -5,12 +5,6 @@
 // and sends its outputs back, and times it as the tuner would in its own process (measure.h).
 // After a failed run it exits: the device's state is unknown (a CUDA fault poisons the
 // context). It does not compare results, choose candidates or touch the cache.
-//
-// Test hooks (the tests of fault containment; nothing else sets them): a candidate whose knob
-// text contains $TC_TEST_RUNNER_FAULT makes the runner die of SIGSEGV before its first run, one
-// that contains $TC_TEST_RUNNER_HANG makes it sleep until killed.
-#include <signal.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -82,19 +76,8 @@ backends::OptionSet options_of(const std::vector<std::pair<std::string, std::str
   return o;
 }
 
-void test_hooks(const std::string& knobs) {
-  const char* fault = std::getenv("TC_TEST_RUNNER_FAULT");
-  if (fault && *fault && knobs.find(fault) != std::string::npos) {
-    ::signal(SIGSEGV, SIG_DFL);  // a sanitizer's handler would turn the signal into an exit status
-    ::raise(SIGSEGV);
-  }
-  const char* hang = std::getenv("TC_TEST_RUNNER_HANG");
-  if (hang && *hang && knobs.find(hang) != std::string::npos)
-    for (;;) ::pause();
-}
-
 // One candidate; `failed_run` says the process must end after the reply.
-Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
+Reply measure(Session& s, const tune::protocol::Request& q, const tune::RunnerHooks* hooks, bool& failed_run) {
   Reply r;
   std::unique_ptr<backends::Kernel> kernel;
   backends::OptionSet options;
@@ -118,7 +101,7 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
   }
   try {
     s.place(options.backend());  // a failure to allocate is a failed run, not a failed compilation
-    test_hooks(q.knobs);
+    if (hooks && hooks->before_run) hooks->before_run(q.knobs);
     const std::vector<runtime::TensorView>& in = s.inputs->views;
     const std::vector<runtime::TensorView>& out = s.outputs->views;
     if (q.check) {
@@ -139,7 +122,7 @@ Reply measure(Session& s, const tune::protocol::Request& q, bool& failed_run) {
   return r;
 }
 
-int serve(int fd) {
+int serve(int fd, const tune::RunnerHooks* hooks) {
   std::string message;
   if (tune::protocol::receive(fd, message, -1) != tune::protocol::Received::Message) return 0;
   std::unique_ptr<Session> session;
@@ -154,7 +137,7 @@ int serve(int fd) {
   if (!session) return 1;
   while (tune::protocol::receive(fd, message, -1) == tune::protocol::Received::Message) {
     bool failed_run = false;
-    Reply r = measure(*session, tune::protocol::decode_request(message), failed_run);
+    Reply r = measure(*session, tune::protocol::decode_request(message), hooks, failed_run);
     tune::protocol::send(fd, tune::protocol::encode(r));
     if (failed_run) return 0;
   }
@@ -165,9 +148,9 @@ int serve(int fd) {
 
 namespace tc::tune {
 
-int serve_candidates(int fd) {
+int serve_candidates(int fd, const RunnerHooks* hooks) {
   try {
-    return serve(fd);
+    return serve(fd, hooks);
   } catch (const std::exception&) {  // the tuner is gone, or a message was damaged
     return 2;
   }

@@ -4,11 +4,20 @@
 // candidate_process.h; the messages are candidate_protocol.h.
 #pragma once
 
+#include <functional>
+#include <string>
+
 namespace tc::tune {
+
+// What a test runner (tests/tune/faulty_runner.cpp) does to a candidate before its first run
+// (crash, hang); libtc's runner has none.
+struct RunnerHooks {
+  std::function<void(const std::string& knobs)> before_run;
+};
 
 // Serves the tuner on socket `fd` until it closes its end (0), after a failed run (0: the
 // device's state is unknown, the tuner starts a fresh runner), or when the setup fails (1)
 // or the tuner is gone mid-message (2).
-int serve_candidates(int fd);
+int serve_candidates(int fd, const RunnerHooks* hooks = nullptr);
 
 }  // namespace tc::tune

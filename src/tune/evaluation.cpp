@@ -81,7 +81,7 @@ void Tuner::evaluate(const std::vector<Point>& population, double best_before) {
       stop_budget();
       break;
     }
-    if (testing::measuring) testing::measuring(point_text(knobs_, c.point));
+    if (hooks_.measuring) hooks_.measuring(point_text(knobs_, c.point));
     if (c.kernel && !same_code_as_measured(c)) {
       measure(c);
       keep_code_time(c);
@@ -107,7 +107,7 @@ void Tuner::measure(Candidate& c) {
     if (!is_start) {
       outputs_.zero();
       double check_ms = timed_run(backend_, *c.kernel, device_, inputs_, outputs_.views);
-      if (testing::after_check_run) testing::after_check_run(++checked_, outputs_.views);
+      if (hooks_.after_check_run) hooks_.after_check_run(++checked_, outputs_.views);
       if (!agrees_with_start(c, outputs_.read())) return;
       if (check_ms >= kLongCallMs) {  // a long call: its checked run is its one timed run
         Timing t;
@@ -150,7 +150,7 @@ void Tuner::measure_in_runner(Candidate& c, bool is_start) {
     if (r.outputs.size() != sigs.size()) fail(TC_ERROR_INTERNAL, "the candidate runner sent the wrong number of outputs");
     std::vector<runtime::TensorView> views;
     for (size_t o = 0; o < sigs.size(); ++o) views.push_back(runtime::row_major_view(r.outputs[o].data(), sigs[o]));
-    if (testing::after_check_run) testing::after_check_run(++checked_, views);
+    if (hooks_.after_check_run) hooks_.after_check_run(++checked_, views);
     if (!agrees_with_start(c, r.outputs)) return;
   }
   Timing t;
@@ -202,7 +202,7 @@ void Tuner::take_times(Candidate& c, const Timing& t, bool is_start) {
 }
 
 double Tuner::adjusted(const Point& p, bool confirming, double ms) const {
-  return testing::timed ? testing::timed(point_text(knobs_, p), confirming, ms) : ms;
+  return hooks_.timed ? hooks_.timed(point_text(knobs_, p), confirming, ms) : ms;
 }
 
 void Tuner::confirm() {

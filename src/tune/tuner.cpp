@@ -19,13 +19,6 @@
 
 namespace tc::tune {
 
-namespace testing {
-std::function<void(int, const std::vector<runtime::TensorView>&)> after_check_run;
-std::function<void(const std::vector<std::string>&)> first_population;
-std::function<void(const std::string&)> measuring;
-std::function<double(const std::string&, bool, double)> timed;
-}
-
 }  // namespace tc::tune
 
 namespace tc::tune::tuning {
@@ -55,10 +48,10 @@ std::string sizes_text(const ir::BoundDef& bound) {
 }
 
 Tuner::Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const backends::Backend& backend,
-             const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress)
+             const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks)
     : bound_(bound), options_(options), backend_(backend), target_(backend_.default_target()),
-      inputs_(inputs), progress_(progress), device_(device_of(inputs)), outputs_(backend_, device_, bound.outputs()),
-      rng_(20261123) {
+      inputs_(inputs), progress_(progress), hooks_(hooks ? *hooks : TuneHooks{}), device_(device_of(inputs)),
+      outputs_(backend_, device_, bound.outputs()), rng_(20261123) {
   backends::KnobValues tune = options.values_for(backend_);  // the tune.* options, parsed
   population_ = static_cast<int>(tune.integer("tune.population"));
   generations_ = static_cast<int>(tune.integer("tune.generations"));
@@ -91,10 +84,10 @@ Compiled Tuner::run() {
   load_history();
   reference_run();
   std::vector<Point> population = first_population();
-  if (testing::first_population) {
+  if (hooks_.first_population) {
     std::vector<std::string> texts;
     for (const Point& p : population) texts.push_back(point_text(knobs_, p));
-    testing::first_population(texts);
+    hooks_.first_population(texts);
   }
   gen_ = 1;
   double best_before_search = best_.ms;  // the history's: the first generation is measured against it
@@ -215,7 +208,7 @@ void Tuner::reference_run() {
   start_kernel_ = backend_.compile(bound_, target_, options_.values_for(backend_));
   outputs_.zero();
   start_kernel_->run(inputs_, outputs_.views, backends::ExecutionContext{});
-  if (testing::after_check_run) testing::after_check_run(0, outputs_.views);
+  if (hooks_.after_check_run) hooks_.after_check_run(0, outputs_.views);
   reference_ = outputs_.read();
 }
 
@@ -224,7 +217,7 @@ void Tuner::measure_start() {
   if (!(default_ms_ > 0)) {
     ++planned_;
     Candidate c{start_point_, std::move(start_kernel_), "", cache::Outcome::Measured, INFINITY};
-    if (testing::measuring) testing::measuring(text);
+    if (hooks_.measuring) hooks_.measuring(text);
     measure(c);
     keep_code_time(c);
     start_kernel_ = std::move(c.kernel);
@@ -355,15 +348,13 @@ Compiled Tuner::result() {
 namespace tc::tune {
 
 Compiled tune(const ir::BoundDef& bound, const backends::OptionSet& options,
-              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress) {
-  return tuning::Tuner(bound, options, options.backend(), inputs, progress).run();
+              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks) {
+  return tuning::Tuner(bound, options, options.backend(), inputs, progress, hooks).run();
 }
 
-namespace testing {
-Compiled tune_with(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
-                   const std::vector<runtime::TensorView>& inputs) {
-  return tuning::Tuner(bound, options, backend, inputs, nullptr).run();
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+                 const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks) {
+  return tuning::Tuner(bound, options, backend, inputs, nullptr, hooks).run();
 }
-}  // namespace testing
 
 }  // namespace tc::tune

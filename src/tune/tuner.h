@@ -49,27 +49,31 @@ struct Progress {
 // Called after every measured candidate; returning false stops the search (the best is kept).
 using ProgressFn = std::function<bool(const Progress&)>;
 
+// What a test observes or changes in a search, passed to tune() (the library's own callers pass
+// none; an empty member does nothing).
+struct TuneHooks {
+  // Called with each candidate's outputs after its checked run (candidate 0 is the starting
+  // point): a test makes a candidate compute a wrong result through it.
+  std::function<void(int candidate, const std::vector<runtime::TensorView>& outputs)> after_check_run;
+  // Called once with the first population's points as knob texts, in order.
+  std::function<void(const std::vector<std::string>& points)> first_population;
+  // Called with every candidate's knob text as its measurement begins (a failed compilation
+  // included; not for points the history knows).
+  std::function<void(const std::string& knobs)> measuring;
+  // Every timed run's milliseconds pass through it (knob text; whether it is the final
+  // comparison of winner and start): a test makes a candidate look faster than it is.
+  std::function<double(const std::string& knobs, bool confirming, double ms)> timed;
+};
+
 // Tunes; stores the best in the cache of options' `cache` (unless off) and returns it compiled.
 // Throws TC_ERROR_CACHE when the cache cannot be written, before any tuning.
 Compiled tune(const ir::BoundDef& bound, const backends::OptionSet& options,
-              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress);
+              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress,
+              const TuneHooks* hooks = nullptr);
 
-namespace testing {
-// Test-only: called with each candidate's outputs after its checked run (candidate 0 is the
-// starting point); a test makes a candidate compute a wrong result through it.
-extern std::function<void(int candidate, const std::vector<runtime::TensorView>& outputs)> after_check_run;
-// Test-only: called once with the first population's points as knob texts, in order.
-extern std::function<void(const std::vector<std::string>& points)> first_population;
-// Test-only: called with every candidate's knob text as its measurement begins (a failed
-// compilation included; not for points the history knows).
-extern std::function<void(const std::string& knobs)> measuring;
-// Test-only: every timed run's milliseconds pass through it (knob text; whether it is the
-// final comparison of winner and start); a test makes a candidate look faster than it is.
-extern std::function<double(const std::string& knobs, bool confirming, double ms)> timed;
-// Test-only: tune() with `backend` in place of the one options name (a test's stand-in for a
-// device backend: memory of another device type, runs that return before their work is done).
-Compiled tune_with(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
-                   const std::vector<runtime::TensorView>& inputs);
-}  // namespace testing
+// tune() with `backend` in place of the one the options name (a test's stand-in for a device
+// backend: memory of another device type, runs that return before their work is done).
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+                 const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks);
 
 }  // namespace tc::tune

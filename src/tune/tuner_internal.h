@@ -67,7 +67,7 @@ std::string sizes_text(const ir::BoundDef& bound);
 class Tuner {
  public:
   Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const backends::Backend& backend,
-        const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress);
+        const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks);
 
   Compiled run();
 
@@ -242,6 +242,7 @@ class Tuner {
   backends::Target target_;
   const std::vector<runtime::TensorView>& inputs_;
   ProgressFn progress_;
+  const TuneHooks hooks_;
   DLDevice device_;  // the inputs' and outputs'
   DeviceTensors outputs_;  // on the inputs' device
   std::vector<std::string> reference_;  // the starting point's outputs

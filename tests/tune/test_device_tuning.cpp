@@ -168,10 +168,10 @@ TEST(DeviceTuning, OutputsOnTheInputsDeviceAndEveryTimedRunWaitedFor) {
   Case c;
   queue = Queue{};
   std::vector<std::string> measured;
-  tc::tune::testing::measuring = [&](const std::string& knobs) { measured.push_back(knobs); };
+  tc::tune::TuneHooks hooks;
+  hooks.measuring = [&](const std::string& knobs) { measured.push_back(knobs); };
   StandInBackend backend;
-  tc::tune::Compiled tuned = tc::tune::testing::tune_with(backend, c.bound, search_options(), c.views);
-  tc::tune::testing::measuring = nullptr;
+  tc::tune::Compiled tuned = tc::tune::tune_on(backend, c.bound, search_options(), c.views, &hooks);
   EXPECT_GE(measured.size(), 3u);
   EXPECT_GT(queue.runs, 3 * static_cast<int>(measured.size()) / 2);
   EXPECT_GE(queue.waits, queue.runs - static_cast<int>(measured.size()) - 1);  // every run but the checked ones
@@ -199,13 +199,13 @@ TEST(DeviceTuning, AutoIsolationOnADeviceWantsARunnerAndSaysWhyItHasNone) {
   o.set("tune.isolation", "auto");
   o.set("tune.generations", "1");
   StandInBackend backend;
-  tc::tune::Compiled tuned = tc::tune::testing::tune_with(backend, c.bound, o, c.views);
+  tc::tune::Compiled tuned = tc::tune::tune_on(backend, c.bound, o, c.views, nullptr);
   EXPECT_NE(tuned.provenance.find("candidates ran in this process: input 'A': the stand-in backend cannot read memory of kDLExtDev"),
             std::string::npos)
       << tuned.provenance;
   o.set("tune.isolation", "process");
   try {
-    tc::tune::testing::tune_with(backend, c.bound, o, c.views);
+    tc::tune::tune_on(backend, c.bound, o, c.views, nullptr);
     ADD_FAILURE() << "tune.isolation=process tuned without a runner";
   } catch (const tc::Error& e) {
     EXPECT_EQ(e.status(), TC_ERROR_UNSUPPORTED) << e.what();

@@ -3,8 +3,8 @@
 // history remembers every candidate, so a second tune of the same key measures none of them
 // again; records of the same def at other sizes seed the first population; a winner that does
 // not hold up against the start in the final comparison gives way to it, in the result and
-// the cache (test hooks in tc::tune::testing observe the candidates and the first population,
-// and bend timings).
+// the cache (hooks into the search, tc::tune::TuneHooks through tc::api::tune_with_hooks,
+// observe the candidates and the first population, and bend timings).
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -23,6 +23,7 @@
 
 #include "cache/store.h"
 #include "common/matmul_case.h"
+#include "api/tune_with_hooks.h"
 #include "tc/tc.h"
 #include "tune/tuner.h"
 
@@ -30,11 +31,11 @@ namespace {
 
 struct Fixture : tc_test::MatmulCase {
   Fixture(int m = 96, int k = 64, int n = 96) : MatmulCase(m, k, n) {}
-  ~Fixture() {
-    tc::tune::testing::after_check_run = nullptr;
-    tc::tune::testing::first_population = nullptr;
-    tc::tune::testing::measuring = nullptr;
-    tc::tune::testing::timed = nullptr;
+  tc::tune::TuneHooks hooks;  // what tune() passes to the search
+
+  // tc_tune of this case's program on its inputs, with `hooks`.
+  int tune(tc_kernel** out, const tc_options* o, tc_tune_callback callback = nullptr, void* user = nullptr) {
+    return tc::api::tune_with_hooks(out, program, nullptr, in, 2, o, callback, user, &hooks);
   }
 
   // A deliberately bad start: the pipeline (not the contraction route) with scalar code, 1x1
@@ -98,16 +99,16 @@ std::vector<tc::cache::Record> kernel_records(const tc::cache::Store& store) {
 // Tunes f's matmul with its bad start into `cache`, recording the first population and every
 // candidate measured.
 void tune(Fixture& f, const std::string& cache, std::vector<std::string>& first, std::vector<std::string>& measured) {
-  tc::tune::testing::first_population = [&](const std::vector<std::string>& p) { first = p; };
-  tc::tune::testing::measuring = [&](const std::string& knobs) { measured.push_back(knobs); };
+  f.hooks.first_population = [&](const std::vector<std::string>& p) { first = p; };
+  f.hooks.measuring = [&](const std::string& knobs) { measured.push_back(knobs); };
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   f.expect_same_as_start(k, o);
   tc_kernel_destroy(k);
   tc_options_destroy(o);
-  tc::tune::testing::first_population = nullptr;
-  tc::tune::testing::measuring = nullptr;
+  f.hooks.first_population = nullptr;
+  f.hooks.measuring = nullptr;
 }
 
 }  // namespace
@@ -118,7 +119,7 @@ TEST(Tuner, BeatsABadStartStoresItAndALaterCompileFindsIt) {
   tc_options* o = f.bad_start(cache);
   Log log;
   tc_kernel* tuned = nullptr;
-  ASSERT_EQ(tc_tune(&tuned, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&tuned, o, on_progress, &log), TC_OK) << tc_last_error_message();
   EXPECT_GE(log.calls, 6);
   EXPECT_EQ(log.last.generations, 2);
   EXPECT_LE(log.last.candidates_done, log.last.candidates_planned);
@@ -171,7 +172,7 @@ TEST(Tuner, ABudgetTooShortForTheSearchStillMeasuresAndStoresTheStart) {
     tc_options* o = f.bad_start(cache);
     EXPECT_EQ(tc_options_set(o, "tune.budget", budget), TC_OK) << tc_last_error_message();
     tc_kernel* k = nullptr;
-    EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK) << tc_last_error_message();
+    EXPECT_EQ(f.tune(&k, o, on_progress, &log), TC_OK) << tc_last_error_message();
     f.expect_same_as_start(k, o);
     std::string text = f.describe(k);
     tc_kernel_destroy(k);
@@ -232,7 +233,7 @@ TEST(Tuner, ABudgetTooShortForTheSearchStillMeasuresAndStoresTheStart) {
   tc_options* off = f.bad_start("off");
   tc_options_set(off, "tune.budget", "0");
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, off, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, off), TC_OK) << tc_last_error_message();
   EXPECT_TRUE(has(f.describe(k), "(tune.budget), cache off")) << f.describe(k);
   tc_kernel_destroy(k);
   tc_options_destroy(off);
@@ -245,14 +246,14 @@ TEST(Tuner, CandidatesOfTheSameCodeAreMeasuredOnce) {
   Fixture f;
   std::string cache = f.dir + "/cache";
   std::map<std::string, int> timed_runs;
-  tc::tune::testing::timed = [&](const std::string& knobs, bool, double ms) {
+  f.hooks.timed = [&](const std::string& knobs, bool, double ms) {
     timed_runs[knobs]++;
     return ms;
   };
   tc_options* o = f.bad_start(cache);
   tc_options_set(o, "cpu.contract", "1");
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   f.expect_same_as_start(k, o);
   auto store = tc::cache::Store::open(cache, false);
   std::map<std::string, double> times;
@@ -277,12 +278,12 @@ TEST(Tuner, AWrongCandidateIsNeverStored) {
   Fixture f;
   std::string cache = f.dir + "/cache";
   // Every candidate after the starting point computes a wrong result.
-  tc::tune::testing::after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
+  f.hooks.after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
     if (candidate > 0) reinterpret_cast<float*>(outputs[0].data)[0] += 1.0f;
   };
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   std::string d = f.describe(k);
   EXPECT_TRUE(has(d, "rejected")) << d;
   EXPECT_TRUE(has(d, "cpu.tile=1x1")) << d;  // the start is what it returns
@@ -312,7 +313,7 @@ TEST(Tuner, TheCallbackStopsItAndAnUnusableCacheIsAnError) {
   Log log;
   log.stop_after = 1;
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK);
+  ASSERT_EQ(f.tune(&k, o, on_progress, &log), TC_OK);
   EXPECT_EQ(log.calls, 1);
   EXPECT_EQ(log.last.candidates_done, 1);
   tc_kernel_destroy(k);
@@ -320,7 +321,7 @@ TEST(Tuner, TheCallbackStopsItAndAnUnusableCacheIsAnError) {
   ::mkdir(open_dir.c_str(), 0777);
   ::chmod(open_dir.c_str(), 0777);
   tc_options_set(o, "cache", open_dir.c_str());
-  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_ERROR_CACHE);
+  EXPECT_EQ(f.tune(&k, o), TC_ERROR_CACHE);
   EXPECT_TRUE(has(tc_last_error_message(), "writable by group or others")) << tc_last_error_message();
   tc_options_destroy(o);
 }
@@ -475,7 +476,7 @@ TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
   std::string cache = f.dir + "/cache";
   std::string fluke;  // the first candidate other than the start
   std::string start_text;
-  tc::tune::testing::timed = [&](const std::string& knobs, bool confirming, double ms) {
+  f.hooks.timed = [&](const std::string& knobs, bool confirming, double ms) {
     if (start_text.empty()) start_text = knobs;  // the start is measured first
     if (knobs == start_text) return ms;
     if (fluke.empty()) fluke = knobs;
@@ -484,7 +485,7 @@ TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
   };
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   std::string text = f.describe(k);
   EXPECT_TRUE(has(text, "did not hold up against the start")) << text;
   EXPECT_TRUE(has(text, "cpu.tile=1x1")) << text;  // the start's knobs are the result's
@@ -506,7 +507,7 @@ TEST(Tuner, AWinnerWithinTheMarginGivesWayToTheStart) {
     Fixture f;
     std::string cache = f.dir + "/cache";
     std::string fluke, start_text;
-    tc::tune::testing::timed = [&](const std::string& knobs, bool confirming, double ms) {
+    f.hooks.timed = [&](const std::string& knobs, bool confirming, double ms) {
       if (start_text.empty()) start_text = knobs;
       if (knobs == start_text) return confirming ? 10.0 : ms;
       if (fluke.empty()) fluke = knobs;
@@ -515,7 +516,7 @@ TEST(Tuner, AWinnerWithinTheMarginGivesWayToTheStart) {
     };
     tc_options* o = f.bad_start(cache);
     tc_kernel* k = nullptr;
-    ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+    ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
     std::string text = f.describe(k);
     auto store = tc::cache::Store::open(cache, false);
     auto records = kernel_records(*store);
@@ -529,7 +530,7 @@ TEST(Tuner, AWinnerWithinTheMarginGivesWayToTheStart) {
     }
     tc_kernel_destroy(k);
     tc_options_destroy(o);
-    tc::tune::testing::timed = nullptr;
+    f.hooks.timed = nullptr;
   }
 }
 
@@ -538,11 +539,11 @@ TEST(Tuner, AWinnerThatHoldsUpStays) {
   Fixture f;
   std::string cache = f.dir + "/cache";
   std::string start;
-  tc::tune::testing::first_population = [&](const std::vector<std::string>& p) { start = p[0]; };
+  f.hooks.first_population = [&](const std::vector<std::string>& p) { start = p[0]; };
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
-  tc::tune::testing::first_population = nullptr;
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
+  f.hooks.first_population = nullptr;
   std::string text = f.describe(k);
   EXPECT_TRUE(has(text, "confirmed against the start in alternation")) << text;
   auto store = tc::cache::Store::open(cache, false);
@@ -569,12 +570,12 @@ const bool kRunnerFound = ::setenv("TC_CANDIDATE_RUNNER", TC_TEST_CANDIDATE_RUNN
 // first) before any candidate runs, and may set the runner's test hooks.
 tc_kernel* tune_isolated(Fixture& f, const std::string& cache, const std::function<void(const std::vector<std::string>&)>& pick,
                          int timeout_s = 60) {
-  tc::tune::testing::first_population = pick;
+  f.hooks.first_population = pick;
   tc_options* o = f.bad_start(cache);
   EXPECT_EQ(tc_options_set(o, "tune.isolation", "process"), TC_OK);
   EXPECT_EQ(tc_options_set(o, "tune.timeout", std::to_string(timeout_s).c_str()), TC_OK);
   tc_kernel* k = nullptr;
-  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  EXPECT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   tc_options_destroy(o);
   return k;
 }
@@ -596,7 +597,7 @@ TEST(Isolation, ACandidateThatCrashesFailsAloneAndTheRunnerStartsAfresh) {
   Fixture f;
   std::string cache = f.dir + "/cache";
   std::string crashing;
-  tc::tune::testing::after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
+  f.hooks.after_check_run = [](int candidate, const std::vector<tc::runtime::TensorView>& outputs) {
     if (candidate == 1) reinterpret_cast<float*>(outputs[0].data)[0] += 1.0f;
   };
   tc_kernel* k = tune_isolated(f, cache, [&](const std::vector<std::string>& first) {
@@ -661,12 +662,12 @@ TEST(Isolation, WithoutARunnerProcessIsUnsupportedAndAutoOnTheHostNeedsNone) {
   tc_options* o = f.bad_start(cache);
   tc_options_set(o, "tune.isolation", "process");
   tc_kernel* k = nullptr;
-  EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(f.tune(&k, o), TC_ERROR_UNSUPPORTED);
   EXPECT_TRUE(has(tc_last_error_message(), "no candidate runner at '/nonexistent/candidate-runner'"))
       << tc_last_error_message();
   EXPECT_EQ(k, nullptr);
   tc_options_set(o, "tune.isolation", "auto");
-  ASSERT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, nullptr, nullptr), TC_OK) << tc_last_error_message();
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
   EXPECT_TRUE(has(f.describe(k), "candidates measured in this process")) << f.describe(k);
   ::setenv("TC_CANDIDATE_RUNNER", TC_TEST_CANDIDATE_RUNNER, 1);
   tc_kernel_destroy(k);
@@ -680,7 +681,7 @@ TEST(Isolation, WithoutARunnerProcessIsUnsupportedAndAutoOnTheHostNeedsNone) {
 TEST(Tuner, PatienceEndsASearchThatStopsImprovingAndTheDescriptionSaysWhy) {
   Fixture f;
   std::string start_text, first;
-  tc::tune::testing::timed = [&](const std::string& knobs, bool, double) {
+  f.hooks.timed = [&](const std::string& knobs, bool, double) {
     if (start_text.empty()) start_text = knobs;  // the start is measured first
     if (knobs == start_text) return 20.0;
     if (first.empty()) first = knobs;
@@ -695,7 +696,7 @@ TEST(Tuner, PatienceEndsASearchThatStopsImprovingAndTheDescriptionSaysWhy) {
     EXPECT_EQ(tc_options_set(o, "tune.patience", patience), TC_OK);
     EXPECT_EQ(tc_options_set(o, "tune.budget", budget), TC_OK);
     tc_kernel* k = nullptr;
-    EXPECT_EQ(tc_tune(&k, f.program, nullptr, f.in, 2, o, on_progress, &log), TC_OK) << tc_last_error_message();
+    EXPECT_EQ(f.tune(&k, o, on_progress, &log), TC_OK) << tc_last_error_message();
     std::string text = f.describe(k);
     tc_kernel_destroy(k);
     tc_options_destroy(o);
