@@ -141,7 +141,7 @@ std::string cache_directory(const char* cache_dir) {
 
 // The remote tier `options` name; cache.remote=off (or no options) is TC_ERROR_INVALID_ARGUMENT.
 std::shared_ptr<tc::cache::Remote> named_remote(const tc_options* options) {
-  auto remote = tc::tune::open_remote(options ? options->options : tc::backends::OptionSet());
+  auto remote = tc::tune::open_remote(options ? options->options : tc::tune::OptionSet());
   if (!remote)
     fail(TC_ERROR_INVALID_ARGUMENT, "option cache.remote is off: name the remote cache (redis://HOST:PORT[/DB] or "
                                     "unix:///PATH) and cache.remote_key");
@@ -164,7 +164,7 @@ tc::runtime::DeviceRule devices_of(const tc::backends::Backend& backend) {
 // What tc_compile and tc_tune share: the options (or the defaults), `entry` bound to the
 // inputs' signature, and a kernel handle expecting that signature.
 struct Binding {
-  tc::backends::OptionSet options;
+  tc::tune::OptionSet options;
   tc::ir::BoundDef bound;
   std::unique_ptr<tc_kernel> kernel;
 };
@@ -172,7 +172,7 @@ struct Binding {
 Binding bind_entry(const tc_program* program, const char* entry, const DLTensor* inputs, size_t num_inputs,
                    const tc_options* options) {
   require_program(program);
-  Binding b{options ? options->options : tc::backends::OptionSet(),
+  Binding b{options ? options->options : tc::tune::OptionSet(),
             tc::ir::bind(program->program, program->program->find_def(entry), inputs, num_inputs),
             std::make_unique<tc_kernel>()};
   b.kernel->inputs = b.bound.expected(tc::lang::TensorRole::Input);
@@ -194,7 +194,7 @@ void finish_kernel(tc_kernel& k, tc::tune::Compiled c) {
 const std::vector<std::string>& values_texts() {
   static const std::vector<std::string> kTexts = [] {
     std::vector<std::string> out;
-    for (const tc::backends::Knob* k : tc::backends::all_options()) out.push_back(k->values_text());
+    for (const tc::backends::Knob* k : tc::tune::all_options()) out.push_back(k->values_text());
     return out;
   }();
   return kTexts;
@@ -598,7 +598,7 @@ TC_API int tc_run_async(const tc_kernel* kernel, const DLTensor* inputs, size_t 
 TC_API int tc_option_info(size_t index, const char** key, const char** values, const char** default_value,
                           const char** help) {
   return guarded([&] {
-    const auto& all = tc::backends::all_options();
+    const auto& all = tc::tune::all_options();
     if (index >= all.size())
       fail(TC_ERROR_INVALID_ARGUMENT, "option index " + std::to_string(index) + " is out of range (this build has " +
                                           std::to_string(all.size()) + " options)");

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "cache/listing.h"
 #include "ir/bind.h"
 #include "runtime/validate.h"
@@ -35,7 +35,7 @@ struct tc_kernel {
 };
 
 struct tc_options {
-  tc::backends::OptionSet options;
+  tc::tune::OptionSet options;
 };
 
 struct tc_cache_listing {

@@ -134,4 +134,27 @@ std::function<std::vector<std::string>(const ir::BoundDef&)> fixed_values(std::v
   return [values = std::move(values)](const ir::BoundDef&) { return values; };
 }
 
+Knob integer_option(const std::string& key, const std::string& default_value, int64_t lo, int64_t hi,
+                    const std::string& help) {
+  Knob k{key, KnobKind::Integer, default_value, help};
+  k.min = lo;
+  k.max = hi;
+  return k;
+}
+
+Knob choice_option(const std::string& key, const std::string& default_value, std::vector<std::string> choices,
+                   const std::string& help) {
+  Knob k{key, KnobKind::Choice, default_value, help};
+  k.choices = std::move(choices);
+  return k;
+}
+
+Knob text_option(const std::string& key, const std::string& default_value, std::vector<std::string> choices,
+                 const std::string& text_name, const std::string& help) {
+  Knob k{key, KnobKind::Text, default_value, help};
+  k.choices = std::move(choices);
+  k.text_name = text_name;
+  return k;
+}
+
 }  // namespace tc::backends

@@ -1,9 +1,9 @@
 // knob.h — an option declared as data: its key ("cpu.tile"), kind, allowed values, default,
 // one line of help, and the values an autotuner should try for a bound def (fixed, or derived
 // from the bound sizes). A value is parsed and validated once, by its declaration, into a
-// KnobValue; backends read parsed values (KnobValues), never strings. The general options and
-// each backend's knobs are declared next to the code that reads them; the registry
-// (registry.h) lists them all.
+// KnobValue; backends read parsed values (KnobValues), never strings. Options are declared next
+// to the code that reads them (the general ones in registry.h, each backend's with it, the
+// cache's and the tuner's in src/tune); tune/options.h lists them all.
 #pragma once
 
 #include <cstdint>
@@ -81,5 +81,14 @@ class KnobValues {
 // for every bound def.
 std::vector<std::string> powers_of_two(int64_t lo, int64_t hi, int64_t limit);
 std::function<std::vector<std::string>(const ir::BoundDef&)> fixed_values(std::vector<std::string> values);
+
+// An Integer knob of values lo..hi.
+Knob integer_option(const std::string& key, const std::string& default_value, int64_t lo, int64_t hi,
+                    const std::string& help);
+// A Choice knob of `choices`; a Text knob: one of `choices` or a free text named `text_name`.
+Knob choice_option(const std::string& key, const std::string& default_value, std::vector<std::string> choices,
+                   const std::string& help);
+Knob text_option(const std::string& key, const std::string& default_value, std::vector<std::string> choices,
+                 const std::string& text_name, const std::string& help);
 
 }  // namespace tc::backends

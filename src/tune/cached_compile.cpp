@@ -20,7 +20,7 @@ namespace tc::tune {
 namespace {
 
 // The backend's knobs the caller set explicitly, as "cpu.tile, cpu.unroll".
-std::string explicit_knobs(const backends::Backend& backend, const backends::OptionSet& options) {
+std::string explicit_knobs(const backends::Backend& backend, const tune::OptionSet& options) {
   std::string out;
   for (const auto& k : backend.knobs())
     if (options.is_set(k.key)) out += (out.empty() ? "" : ", ") + k.key;
@@ -29,7 +29,7 @@ std::string explicit_knobs(const backends::Backend& backend, const backends::Opt
 
 // options with a record's knob values applied ("cpu.tile=32x4 cpu.unroll=8"). Throws
 // TC_ERROR_INVALID_ARGUMENT when a stored value is no longer valid.
-backends::OptionSet with_knobs(backends::OptionSet options, const std::string& knobs) {
+tune::OptionSet with_knobs(tune::OptionSet options, const std::string& knobs) {
   for (const auto& [key, value] : knob_text_values(knobs)) options.set(key, value);
   return options;
 }
@@ -83,7 +83,7 @@ void keep_shared_code(const std::string& dir, const backends::Backend& backend, 
 
 // The kernel from a record's compiled code, or null with `why` set when it cannot be used here.
 std::unique_ptr<backends::Kernel> load_artefact(const ir::BoundDef& bound, const backends::Backend& backend,
-                                                const backends::Target& target, const backends::OptionSet& options,
+                                                const backends::Target& target, const tune::OptionSet& options,
                                                 const cache::Record& r, std::string& why) {
   if (r.artefact.empty()) {
     why = "no compiled code stored";
@@ -105,7 +105,7 @@ std::string header_lines(const char* kind, const backends::Backend& backend) {
 
 // What a key and a family share: the header, the target and `checked` lines.
 std::string key_lines(const char* kind, const backends::Backend& backend, const backends::Target& target,
-                      const backends::OptionSet& options) {
+                      const tune::OptionSet& options) {
   return header_lines(kind, backend) + "target " + backend.target_key(target) + "\nchecked " + options.get("checked") +
          "\n";
 }
@@ -123,7 +123,7 @@ struct Lookup {
 // The local tier, then the remote one; a remote hit is kept in the local cache (created if need
 // be) so that the next process finds it there. Neither tier failing is an error: the caller
 // compiles.
-Lookup look_up(const std::string& dir, const std::string& key, const backends::OptionSet& options,
+Lookup look_up(const std::string& dir, const std::string& key, const tune::OptionSet& options,
                const backends::Backend& backend, const backends::Target& target) {
   Lookup out;
   std::shared_ptr<cache::Store> local;
@@ -212,16 +212,42 @@ void store_shared_code(cache::Store& store, const backends::Backend& backend, co
 }
 
 std::string cache_key(const ir::BoundDef& bound, const backends::Backend& backend, const backends::Target& target,
-                      const backends::OptionSet& options) {
+                      const tune::OptionSet& options) {
   return key_lines("tc-cache-key", backend, target, options) + ir::canonical_text(bound);
 }
 
 std::string family_key(const ir::Def& def, const backends::Backend& backend, const backends::Target& target,
-                       const backends::OptionSet& options) {
+                       const tune::OptionSet& options) {
   return sha256_hex(key_lines("tc-cache-family", backend, target, options) + ir::family_text(def));
 }
 
-std::shared_ptr<cache::Remote> open_remote(const backends::OptionSet& options) {
+// The cache's options, read here (the cache stage stores records and knows no options).
+const std::vector<backends::Knob>& cache_options() {
+  using backends::text_option;
+  static const std::vector<backends::Knob> kOptions = [] {
+    backends::Knob remote = text_option(
+        "cache.remote", "off", {"off"}, "URL",
+        "the remote tier of the compilation cache, shared by many machines: a Redis server (redis://HOST:PORT[/DB] "
+        "or unix:///PATH) looked up after the local cache and before compiling; records are signed with "
+        "cache.remote_key's secret (docs/guide/tuning-and-cache.md)");
+    remote.check_text = cache::check_remote_url;
+    return std::vector<backends::Knob>{
+        text_option("cache", "auto", {"auto", "off"}, "DIR",
+                    "the compilation cache (tuned kernels): auto ($TC_CACHE_DIR, else $XDG_CACHE_HOME/libtc, else "
+                    "~/.cache/libtc), off, or a directory"),
+        remote,
+        text_option("cache.remote_key", "none", {"none"}, "FILE",
+                    "the file holding the secret that signs and checks the remote tier's records (required with "
+                    "cache.remote; a leading ~/ is $HOME; refused unless it is yours and no one else can read it: "
+                    "chmod 600)"),
+        backends::integer_option("cache.remote_timeout", "300", 1, 60000,
+                                 "milliseconds the remote cache may take to connect and to answer each call; past it "
+                                 "the lookup falls back to compiling (and lookups skip the server for 30 s)")};
+  }();
+  return kOptions;
+}
+
+std::shared_ptr<cache::Remote> open_remote(const tune::OptionSet& options) {
   if (options.get("cache.remote") == "off") return nullptr;
   cache::RemoteSettings settings;
   settings.url = options.get("cache.remote");
@@ -232,7 +258,7 @@ std::shared_ptr<cache::Remote> open_remote(const backends::OptionSet& options) {
   return cache::Remote::open(settings);
 }
 
-Compiled compile(const ir::BoundDef& bound, const backends::OptionSet& options) {
+Compiled compile(const ir::BoundDef& bound, const tune::OptionSet& options) {
   const backends::Backend& backend = options.backend();
   backends::Target target = backend.default_target();
   Compiled out;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "ir/bind.h"
 #include "ir/program.h"
 #include "support/error.h"
@@ -70,8 +70,8 @@ struct Session {
 
 };
 
-backends::OptionSet options_of(const std::vector<std::pair<std::string, std::string>>& values) {
-  backends::OptionSet o;
+tune::OptionSet options_of(const std::vector<std::pair<std::string, std::string>>& values) {
+  tune::OptionSet o;
   for (const auto& [key, value] : values) o.set(key, value);
   return o;
 }
@@ -80,7 +80,7 @@ backends::OptionSet options_of(const std::vector<std::pair<std::string, std::str
 Reply measure(Session& s, const tune::protocol::Request& q, const tune::RunnerHooks* hooks, bool& failed_run) {
   Reply r;
   std::unique_ptr<backends::Kernel> kernel;
-  backends::OptionSet options;
+  tune::OptionSet options;
   try {
     options = options_of(q.options);
     const backends::Backend& b = options.backend();

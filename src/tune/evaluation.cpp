@@ -130,8 +130,8 @@ void Tuner::measure(Candidate& c) {
 
 void Tuner::measure_in_runner(Candidate& c, bool is_start) {
   protocol::Request q;
-  backends::OptionSet options = options_of(c.point);
-  for (const backends::Knob* k : backends::all_options()) q.options.emplace_back(k->key, options.get(k->key));
+  tune::OptionSet options = options_of(c.point);
+  for (const backends::Knob* k : tune::all_options()) q.options.emplace_back(k->key, options.get(k->key));
   q.knobs = point_text(knobs_, c.point);
   q.artefact = c.kernel->artefact();
   q.cutoff_ms = std::isfinite(best_.ms) ? 5 * best_.ms : 0;

@@ -17,10 +17,6 @@
 #include "support/error.h"
 #include "tune/tuner_internal.h"
 
-namespace tc::tune {
-
-}  // namespace tc::tune
-
 namespace tc::tune::tuning {
 
 DLDevice device_of(const std::vector<runtime::TensorView>& inputs) {
@@ -47,7 +43,7 @@ std::string sizes_text(const ir::BoundDef& bound) {
   return lang::show_ellipsis(out, bound.program->ellipsis, TC_MAX_NDIM);
 }
 
-Tuner::Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const backends::Backend& backend,
+Tuner::Tuner(const ir::BoundDef& bound, const tune::OptionSet& options, const backends::Backend& backend,
              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks)
     : bound_(bound), options_(options), backend_(backend), target_(backend_.default_target()),
       inputs_(inputs), progress_(progress), hooks_(hooks ? *hooks : TuneHooks{}), device_(device_of(inputs)),
@@ -238,8 +234,8 @@ void Tuner::measure_start() {
   if (done_ > 0) report();
 }
 
-backends::OptionSet Tuner::options_of(const Point& p) const {
-  backends::OptionSet o = options_;
+tune::OptionSet Tuner::options_of(const Point& p) const {
+  tune::OptionSet o = options_;
   for (size_t k = 0; k < knobs_.size(); ++k) o.set(knobs_[k].key, p[k]);
   return o;
 }
@@ -347,12 +343,45 @@ Compiled Tuner::result() {
 
 namespace tc::tune {
 
-Compiled tune(const ir::BoundDef& bound, const backends::OptionSet& options,
+// The tuner's options, read by the Tuner's constructor.
+const std::vector<backends::Knob>& tuner_options() {
+  using backends::choice_option;
+  using backends::integer_option;
+  static const std::vector<backends::Knob> kOptions = [] {
+    backends::Knob budget{"tune.budget", backends::KnobKind::Seconds, "60",
+                          "tc_tune: seconds for the search after the starting point, which is always measured and "
+                          "stored first (0: the starting point only); the best so far is kept"};
+    budget.min = 0;
+    budget.max = 86400 * 1000;
+    return std::vector<backends::Knob>{
+        choice_option("tune.strategy", "genetic", {"genetic", "random"},
+                      "tc_tune's search: genetic (fitness 1/time, three parents, uniform crossover, mutation, elites) "
+                      "or random"),
+        integer_option("tune.population", "16", 2, 1000, "tc_tune: candidates per generation (the first: twice as many)"),
+        integer_option("tune.generations", "1000", 1, 1000,
+                       "tc_tune: at most this many generations (tune.budget or tune.patience ends the search first)"),
+        integer_option("tune.patience", "3", 0, 1000,
+                       "tc_tune: end the search after this many generations in a row found no kernel more than 2% "
+                       "faster (0: only tune.budget and tune.generations end it)"),
+        budget,
+        integer_option("tune.threads", "0", 0, 256, "tc_tune: threads compiling candidates; 0: all cores"),
+        choice_option("tune.isolation", "auto", {"auto", "process", "none"},
+                      "where tc_tune runs candidates: process (a child process, the candidate runner: a candidate "
+                      "that crashes or hangs fails alone), none (in the caller's process), auto (process for tensors "
+                      "on a GPU, where a fault would poison the caller's CUDA context; none for host memory)"),
+        integer_option("tune.timeout", "60", 1, 86400,
+                       "tc_tune with tune.isolation=process: seconds one candidate may take in its process (loading, "
+                       "checking, timing) before it is killed and counted as failed")};
+  }();
+  return kOptions;
+}
+
+Compiled tune(const ir::BoundDef& bound, const tune::OptionSet& options,
               const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks) {
   return tuning::Tuner(bound, options, options.backend(), inputs, progress, hooks).run();
 }
 
-Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const tune::OptionSet& options,
                  const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks) {
   return tuning::Tuner(bound, options, backend, inputs, nullptr, hooks).run();
 }

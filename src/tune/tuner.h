@@ -65,15 +65,18 @@ struct TuneHooks {
   std::function<double(const std::string& knobs, bool confirming, double ms)> timed;
 };
 
+// The tuner's options (tune.*).
+const std::vector<backends::Knob>& tuner_options();
+
 // Tunes; stores the best in the cache of options' `cache` (unless off) and returns it compiled.
 // Throws TC_ERROR_CACHE when the cache cannot be written, before any tuning.
-Compiled tune(const ir::BoundDef& bound, const backends::OptionSet& options,
+Compiled tune(const ir::BoundDef& bound, const tune::OptionSet& options,
               const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress,
               const TuneHooks* hooks = nullptr);
 
 // tune() with `backend` in place of the one the options name (a test's stand-in for a device
 // backend: memory of another device type, runs that return before their work is done).
-Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const backends::OptionSet& options,
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const tune::OptionSet& options,
                  const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks);
 
 }  // namespace tc::tune

@@ -66,7 +66,7 @@ std::string sizes_text(const ir::BoundDef& bound);
 
 class Tuner {
  public:
-  Tuner(const ir::BoundDef& bound, const backends::OptionSet& options, const backends::Backend& backend,
+  Tuner(const ir::BoundDef& bound, const tune::OptionSet& options, const backends::Backend& backend,
         const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks);
 
   Compiled run();
@@ -112,7 +112,7 @@ class Tuner {
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  backends::OptionSet options_of(const Point& p) const;
+  tune::OptionSet options_of(const Point& p) const;
 
   // Ends the search after the current candidate, saying why.
   void stop(std::string why);
@@ -237,7 +237,7 @@ class Tuner {
   static double median(std::vector<double> v);
 
   const ir::BoundDef& bound_;
-  backends::OptionSet options_;
+  tune::OptionSet options_;
   const backends::Backend& backend_;
   backends::Target target_;
   const std::vector<runtime::TensorView>& inputs_;

@@ -7,7 +7,7 @@
 
 #include "backends/cpu/cblas.h"
 #include "backends/cpu/gemm_route.h"
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "common/error_of.h"
 #include "infer_test_util.h"
 
@@ -104,13 +104,13 @@ TEST(CpuBlas, TheTunerTriesTheRouteOnlyForPlainProducts) {
   ProgramPtr mm = build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
   Inputs in;
   in.f32({4, 5}).f32({5, 6});
-  auto domain = tc::backends::find_option("cpu.blas").domain(bind_def(mm, in));
+  auto domain = tc::tune::find_option("cpu.blas").domain(bind_def(mm, in));
   if (lib) EXPECT_EQ(domain, (std::vector<std::string>{"0", "1"}));
   else EXPECT_TRUE(domain.empty()) << why;
   ProgramPtr relu = build("def f(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) + 1 }");
   Inputs in2;
   in2.f32({4, 5}).f32({5, 6});
-  EXPECT_TRUE(tc::backends::find_option("cpu.blas").domain(bind_def(relu, in2)).empty());
+  EXPECT_TRUE(tc::tune::find_option("cpu.blas").domain(bind_def(relu, in2)).empty());
   if (!lib) GTEST_SKIP() << "no CBLAS in this process: " << why;
 }
 
@@ -140,7 +140,7 @@ TEST(CpuBlas, ArtefactIsThePlanAndLoadsBackToTheRoute) {
   auto p = build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
   auto bound = bind_def(p, in);
   const tc::backends::Backend& cpu = tc::backends::find_backend("cpu");
-  tc::backends::OptionSet o;
+  tc::tune::OptionSet o;
   o.set("cpu.blas", "1");
   auto kernel = cpu.compile(bound, cpu.default_target(), o.values_for(cpu));
   EXPECT_EQ(kernel->artefact(), "tc-cpu-blas 1\nC = A * B (cblas_sgemm)\n");
@@ -150,6 +150,6 @@ TEST(CpuBlas, ArtefactIsThePlanAndLoadsBackToTheRoute) {
   std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b = {1, -1, 2, 0, 0.5f, 3, -2, 1};
   std::vector<float> want = {-1.5f, 12, 4.5f, 24, 10.5f, 36};  // A * B by hand
   EXPECT_EQ(run_mm(*loaded, a, b, bound), want);
-  tc::backends::OptionSet plain;
+  tc::tune::OptionSet plain;
   EXPECT_EQ(run_mm(*cpu.compile(bound, cpu.default_target(), plain.values_for(cpu)), a, b, bound), want);
 }

@@ -13,7 +13,7 @@
 
 #include "backends/cpu/lower.h"
 #include "backends/cpu/schedule.h"
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "infer_test_util.h"
 
 using namespace tc_test;
@@ -37,7 +37,7 @@ void compile_for(const std::string& src, const std::vector<std::pair<tc::ScalarT
   for (const auto& [type, shape] : in) inputs.add(type, shape);
   tc::ir::BoundDef b = bind_def(p, inputs);
   Halide::Target t(target + "-strict_float-user_context");
-  tc::backends::OptionSet o;
+  tc::tune::OptionSet o;
   auto schedule = tc::backends::cpu::CpuSchedule::from_options(o.values_for(tc::backends::find_backend("cpu")));
   tc::backends::cpu::LoweredPipeline lp = tc::backends::cpu::lower(b, true, true, true, true);
   tc::backends::cpu::apply_schedule(lp, schedule, t);

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "backends/cuda/driver.h"
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "backends/cuda/emulate.h"
 #include "backends/cuda/kept_code.h"
 #include "backends/cuda/mapping.h"
@@ -284,7 +284,7 @@ TEST(CudaBackend, ArtefactRoundTrip) {
   auto p = tc_test::build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
   auto bound = tc_test::bind_def(p, in);
   const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
-  tc::backends::OptionSet o;
+  tc::tune::OptionSet o;
   o.set("backend", "cuda");
   o.set("cuda.arch", "sm_90");
   tc::backends::KnobValues values = o.values_for(cuda);

@@ -21,7 +21,7 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
 #include "backends/cuda/resources.h"
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "infer_test_util.h"
 
 namespace {
@@ -139,7 +139,7 @@ std::unique_ptr<tc::backends::Kernel> compile_bench_kernel(const PaperKernel& k,
   Inputs in;
   for (const auto& shape : k.inputs) in.f32(shape);
   auto p = tc_test::build(read_text(std::string(TC_SOURCE_DIR) + "/bench/kernels/" + k.name + ".tc"));
-  tc::backends::OptionSet o;
+  tc::tune::OptionSet o;
   o.set("backend", "cuda");
   o.set("cuda.arch", arch);
   // isl's schedule on any machine: past cuda.schedule_time (5 s by default, which mlp3's
@@ -218,7 +218,7 @@ TEST(CudaResources, HalfProductsUseTensorCores) {
       Inputs in;
       tc::ScalarType t = std::string(type) == "float16" ? tc::ScalarType::Float16 : tc::ScalarType::BFloat16;
       in.add(t, {4096, 4096}).add(t, {4096, 4096});
-      tc::backends::OptionSet o;
+      tc::tune::OptionSet o;
       o.set("backend", "cuda");
       o.set("cuda.arch", arch);
       auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
@@ -276,7 +276,7 @@ TEST(CudaResources, Tf32ProductsUseTensorCores) {
     SCOPED_TRACE(arch);
     Inputs in;
     in.f32({4096, 4096}).f32({4096, 4096});
-    tc::backends::OptionSet o;
+    tc::tune::OptionSet o;
     o.set("backend", "cuda");
     o.set("cuda.arch", arch);
     o.set("cuda.tf32", "1");
@@ -303,7 +303,7 @@ TEST(CudaResources, PipelineStagesFitSharedMemory) {
   auto p = tc_test::build("def mm(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
   Inputs in;
   in.add(tc::ScalarType::Float64, {1024, 1024}).add(tc::ScalarType::Float64, {1024, 1024});
-  tc::backends::OptionSet o;
+  tc::tune::OptionSet o;
   o.set("backend", "cuda");
   o.set("cuda.arch", "sm_90");
   o.set("cuda.gemm_tile", "128x64x8");

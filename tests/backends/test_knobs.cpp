@@ -6,14 +6,14 @@
 
 #include <algorithm>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "common/error_of.h"
 #include "infer_test_util.h"
 
 using tc::backends::find_backend;
-using tc::backends::find_option;
+using tc::tune::find_option;
 using tc::backends::KnobValues;
-using tc::backends::OptionSet;
+using tc::tune::OptionSet;
 using tc_test::error_of;
 
 namespace {
@@ -63,7 +63,7 @@ TEST(Knobs, ParseByKind) {
 }
 
 TEST(Knobs, RegistryOrderAndBackendValues) {
-  const auto& all = tc::backends::all_options();
+  const auto& all = tc::tune::all_options();
   ASSERT_GE(all.size(), 3u);
   EXPECT_EQ(all[0]->key, "backend");
   EXPECT_EQ(all[1]->key, "checked");
@@ -108,7 +108,7 @@ TEST(Knobs, DomainsDerivedFromBoundSizes) {
   EXPECT_EQ(tiles.size(), 9u * 10u);
   EXPECT_EQ(domain_of("cpu.parallel", bs), (std::vector<std::string>{"outer", "none"}));
   // Every domain value is a value its knob accepts.
-  for (const auto* k : tc::backends::all_options())
+  for (const auto* k : tc::tune::all_options())
     if (k->domain)
       for (const auto& v : k->domain(bl)) EXPECT_NO_THROW(k->parse(v)) << k->key << "=" << v;
 }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "common/matmul_case.h"
 #include "cache/store.h"
 #include "ir/bind.h"
@@ -41,7 +41,7 @@ struct Fixture : tc_test::MatmulCase {
   void store(const std::string& cache_dir, const std::string& knobs, double best_ms = 1.0) {
     auto p = tc::ir::build_program(kSrc, "");
     tc::ir::BoundDef bound = tc::ir::bind(p, 0, in, 2);
-    tc::backends::OptionSet options;
+    tc::tune::OptionSet options;
     options.set("cache", cache_dir);
     const auto& cpu = tc::backends::find_backend("cpu");
     tc::cache::Record r;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "cache/store.h"
 #include "common/matmul_case.h"
 #include "ir/bind.h"
@@ -44,7 +44,7 @@ struct Fixture : tc_test::MatmulCase {
   }
   // The cpu backend's artefact of this matmul compiled with `knobs` ("cpu.tile=16x4").
   std::string artefact(const std::string& key, const std::string& value) {
-    tc::backends::OptionSet options;
+    tc::tune::OptionSet options;
     options.set(key, value);
     options.set("cpu.contract", "0");  // the pipeline's object code, which these tests load
     const auto& cpu = tc::backends::find_backend("cpu");
@@ -56,7 +56,7 @@ struct Fixture : tc_test::MatmulCase {
   }
   // Stores (replacing) this matmul's record with these knobs and this artefact.
   void store(const std::string& knobs, const std::string& code, double best_ms) {
-    tc::backends::OptionSet options;
+    tc::tune::OptionSet options;
     options.set("cache", cache);
     const auto& cpu = tc::backends::find_backend("cpu");
     tc::cache::Record r;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/registry.h"
+#include "tune/options.h"
 #include "ir/bind.h"
 #include "ir/program.h"
 #include "runtime/tensor_view.h"
@@ -155,8 +155,8 @@ struct Case {
   }
 };
 
-tc::backends::OptionSet search_options() {
-  tc::backends::OptionSet o;
+tc::tune::OptionSet search_options() {
+  tc::tune::OptionSet o;
   const char* kv[][2] = {{"backend", "cpu"},       {"cache", "off"},          {"threads", "1"},
                          {"cpu.tile", "1x1"},      {"tune.population", "5"},  {"tune.generations", "2"},
                          {"tune.threads", "1"},    {"tune.budget", "86400"},    {"tune.isolation", "none"}};
@@ -195,7 +195,7 @@ TEST(DeviceTuning, OutputsOnTheInputsDeviceAndEveryTimedRunWaitedFor) {
 TEST(DeviceTuning, AutoIsolationOnADeviceWantsARunnerAndSaysWhyItHasNone) {
   Case c;
   queue = Queue{};
-  tc::backends::OptionSet o = search_options();
+  tc::tune::OptionSet o = search_options();
   o.set("tune.isolation", "auto");
   o.set("tune.generations", "1");
   StandInBackend backend;
