@@ -28,10 +28,13 @@ library is found through TC_LIBRARY, the build tree, the dynamic loader or pkg-c
 _library.py); tc.library_path says which one was loaded.
 """
 from . import _library
-from ._api import (CacheDamage, CacheRecord, CacheTrial, Entry, Kernel, OptionInfo, Options, Param,
-                   Program, Tensor, TensorInfo, TuneProgress, autograd, cache_clear, cache_export,
-                   cache_import, cache_list, cache_pull, cache_push, cache_verify, custom_op, define, gradient,
-                   infer_outputs, option_info)
+from ._cache import (CacheDamage, CacheRecord, CacheTrial, cache_clear, cache_export, cache_import, cache_list,
+                     cache_pull, cache_push, cache_verify)
+from ._kernel import Kernel
+from ._options import OptionInfo, Options, option_info
+from ._program import Entry, Param, Program, autograd, custom_op, define, gradient, infer_outputs
+from ._progress import TuneProgress
+from ._tensors import Tensor, TensorInfo
 from .errors import (Error, TcCacheError, TcCompileError, TcInternalError,
                      TcInvalidArgumentError, TcNoMemoryError, TcRuntimeError, TcSemanticError,
                      TcShapeError, TcSyntaxError, TcUnsupportedError)

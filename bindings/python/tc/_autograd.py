@@ -22,7 +22,7 @@ import types
 import torch
 from torch.autograd.function import once_differentiable
 
-from ._api import Options
+from ._options import Options
 
 __all__ = ["Autograd", "is_float", "run_cached"]
 

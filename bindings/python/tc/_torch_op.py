@@ -37,7 +37,8 @@ import threading
 
 import torch
 
-from ._api import Options, TensorInfo
+from ._options import Options
+from ._tensors import TensorInfo
 from ._autograd import Autograd, is_float, run_cached
 from .errors import TcUnsupportedError
 

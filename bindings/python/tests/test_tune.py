@@ -15,7 +15,7 @@ import unittest
 import numpy as np
 
 import tc
-from tc import _api
+from tc import _progress
 
 MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
 
@@ -109,7 +109,7 @@ class Tune(unittest.TestCase):
 
     def test_progress_lines_when_not_a_tty(self):
         stream = io.StringIO()
-        line = _api._ProgressLine("mm", stream)
+        line = _progress._ProgressLine("mm", stream)
         for gen, done in ((1, 1), (1, 2), (2, 3), (2, 4)):
             line.update(tc.TuneProgress(gen, 2, done, 4, 0.5, 1.0, 0.1 * done, 30.0))
         line.finish()
