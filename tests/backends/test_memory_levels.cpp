@@ -1,5 +1,5 @@
-// test_host_caches.cpp — the cache sizes the cpu backend's default schedule models
-// (src/backends/cpu/host_caches.h): size texts as sysfs writes them, a sysfs cache directory,
+// test_memory_levels.cpp — the cache sizes the cpu backend's default schedule models
+// (src/backends/cpu/memory_levels.h): size texts as sysfs writes them, a sysfs cache directory,
 // and this host's sizes; white-box.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,25 +9,25 @@
 #include <fstream>
 #include <string>
 
-#include "backends/cpu/host_caches.h"
+#include "backends/cpu/memory_levels.h"
 
 namespace {
 
-using tc::backends::cpu::caches_from_sysfs;
-using tc::backends::cpu::host_caches;
-using tc::backends::cpu::parse_cache_size;
+using tc::backends::cpu::levels_from_sysfs;
+using tc::backends::cpu::host_memory_levels;
+using tc::backends::cpu::parse_size_text;
 
-TEST(HostCaches, SizeTextsAsSysfsWritesThem) {
-  EXPECT_EQ(parse_cache_size("48K"), 48 * 1024);
-  EXPECT_EQ(parse_cache_size("2048K"), 2048 * 1024);
-  EXPECT_EQ(parse_cache_size("1M"), 1024 * 1024);
-  EXPECT_EQ(parse_cache_size("512"), 512);
-  EXPECT_EQ(parse_cache_size("32K\n"), 32 * 1024);
-  EXPECT_EQ(parse_cache_size(""), -1);
-  EXPECT_EQ(parse_cache_size("K"), -1);
-  EXPECT_EQ(parse_cache_size("48KB"), -1);
-  EXPECT_EQ(parse_cache_size("-4K"), -1);
-  EXPECT_EQ(parse_cache_size("99999999999999999999K"), -1);
+TEST(MemoryLevels, SizeTextsAsSysfsWritesThem) {
+  EXPECT_EQ(parse_size_text("48K"), 48 * 1024);
+  EXPECT_EQ(parse_size_text("2048K"), 2048 * 1024);
+  EXPECT_EQ(parse_size_text("1M"), 1024 * 1024);
+  EXPECT_EQ(parse_size_text("512"), 512);
+  EXPECT_EQ(parse_size_text("32K\n"), 32 * 1024);
+  EXPECT_EQ(parse_size_text(""), -1);
+  EXPECT_EQ(parse_size_text("K"), -1);
+  EXPECT_EQ(parse_size_text("48KB"), -1);
+  EXPECT_EQ(parse_size_text("-4K"), -1);
+  EXPECT_EQ(parse_size_text("99999999999999999999K"), -1);
 }
 
 void write(const std::filesystem::path& p, const std::string& text) {
@@ -36,7 +36,7 @@ void write(const std::filesystem::path& p, const std::string& text) {
 
 // A directory laid out as /sys/devices/system/cpu/cpu0/cache: the level 1 instruction cache
 // and level 3 are not what the model asks for.
-TEST(HostCaches, ReadFromASysfsCacheDirectory) {
+TEST(MemoryLevels, ReadFromASysfsCacheDirectory) {
   char tmpl[] = "/tmp/tc-caches-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   std::filesystem::path dir(tmpl);
@@ -50,24 +50,24 @@ TEST(HostCaches, ReadFromASysfsCacheDirectory) {
     write(d / "type", levels[i].type);
     write(d / "size", levels[i].size);
   }
-  auto c = caches_from_sysfs(dir.string());
+  auto c = levels_from_sysfs(dir.string());
   EXPECT_EQ(c.l1d, 48 * 1024);
   EXPECT_EQ(c.l2, 2048 * 1024);
   EXPECT_EQ(c.describe(), "L1d 48 KiB, L2 2048 KiB (sysfs)");
-  auto none = caches_from_sysfs((dir / "missing").string());
+  auto none = levels_from_sysfs((dir / "missing").string());
   EXPECT_EQ(none.l1d, 0);
   EXPECT_EQ(none.l2, 0);
   std::filesystem::remove_all(dir);
 }
 
 // Whatever the host, the model gets sizes a cache can have, from one of the named sources.
-TEST(HostCaches, ThisHostsSizesArePlausible) {
-  const auto& c = host_caches();
+TEST(MemoryLevels, ThisHostsSizesArePlausible) {
+  const auto& c = host_memory_levels();
   EXPECT_GE(c.l1d, 4 * 1024);
   EXPECT_LE(c.l1d, 4 * 1024 * 1024);
   EXPECT_GE(c.l2, c.l1d);
   EXPECT_TRUE(c.source == "sysconf" || c.source == "sysfs" || c.source == "assumed") << c.source;
-  EXPECT_EQ(&host_caches(), &c);  // read once
+  EXPECT_EQ(&host_memory_levels(), &c);  // read once
 }
 
 }  // namespace

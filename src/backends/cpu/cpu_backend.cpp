@@ -14,7 +14,7 @@
 #include "backends/contraction/contraction.h"
 #include "backends/cpu/contraction/gett.h"
 #include "backends/cpu/gemm_route.h"
-#include "backends/cpu/host_caches.h"
+#include "backends/cpu/memory_levels.h"
 #include "backends/cpu/jit.h"
 #include "backends/cpu/lower.h"
 #include "backends/cpu/schedule.h"
@@ -314,7 +314,7 @@ class CpuKernel : public Kernel {
 
   std::string describe() const override {
     std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
-                       std::to_string(schedule_.threads) + "\ncaches: " + host_caches().describe() + "\n";
+                       std::to_string(schedule_.threads) + "\ncaches: " + host_memory_levels().describe() + "\n";
     if (schedule_.blas) text += "blas: " + blas_note_ + "\n";
     if (!contraction_ && !contraction_note_.empty()) text += "contraction: " + contraction_note_ + "\n";
     if (gemm_) return text + "schedule (for layouts BLAS does not take, compiled on first use):\n" + route_schedule_;
@@ -423,14 +423,11 @@ class CpuKernel : public Kernel {
       return;
     }
     contraction_ = plan;
-    const CacheSizes& caches = host_caches();
-    ScalarType type = plan->stages[0].type;
-    blocking_ = default_blocking(type, GettCaches{caches.l1d, caches.l2, caches.l3 > 0 ? caches.l3 : 8 << 20},
-                                 schedule_.threads);
+    blocking_ = default_blocking(plan->stages[0].type, host_memory_levels(), schedule_.threads);
     if (schedule_.blocks[0] > 0) blocking_.mc = schedule_.blocks[0];  // cpu.blocks, each size given
     if (schedule_.blocks[1] > 0) blocking_.kc = schedule_.blocks[1];
     if (schedule_.blocks[2] > 0) blocking_.nc = schedule_.blocks[2];
-    contraction_note_ = describe_gett(type, blocking_);
+    contraction_note_ = describe_gett(plan->stages[0].type, blocking_);
   }
 
   // "C: contraction route: float32; batch -; M i=64; ...; micro-kernel ...": the route's

@@ -1,5 +1,5 @@
-// host_caches.cpp — see host_caches.h.
-#include "backends/cpu/host_caches.h"
+// memory_levels.cpp — see memory_levels.h.
+#include "backends/cpu/memory_levels.h"
 
 #include <unistd.h>
 
@@ -25,8 +25,8 @@ int64_t from_sysconf(int name) {
 constexpr int64_t kAssumedL1 = 32 * 1024;
 constexpr int64_t kAssumedL2 = 1024 * 1024;
 
-CacheSizes read_host_caches() {
-  CacheSizes c;
+MemoryLevels read_host_memory_levels() {
+  MemoryLevels c;
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
   c.l1d = from_sysconf(_SC_LEVEL1_DCACHE_SIZE);
   c.l2 = from_sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -35,14 +35,14 @@ CacheSizes read_host_caches() {
 #if defined(_SC_LEVEL3_CACHE_SIZE)
   c.l3 = from_sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  if (c.l1d <= 0 || c.l2 <= 0) c = caches_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
-  if (c.l1d <= 0 || c.l2 <= 0) c = CacheSizes{kAssumedL1, kAssumedL2, "assumed"};
+  if (c.l1d <= 0 || c.l2 <= 0) c = levels_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
+  if (c.l1d <= 0 || c.l2 <= 0) c = MemoryLevels{kAssumedL1, kAssumedL2, 0, "assumed"};
   return c;
 }
 
 }  // namespace
 
-int64_t parse_cache_size(const std::string& text) {
+int64_t parse_size_text(const std::string& text) {
   size_t i = 0;
   int64_t v = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
@@ -57,13 +57,13 @@ int64_t parse_cache_size(const std::string& text) {
   return i == text.size() ? v * unit : -1;
 }
 
-CacheSizes caches_from_sysfs(const std::string& dir) {
-  CacheSizes c;
+MemoryLevels levels_from_sysfs(const std::string& dir) {
+  MemoryLevels c;
   c.source = "sysfs";
   for (int index = 0; index < 16; ++index) {
     std::string d = dir + "/index" + std::to_string(index);
     std::string level = first_line(d + "/level"), type = first_line(d + "/type");
-    int64_t size = parse_cache_size(first_line(d + "/size"));
+    int64_t size = parse_size_text(first_line(d + "/size"));
     if (level.empty() || size <= 0) continue;
     if (level == "1" && (type == "Data" || type == "Unified") && c.l1d == 0) c.l1d = size;
     if (level == "2" && (type == "Unified" || type == "Data") && c.l2 == 0) c.l2 = size;
@@ -72,13 +72,13 @@ CacheSizes caches_from_sysfs(const std::string& dir) {
   return c;
 }
 
-std::string CacheSizes::describe() const {
+std::string MemoryLevels::describe() const {
   return "L1d " + std::to_string(l1d / 1024) + " KiB, L2 " + std::to_string(l2 / 1024) + " KiB (" + source + ")";
 }
 
-const CacheSizes& host_caches() {
-  static const CacheSizes kCaches = read_host_caches();
-  return kCaches;
+const MemoryLevels& host_memory_levels() {
+  static const MemoryLevels kLevels = read_host_memory_levels();
+  return kLevels;
 }
 
 }  // namespace tc::backends::cpu

@@ -1,7 +1,8 @@
-// host_caches.h — the sizes of this machine's level 1 data, level 2 and level 3 caches, as the
-// OS reports them, for the default schedule's cache model (schedule/panels.cpp: how many rows a tile
-// takes, whether a streamed operand is copied into panels) and the contraction route's blocks
-// (gett.h). It reads; it decides nothing.
+// memory_levels.h — the sizes of this machine's memory levels (its level 1 data, level 2 and
+// level 3 caches; "cache" in libtc's names is the compilation cache), as the OS reports them,
+// for the default schedule's model (schedule/panels.cpp: how many rows a tile takes, whether a
+// streamed operand is copied into panels) and the contraction route's blocks (gett.h). It
+// reads; it decides nothing.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +10,11 @@
 
 namespace tc::backends::cpu {
 
-struct CacheSizes {
+struct MemoryLevels {
   int64_t l1d = 0;     // bytes of level 1 data cache, per core
   int64_t l2 = 0;      // bytes of level 2 cache, per core (or per cluster sharing it)
-  std::string source;  // where they came from: "sysconf", "sysfs" or "assumed"
   int64_t l3 = 0;      // bytes of level 3 cache, shared (0: none reported; the contraction route assumes 8 MiB)
+  std::string source;  // where they came from: "sysconf", "sysfs" or "assumed"
 
   std::string describe() const;  // "L1d 48 KiB, L2 2048 KiB (sysconf)"
 };
@@ -21,13 +22,13 @@ struct CacheSizes {
 // glibc's sysconf(_SC_LEVEL1_DCACHE_SIZE / _SC_LEVEL2_CACHE_SIZE), else the OS's
 // /sys/devices/system/cpu/cpu0/cache, else 32 KiB and 1 MiB (common to x86 cores since 2017)
 // with source "assumed". Read once per process.
-const CacheSizes& host_caches();
+const MemoryLevels& host_memory_levels();
 
 // The level 1 data and level 2 sizes listed under a sysfs cache directory (index*/level, type,
 // size as "48K"); a size not found is 0.
-CacheSizes caches_from_sysfs(const std::string& dir);
+MemoryLevels levels_from_sysfs(const std::string& dir);
 
 // "48K" -> 49152, "2048K" -> 2097152, "1M" -> 1048576, "512" -> 512; -1 if not a size.
-int64_t parse_cache_size(const std::string& text);
+int64_t parse_size_text(const std::string& text);
 
 }  // namespace tc::backends::cpu

@@ -11,7 +11,7 @@
 
 #include <Halide.h>
 
-#include "backends/cpu/host_caches.h"
+#include "backends/cpu/memory_levels.h"
 #include "backends/cpu/lower.h"
 #include "backends/knob.h"
 
@@ -38,8 +38,8 @@ struct CpuSchedule {
   int contract = -1;       // a def that is one contraction runs on the contraction route (contraction.h): 1, 0, -1 auto
   std::array<int64_t, 3> blocks{};  // the contraction route's MC, KC, NC; 0: from the host's caches
   int threads = 0;         // 0: all cores
-  int64_t l1_bytes = host_caches().l1d;  // the cache model's sizes: the host's
-  int64_t l2_bytes = host_caches().l2;
+  int64_t l1_bytes = host_memory_levels().l1d;  // the cache model's sizes: the host's
+  int64_t l2_bytes = host_memory_levels().l2;
 
   static CpuSchedule from_options(const KnobValues& o);
 };

@@ -794,7 +794,7 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
 int64_t round_down(int64_t v, int64_t to, int64_t lo, int64_t hi) { return std::clamp(v / to * to, lo, hi); }
 
 template <typename T>
-GettOptions blocking_for(const GettCaches& caches, int threads) {
+GettOptions blocking_for(const MemoryLevels& levels, int threads) {
   const MicroKernel<T>& uk = host_microkernel<T>();
   int64_t sz = sizeof(T);
   GettOptions b;
@@ -803,16 +803,17 @@ GettOptions blocking_for(const GettCaches& caches, int threads) {
   // does the block's steps in fewer cycles, so the tile's traffic per cycle grows with the lanes
   // unless kc does (AVX2's 8 float lanes: 256 steps, as L1 gives; AVX-512's 16: 512, where half
   // of a 48 KiB L1 gave 192 and the B micro-panel now streams from L2).
-  b.kc = round_down(std::max<int64_t>(caches.l1 / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
-  b.mc = round_down(caches.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
-  b.nc = round_down(caches.l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
+  b.kc = round_down(std::max<int64_t>(levels.l1d / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
+  b.mc = round_down(levels.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
+  const int64_t l3 = levels.l3 > 0 ? levels.l3 : int64_t{8} << 20;  // none reported: assumed
+  b.nc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
   return b;
 }
 
 }  // namespace
 
-GettOptions default_blocking(ScalarType type, const GettCaches& caches, int threads) {
-  return type == ScalarType::Float64 ? blocking_for<double>(caches, threads) : blocking_for<float>(caches, threads);
+GettOptions default_blocking(ScalarType type, const MemoryLevels& levels, int threads) {
+  return type == ScalarType::Float64 ? blocking_for<double>(levels, threads) : blocking_for<float>(levels, threads);
 }
 
 std::string describe_gett(ScalarType type, const GettOptions& b) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/contraction/contraction.h"
+#include "backends/cpu/memory_levels.h"
 #include "runtime/tensor_view.h"
 
 namespace tc::backends::cpu {
@@ -28,17 +29,11 @@ struct GettOptions {
   double flops_per_thread = 1e6;
 };
 
-// The cache sizes the default blocking is derived from (bytes: level 1 data and level 2 per
-// core, level 3 shared).
-struct GettCaches {
-  int64_t l1 = 0, l2 = 0, l3 = 0;
-};
-
 // The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B
 // micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, an A
 // block (mc x kc) in half of L2, a B block (kc x nc) in half of each thread's share of L3;
 // multiples of MR and NR.
-GettOptions default_blocking(ScalarType type, const GettCaches& caches, int threads);
+GettOptions default_blocking(ScalarType type, const MemoryLevels& levels, int threads);
 
 // "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
 std::string describe_gett(ScalarType type, const GettOptions& options);
