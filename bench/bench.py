@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench.py - the benchmark of issues 3 and 12 (run by hand, never in CI): times the TC paper's
+"""bench.py - the benchmark of the TC paper's kernels (run by hand, never in CI): times the TC paper's
 kernels in libtc, PyTorch (CPU) and NumPy (OpenBLAS) on identical inputs, each framework in a
 fresh process of its own with the same number of threads, checks that the results agree and
 prints a table. Usage: bench/README.md.

@@ -1,4 +1,4 @@
-"""fair.py - what bench.py checks about a measurement besides the times (issue 12): the
+"""fair.py - what bench.py checks about a measurement besides the times: the
 machine's load average, whether consecutive runs agree, and which BLAS library a process
 actually uses. Standard library only, so that it can be imported before NumPy and run on its
 own by bench/run.sh:
@@ -16,7 +16,7 @@ import sys
 
 # ---- load average ----------------------------------------------------------------------------
 
-LOAD_LIMIT = 0.5      # a 1-minute load average above this: not an idle machine (issue 12)
+LOAD_LIMIT = 0.5      # a 1-minute load average above this: not an idle machine
 LOAD_TAU_S = 60.0     # the time constant of the kernel's 1-minute load average
 
 
@@ -57,7 +57,7 @@ def load_warning(readings, limit=LOAD_LIMIT):
 
 # ---- agreement of consecutive runs -----------------------------------------------------------
 
-RUN_AGREEMENT = 0.10  # issue 12: two consecutive runs agree within +-10% per kernel
+RUN_AGREEMENT = 0.10  # two consecutive runs agree within +-10% per kernel
 
 
 def spread(values):

@@ -1,4 +1,4 @@
-"""kernels.py - the benchmark's kernels (issue 3): for each one its TC source
+"""kernels.py - the benchmark's kernels: for each one its TC source
 (bench/kernels/NAME.tc, entry def NAME), its sizes (the TC paper's, scaled to a 2-core machine)
 and --quick sizes, and the same computation in PyTorch and, where NumPy has it in a natural
 form, in NumPy.

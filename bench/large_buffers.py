@@ -1,4 +1,4 @@
-"""large_buffers.py - what 64-bit buffer offsets cost on the cpu backend (issue 27, item 3).
+"""large_buffers.py - what 64-bit buffer offsets cost on the cpu backend.
 
 Each kernel runs at two sizes on either side of 2^31 bytes: below, its buffers have 32-bit
 offsets; above, the kernel is compiled with Halide's large_buffers (libtc chooses it only

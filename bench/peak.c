@@ -1,5 +1,5 @@
 // peak.c — the machine's FP32 fused multiply-add throughput, the ceiling every contraction
-// figure in bench/ is given against (issue 25). Each thread runs CHAINS independent chains of
+// figure in bench/ is given against. Each thread runs CHAINS independent chains of
 // vector multiply-adds (acc = acc * m + c) on the widest vectors the compiler targets with
 // -march=native (AVX-512: 16 floats, AVX: 8, else 4); 12 chains cover two FMA units of 4 cycles'
 // latency with room. One multiply-add counts 2 flops, as bench/kernels.py counts them.

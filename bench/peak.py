@@ -1,4 +1,4 @@
-"""peak.py - the machine's FP32 FMA peak (bench/peak.c, issue 25), so that every contraction's
+"""peak.py - the machine's FP32 FMA peak (bench/peak.c), so that every contraction's
 GFLOP/s can also be given as a share of what this CPU can do with the same thread count.
 
     /usr/bin/python3 bench/peak.py [--threads N] [--seconds S]

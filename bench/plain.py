@@ -1,4 +1,4 @@
-"""plain.py - bench.py without --tune (issues 3 and 12): per kernel, libtc's default schedule
+"""plain.py - bench.py without --tune: per kernel, libtc's default schedule
 against PyTorch and NumPy, each framework timed in a fresh process of its own (procs.py: one
 libtc, one PyTorch and one NumPy process per run, in that order), the results checked against
 PyTorch's. With --runs N the whole measurement is repeated N times and the runs' agreement

@@ -1,4 +1,4 @@
-"""procs.py - the measuring processes of bench.py (issue 12: a fair benchmark). Every mode times
+"""procs.py - the measuring processes of bench.py (a fair benchmark). Every mode times
 every framework in a fresh child process of its own (`bench.py --child MODE ...`, internal),
 all with the same thread count, so that no framework runs beside another's worker threads (or
 right after them in the same process):

@@ -1,4 +1,4 @@
-"""remote_cache.py - the cache's remote tier, timed in fresh processes (issue 28).
+"""remote_cache.py - the cache's remote tier, timed in fresh processes.
 
 Starts Debian's redis-server on a free loopback port (temporary directory, stopped at the end),
 tunes mm (float32 256x128 . 128x192) once with cache.remote set (tc_tune publishes its winner),

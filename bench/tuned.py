@@ -1,4 +1,4 @@
-"""tuned.py - `bench.py --tune SECONDS` (issue 11): per kernel, libtc's default kernel against
+"""tuned.py - `bench.py --tune SECONDS`: per kernel, libtc's default kernel against
 the one tc_tune finds in SECONDS, PyTorch and NumPy, and tc_compile's time without the cache
 (cold) and from it (warm). Usage and the meaning of every column: bench/README.md.
 
@@ -21,7 +21,7 @@ import procs
 from harness import Timing, fmt_num, plural, progress, tclib, tolerance
 # --quick's search: a smoke test of the path, not a tuning (tc_tune's defaults: 16 and 8)
 QUICK_TUNE = {"tune.population": "4", "tune.generations": "2"}
-WARM_TARGET_MS, RATIO_TARGET = 20.0, 30.0  # issue 11's targets for a warm compile
+WARM_TARGET_MS, RATIO_TARGET = 20.0, 30.0  # the targets for a warm compile
 
 
 # ---- the children ----------------------------------------------------------------------------
@@ -249,13 +249,13 @@ def compile_summary(rows, session):
     if warm:
         med_warm = statistics.median(warm)
         lines.append("warm compile (tc_compile, cache hit): median %s ms over the %d of %s "
-                     "that hit (issue 11's target: <= %g ms)"
+                     "that hit (target: <= %g ms)"
                      % (fmt_num(med_warm), len(warm), plural(len(rows), "kernel"),
                         WARM_TARGET_MS))
         both = [r for r in rows if r.cold_ms is not None and r.warm_hit and r.warm_ms]
         if both:
             lines.append("cold/warm: %sx (median cold over median warm, the kernels that hit; "
-                         "median of their own ratios %sx; issue 11's target: >= %gx)" % (
+                         "median of their own ratios %sx; target: >= %gx)" % (
                              fmt_num(statistics.median(r.cold_ms for r in both) / med_warm),
                              fmt_num(statistics.median(r.cold_ms / r.warm_ms for r in both)),
                              RATIO_TARGET))

@@ -1,4 +1,4 @@
-"""warm_start.py - tc_compile on a cache hit, timed in fresh processes (issue 27, item 4).
+"""warm_start.py - tc_compile on a cache hit, timed in fresh processes.
 
 Tunes mm (float32 256x128 . 128x192) once into a private cache (tc_tune, a few seconds), then for
 each way of writing the same def - the tuned source, the def renamed with its tensors and

@@ -1,6 +1,6 @@
 """cases_trust.py - regressions for the defects a review of trust found: each case runs on every
 backend and pins one semantic rule of docs/guide/language.md ("Scalar semantics") or one documented
-status. Numbers in the names are the issue's defect numbers. Expected values are computed here
+status. Numbers in the names are the review's defect numbers. Expected values are computed here
 independently (Python integers, NumPy), never by libtc.
 
 What the corpus cannot express (NULL data pointers, memory limits, worker threads, the host's
