@@ -242,7 +242,9 @@ typedef struct tc_tune_progress {
   double best_ms, default_ms;            /* median time of the best so far, of the default */
   double elapsed_s, budget_s;
 } tc_tune_progress;
-/* Called after every measured candidate; return non-zero to stop (the best so far is kept). */
+/* Called after every measured candidate; return non-zero to stop (the best so far is kept). Called
+ * once more after the search when the final comparison gives the result back to the starting
+ * point (best_ms then is the start's time; a non-zero return changes nothing). */
 typedef int (*tc_tune_callback)(const tc_tune_progress *progress, void *user);
 /* Tunes `entry` for these inputs (their data is used to measure and check candidates), stores
  * the best in the cache named by the options, and returns it as a compiled kernel. The search

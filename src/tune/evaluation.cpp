@@ -130,7 +130,7 @@ void Tuner::measure(Candidate& c) {
 
 void Tuner::measure_in_runner(Candidate& c, bool is_start) {
   protocol::Request q;
-  tune::OptionSet options = options_of(c.point);
+  OptionSet options = options_of(c.point);
   for (const backends::Knob* k : tune::all_options()) q.options.emplace_back(k->key, options.get(k->key));
   q.knobs = point_text(knobs_, c.point);
   q.artefact = c.kernel->artefact();
@@ -244,6 +244,7 @@ void Tuner::confirm() {
   best_.kernel = std::move(start);
   default_ms_ = s;
   if (store_) store_->replace_if_knobs(best_record(), refuted);
+  report(true);
 }
 
 double Tuner::median(std::vector<double> v) {

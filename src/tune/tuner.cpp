@@ -43,7 +43,7 @@ std::string sizes_text(const ir::BoundDef& bound) {
   return lang::show_ellipsis(out, bound.program->ellipsis, TC_MAX_NDIM);
 }
 
-Tuner::Tuner(const ir::BoundDef& bound, const tune::OptionSet& options, const backends::Backend& backend,
+Tuner::Tuner(const ir::BoundDef& bound, const OptionSet& options, const backends::Backend& backend,
              const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks)
     : bound_(bound), options_(options), backend_(backend), target_(backend_.default_target()),
       inputs_(inputs), progress_(progress), hooks_(hooks ? *hooks : TuneHooks{}), device_(device_of(inputs)),
@@ -234,8 +234,8 @@ void Tuner::measure_start() {
   if (done_ > 0) report();
 }
 
-tune::OptionSet Tuner::options_of(const Point& p) const {
-  tune::OptionSet o = options_;
+OptionSet Tuner::options_of(const Point& p) const {
+  OptionSet o = options_;
   for (size_t k = 0; k < knobs_.size(); ++k) o.set(knobs_[k].key, p[k]);
   return o;
 }
@@ -305,10 +305,10 @@ std::string Tuner::isolation_text() const {
   return isolation_note_.empty() ? std::string("candidates measured in this process") : isolation_note_;
 }
 
-void Tuner::report() {
+void Tuner::report(bool after_search) {
   if (!progress_) return;
   Progress p{gen_, generations_, done_, planned_, best_.ms, default_ms_, elapsed(), budget_s_};
-  if (!progress_(p)) stop("stopped by the progress callback");
+  if (!progress_(p) && !after_search) stop("stopped by the progress callback");
 }
 
 Compiled Tuner::result() {
@@ -376,12 +376,12 @@ const std::vector<backends::Knob>& tuner_options() {
   return kOptions;
 }
 
-Compiled tune(const ir::BoundDef& bound, const tune::OptionSet& options,
+Compiled tune(const ir::BoundDef& bound, const OptionSet& options,
               const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks) {
   return tuning::Tuner(bound, options, options.backend(), inputs, progress, hooks).run();
 }
 
-Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const tune::OptionSet& options,
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const OptionSet& options,
                  const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks) {
   return tuning::Tuner(bound, options, backend, inputs, nullptr, hooks).run();
 }

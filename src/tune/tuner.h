@@ -47,6 +47,7 @@ struct Progress {
 };
 
 // Called after every measured candidate; returning false stops the search (the best is kept).
+// Called once more, its return ignored, when the final comparison gives the result back to the start.
 using ProgressFn = std::function<bool(const Progress&)>;
 
 // What a test observes or changes in a search, passed to tune() (the library's own callers pass
@@ -70,13 +71,13 @@ const std::vector<backends::Knob>& tuner_options();
 
 // Tunes; stores the best in the cache of options' `cache` (unless off) and returns it compiled.
 // Throws TC_ERROR_CACHE when the cache cannot be written, before any tuning.
-Compiled tune(const ir::BoundDef& bound, const tune::OptionSet& options,
+Compiled tune(const ir::BoundDef& bound, const OptionSet& options,
               const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress,
               const TuneHooks* hooks = nullptr);
 
 // tune() with `backend` in place of the one the options name (a test's stand-in for a device
 // backend: memory of another device type, runs that return before their work is done).
-Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const tune::OptionSet& options,
+Compiled tune_on(const backends::Backend& backend, const ir::BoundDef& bound, const OptionSet& options,
                  const std::vector<runtime::TensorView>& inputs, const TuneHooks* hooks);
 
 }  // namespace tc::tune

@@ -66,7 +66,7 @@ std::string sizes_text(const ir::BoundDef& bound);
 
 class Tuner {
  public:
-  Tuner(const ir::BoundDef& bound, const tune::OptionSet& options, const backends::Backend& backend,
+  Tuner(const ir::BoundDef& bound, const OptionSet& options, const backends::Backend& backend,
         const std::vector<runtime::TensorView>& inputs, const ProgressFn& progress, const TuneHooks* hooks);
 
   Compiled run();
@@ -112,7 +112,7 @@ class Tuner {
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  tune::OptionSet options_of(const Point& p) const;
+  OptionSet options_of(const Point& p) const;
 
   // Ends the search after the current candidate, saying why.
   void stop(std::string why);
@@ -140,7 +140,10 @@ class Tuner {
 
   std::string isolation_text() const;
 
-  void report();
+  // Where the search stands, to the progress callback; `after_search`: the final comparison gave
+  // the result back to the start, so the last report the caller has is the result's (a stop
+  // request then changes nothing).
+  void report(bool after_search = false);
 
   Compiled result();
 
@@ -237,7 +240,7 @@ class Tuner {
   static double median(std::vector<double> v);
 
   const ir::BoundDef& bound_;
-  tune::OptionSet options_;
+  OptionSet options_;
   const backends::Backend& backend_;
   backends::Target target_;
   const std::vector<runtime::TensorView>& inputs_;

@@ -470,7 +470,8 @@ TEST(Tuner, TheFirstGenerationIsTwiceThePopulationWithTheStartsNeighbours) {
 
 // A candidate that looked faster during the search (the hook divides its times by 1000) but
 // not in the final comparison with the start (the hook makes it 10x slower there) is not the
-// result: the start is, and the record the search wrote is replaced by the start's.
+// result: the start is, and the record the search wrote is replaced by the start's; the last
+// progress report says so (best and default both the start's time).
 TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
   Fixture f;
   std::string cache = f.dir + "/cache";
@@ -485,15 +486,18 @@ TEST(Tuner, AWinnerThatDoesNotHoldUpGivesWayToTheStart) {
   };
   tc_options* o = f.bad_start(cache);
   tc_kernel* k = nullptr;
-  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
+  Log log;
+  ASSERT_EQ(f.tune(&k, o, on_progress, &log), TC_OK) << tc_last_error_message();
   std::string text = f.describe(k);
   EXPECT_TRUE(has(text, "did not hold up against the start")) << text;
+  EXPECT_EQ(log.last.best_ms, log.last.default_ms);
   EXPECT_TRUE(has(text, "cpu.tile=1x1")) << text;  // the start's knobs are the result's
   auto store = tc::cache::Store::open(cache, false);
   auto records = kernel_records(*store);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].knobs, start_text);
   EXPECT_EQ(records[0].best_ms, records[0].default_ms);
+  EXPECT_EQ(log.last.best_ms, records[0].best_ms);
   f.expect_same_as_start(k, o);
   tc_kernel_destroy(k);
   tc_options_destroy(o);

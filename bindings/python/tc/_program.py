@@ -187,7 +187,8 @@ class Program(_Handle):
         progress: True prints the search's progress on stderr (one line rewritten in place on a
         terminal, else a line per generation); False prints nothing; a callable is called with
         a TuneProgress after every measured candidate and stops the search (keeping the best so
-        far) by returning something true. An exception it raises stops the search and is
+        far) by returning something true (the last call, after the search, is the result's:
+        the start's time where the final comparison gave the result back to it). An exception it raises stops the search and is
         raised again here once tc_tune has returned. Candidates are timed one at a time: keep
         the machine otherwise idle. Raises TcCacheError if the cache cannot be written."""
         if "tune.budget" in options:
