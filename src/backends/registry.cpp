@@ -28,11 +28,6 @@ std::vector<Knob> declare_general() {
                          "threads a host kernel's parallel loops use, the caller included; 0: all cores")};
 }
 
-const std::vector<Knob>& general() {
-  static const std::vector<Knob> kGeneral = declare_general();
-  return kGeneral;
-}
-
 }  // namespace
 
 const std::vector<const Backend*>& all_backends() {
@@ -49,6 +44,9 @@ const Backend& find_backend(const std::string& name) {
   fail(TC_ERROR_INVALID_ARGUMENT, "no backend named '" + name + "' in this build (backends: " + known + ")");
 }
 
-const std::vector<Knob>& general_options() { return general(); }
+const std::vector<Knob>& general_options() {
+  static const std::vector<Knob> kGeneral = declare_general();
+  return kGeneral;
+}
 
 }  // namespace tc::backends

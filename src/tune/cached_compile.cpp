@@ -20,7 +20,7 @@ namespace tc::tune {
 namespace {
 
 // The backend's knobs the caller set explicitly, as "cpu.tile, cpu.unroll".
-std::string explicit_knobs(const backends::Backend& backend, const tune::OptionSet& options) {
+std::string explicit_knobs(const backends::Backend& backend, const OptionSet& options) {
   std::string out;
   for (const auto& k : backend.knobs())
     if (options.is_set(k.key)) out += (out.empty() ? "" : ", ") + k.key;
@@ -29,7 +29,7 @@ std::string explicit_knobs(const backends::Backend& backend, const tune::OptionS
 
 // options with a record's knob values applied ("cpu.tile=32x4 cpu.unroll=8"). Throws
 // TC_ERROR_INVALID_ARGUMENT when a stored value is no longer valid.
-tune::OptionSet with_knobs(tune::OptionSet options, const std::string& knobs) {
+OptionSet with_knobs(OptionSet options, const std::string& knobs) {
   for (const auto& [key, value] : knob_text_values(knobs)) options.set(key, value);
   return options;
 }
@@ -83,7 +83,7 @@ void keep_shared_code(const std::string& dir, const backends::Backend& backend, 
 
 // The kernel from a record's compiled code, or null with `why` set when it cannot be used here.
 std::unique_ptr<backends::Kernel> load_artefact(const ir::BoundDef& bound, const backends::Backend& backend,
-                                                const backends::Target& target, const tune::OptionSet& options,
+                                                const backends::Target& target, const OptionSet& options,
                                                 const cache::Record& r, std::string& why) {
   if (r.artefact.empty()) {
     why = "no compiled code stored";
@@ -105,7 +105,7 @@ std::string header_lines(const char* kind, const backends::Backend& backend) {
 
 // What a key and a family share: the header, the target and `checked` lines.
 std::string key_lines(const char* kind, const backends::Backend& backend, const backends::Target& target,
-                      const tune::OptionSet& options) {
+                      const OptionSet& options) {
   return header_lines(kind, backend) + "target " + backend.target_key(target) + "\nchecked " + options.get("checked") +
          "\n";
 }
@@ -123,7 +123,7 @@ struct Lookup {
 // The local tier, then the remote one; a remote hit is kept in the local cache (created if need
 // be) so that the next process finds it there. Neither tier failing is an error: the caller
 // compiles.
-Lookup look_up(const std::string& dir, const std::string& key, const tune::OptionSet& options,
+Lookup look_up(const std::string& dir, const std::string& key, const OptionSet& options,
                const backends::Backend& backend, const backends::Target& target) {
   Lookup out;
   std::shared_ptr<cache::Store> local;
@@ -212,12 +212,12 @@ void store_shared_code(cache::Store& store, const backends::Backend& backend, co
 }
 
 std::string cache_key(const ir::BoundDef& bound, const backends::Backend& backend, const backends::Target& target,
-                      const tune::OptionSet& options) {
+                      const OptionSet& options) {
   return key_lines("tc-cache-key", backend, target, options) + ir::canonical_text(bound);
 }
 
 std::string family_key(const ir::Def& def, const backends::Backend& backend, const backends::Target& target,
-                       const tune::OptionSet& options) {
+                       const OptionSet& options) {
   return sha256_hex(key_lines("tc-cache-family", backend, target, options) + ir::family_text(def));
 }
 
@@ -247,7 +247,7 @@ const std::vector<backends::Knob>& cache_options() {
   return kOptions;
 }
 
-std::shared_ptr<cache::Remote> open_remote(const tune::OptionSet& options) {
+std::shared_ptr<cache::Remote> open_remote(const OptionSet& options) {
   if (options.get("cache.remote") == "off") return nullptr;
   cache::RemoteSettings settings;
   settings.url = options.get("cache.remote");
@@ -258,7 +258,7 @@ std::shared_ptr<cache::Remote> open_remote(const tune::OptionSet& options) {
   return cache::Remote::open(settings);
 }
 
-Compiled compile(const ir::BoundDef& bound, const tune::OptionSet& options) {
+Compiled compile(const ir::BoundDef& bound, const OptionSet& options) {
   const backends::Backend& backend = options.backend();
   backends::Target target = backend.default_target();
   Compiled out;

@@ -26,12 +26,12 @@ namespace tc::tune {
 const std::vector<backends::Knob>& cache_options();
 
 std::string cache_key(const ir::BoundDef& bound, const backends::Backend& backend, const backends::Target& target,
-                      const tune::OptionSet& options);
+                      const OptionSet& options);
 // The record field `family`: the SHA-256 of what cache_key says of a def at any sizes (its
 // family text, print.h); records of one family are the same def at other sizes, which seed the
 // tuner.
 std::string family_key(const ir::Def& def, const backends::Backend& backend, const backends::Target& target,
-                       const tune::OptionSet& options);
+                       const OptionSet& options);
 
 // The knob values of a record's text ("cpu.tile=32x4 cpu.unroll=8"), by key; throws
 // TC_ERROR_INVALID_ARGUMENT on a word that is not KEY=VALUE.
@@ -47,7 +47,7 @@ enum class Tier { None = 0, Local = 1, Remote = 2 };
 
 struct Compiled {
   std::unique_ptr<backends::Kernel> kernel;
-  tune::OptionSet options;  // what it was compiled with: the caller's, plus a record's knobs
+  OptionSet options;  // what it was compiled with: the caller's, plus a record's knobs
   Tier tier = Tier::None;
   std::string provenance;       // one line for tc_kernel_describe: "cache: hit in ...", "cache: miss ..."
 };
@@ -55,10 +55,10 @@ struct Compiled {
 // The remote tier options cache.remote, cache.remote_key and cache.remote_timeout name, or null
 // for cache.remote=off; a key file path starting "~/" is in $HOME. Throws TC_ERROR_CACHE for a
 // key file it refuses (cache/signing.h).
-std::shared_ptr<cache::Remote> open_remote(const tune::OptionSet& options);
+std::shared_ptr<cache::Remote> open_remote(const OptionSet& options);
 
 // The cache is consulted unless option cache=off or the caller set any of the backend's knobs
 // (explicit knobs win over tuned ones).
-Compiled compile(const ir::BoundDef& bound, const tune::OptionSet& options);
+Compiled compile(const ir::BoundDef& bound, const OptionSet& options);
 
 }  // namespace tc::tune

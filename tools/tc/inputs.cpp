@@ -86,6 +86,50 @@ struct Rng {
 
 }  // namespace
 
+bool HalfConverter::init() {
+  if (prog_) return true;
+  static const char* source =
+      "def to_half(float(N) X) -> (Y) { Y(i) = float16(X(i)) }\n"
+      "def to_float(float16(N) X) -> (Y) { Y(i) = float(X(i)) }\n"
+      "def to_bf16(float(N) X) -> (Y) { Y(i) = bfloat16(X(i)) }\n"
+      "def bf16_to_float(bfloat16(N) X) -> (Y) { Y(i) = float(X(i)) }\n";
+  tc_program* prog = nullptr;
+  tc_options* opts = nullptr;
+  if (tc_define_named(&prog, source, "<tc float16 and bfloat16 conversion>") != TC_OK) return report(1), false;
+  prog_.reset(prog);
+  if (tc_options_create(&opts) != TC_OK) return report(1), false;
+  opts_.reset(opts);
+  if (tc_options_set(opts, "backend", "reference") != TC_OK) return report(1), false;
+  return true;
+}
+
+bool HalfConverter::convert(const char* entry, DLDataType from, DLDataType to, const void* src, void* dst, int64_t n) {
+  if (n == 0) return true;
+  if (!init()) return false;
+  for (int64_t start = 0; start < n; start += kChunk) {
+    int64_t len = std::min(kChunk, n - start);
+    DLTensor in{}, out{};
+    in.data = const_cast<void*>(src);
+    in.byte_offset = static_cast<uint64_t>(start) * (from.bits / 8);
+    in.device = {kDLCPU, 0};
+    in.ndim = 1;
+    in.dtype = from;
+    in.shape = &len;
+    out = in;
+    out.data = dst;
+    out.byte_offset = static_cast<uint64_t>(start) * (to.bits / 8);
+    out.dtype = to;
+    Kernel& k = kernels_[{entry, len}];
+    if (!k) {
+      tc_kernel* raw = nullptr;
+      if (tc_compile(&raw, prog_.get(), entry, &in, 1, opts_.get()) != TC_OK) return report(1), false;
+      k.reset(raw);
+    }
+    if (tc_run(k.get(), &in, 1, &out, 1) != TC_OK) return report(1), false;
+  }
+  return true;
+}
+
 bool allocate(std::vector<char>& buf, size_t bytes, const char* tensor) {
   try {
     buf.assign(bytes, 0);

@@ -423,11 +423,12 @@ class CpuKernel : public Kernel {
       return;
     }
     contraction_ = plan;
-    blocking_ = default_blocking(plan->stages[0].type, host_memory_levels(), schedule_.threads);
+    const ScalarType type = plan->stages[0].type;
+    blocking_ = default_blocking(type, host_memory_levels(), schedule_.threads);
     if (schedule_.blocks[0] > 0) blocking_.mc = schedule_.blocks[0];  // cpu.blocks, each size given
     if (schedule_.blocks[1] > 0) blocking_.kc = schedule_.blocks[1];
     if (schedule_.blocks[2] > 0) blocking_.nc = schedule_.blocks[2];
-    contraction_note_ = describe_gett(plan->stages[0].type, blocking_);
+    contraction_note_ = describe_gett(type, blocking_);
   }
 
   // "C: contraction route: float32; batch -; M i=64; ...; micro-kernel ...": the route's
