@@ -22,7 +22,7 @@ What it does:
     a stage that links Halide::Halide; and a header that includes Halide.h (directly or through
     other headers) of a stage that has Halide (privately) must not be included from a stage
     without it;
-  - checks that tools/tc (the command-line tool, a user of libtc.so only) includes only the
+  - checks that programs/tc (the command-line tool, a user of libtc.so only) includes only the
     public API (include/, i.e. tc/tc.h), its own headers and system headers;
   - reports a file under src/ that no stage owns, and a .cpp that no stage lists (not built).
 Output: one line per violation, "src/x/y.cpp:12: includes ir/bind.h (stage tc_ir), but tc_lang
@@ -52,7 +52,7 @@ EXTERNAL_HEADERS = {"Halide.h": "Halide::Halide"}
 # Likewise for a family of headers by the start of their name: prefix -> target.
 EXTERNAL_PREFIXES = {"llvm/": "LLVM::ORC"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
-TOOL_DIR = "tools/tc"
+TOOL_DIR = "programs/tc"
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 # C/C++ comments (blanked, newlines kept) and the literals that may contain comment markers.
@@ -188,7 +188,7 @@ def list_files(root, folder, recursive=True):
 def resolve(root, including, bracket, name):
     """Where an include lands, as the tc_stage() include directories (include/, src/) see it:
     ('public', path under include/) | ('project', path under src/) | ('local', repo path: a
-    header beside a tools/tc file) | ('external', target) | None (a system or third-party header)."""
+    header beside a programs/tc file) | ('external', target) | None (a system or third-party header)."""
     dirs = ([os.path.dirname(including)] if bracket == '"' else []) + ["include", "src"]
     for d in dirs:
         rel = os.path.normpath(os.path.join(d, name)).replace(os.sep, "/")
@@ -301,7 +301,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.dirname(here),
-                    help="the repository root: src/CMakeLists.txt, src/, include/, tools/tc (default: %(default)s)")
+                    help="the repository root: src/CMakeLists.txt, src/, include/, programs/tc (default: %(default)s)")
     args = ap.parse_args()
     try:
         violations, summary = check(args.root)

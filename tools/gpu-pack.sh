@@ -21,7 +21,7 @@ cp build/src/tc/candidate-runner .gpu/lib/tc/
 strip -g -o .gpu/lib/tc/faulty-runner build/tests/tune/faulty-runner
 # hiredis (the cache's remote tier) is not in bundle-runtime.sh's list: its one library, as is.
 cp -L "$(ldd "$lib" | awk '/libhiredis/ {print $3}')" .gpu/lib/
-cp build/tools/tc/tc .gpu/bin/
+cp build/programs/tc/tc .gpu/bin/
 rm -rf .gpu/bundle/root  # unpacked by a run of gpu-check.sh here: not carried
 [ -f .gpu/bundle/unpack.sh ] || bash ../shared/tools/bundle-runtime.sh pack .gpu/bundle
 du -sh .gpu

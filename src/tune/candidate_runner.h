@@ -1,6 +1,6 @@
 // candidate_runner.h — the candidate runner's loop (tune.isolation=process): what the
 // executable tc/candidate-runner runs, through libtc's entry tc_candidate_runner_main (not part
-// of the API: the executable is libtc's own, tools/candidate-runner). The other side is
+// of the API: the executable is libtc's own, programs/candidate-runner). The other side is
 // candidate_process.h; the messages are candidate_protocol.h.
 #pragma once
 

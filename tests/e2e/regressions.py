@@ -34,7 +34,7 @@ process so that a crash fails the test instead of killing it:
                            with SIGKILL right after its first record landed, leaves a cache
                            that verifies clean and runs the killed process's kernel
 
-    TC_LIBRARY=build/src/libtc.so TC_CLI=build/tools/tc/tc python3 regressions.py [NAME...]
+    TC_LIBRARY=build/src/libtc.so TC_CLI=build/programs/tc/tc python3 regressions.py [NAME...]
 
 Prints one line per check and "N passed, M failed". The memory checks are skipped when a
 sanitizer runtime is preloaded (its shadow memory needs more address space than any limit, and
