@@ -258,8 +258,11 @@ typedef int (*tc_tune_callback)(const tc_tune_progress *progress, void *user);
  * the inputs' device; inputs are only read. Candidates are measured one at a time: run nothing
  * else on the machine meanwhile. tune.isolation=process measures them in a child process (the
  * candidate runner, tc/candidate-runner beside libtc, or $TC_CANDIDATE_RUNNER), where one that
- * crashes or runs past tune.timeout seconds fails alone; auto (the default) does so for GPU
- * tensors; process without a runner is TC_ERROR_UNSUPPORTED. A cache that cannot
+ * crashes or runs past tune.timeout seconds fails alone, and one that has had what a candidate
+ * 5 times slower than the best so far needs is killed and counted cut off; auto (the default)
+ * does so for GPU tensors, and for host tensors where the default's call takes a second or
+ * more (so that a slow candidate cannot outlast tune.budget many times over); process without
+ * a runner is TC_ERROR_UNSUPPORTED. A cache that cannot
  * be written (unsafe or unwritable directory, damaged database) is TC_ERROR_CACHE before any
  * tuning; cache=off tunes without storing. Not cancellable except through the callback. */
 TC_API int tc_tune(tc_kernel **out, const tc_program *program, const char *entry,

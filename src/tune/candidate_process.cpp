@@ -105,7 +105,8 @@ std::string CandidateProcess::stop(bool kill) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-protocol::Reply CandidateProcess::measure(const protocol::Request& request, double timeout_s) {
+protocol::Reply CandidateProcess::measure(const protocol::Request& request, double timeout_s, bool& timed_out) {
+  timed_out = false;
   if (pid_ < 0) start();
   std::string message;
   protocol::Received got = protocol::Received::Closed;
@@ -122,6 +123,7 @@ protocol::Reply CandidateProcess::measure(const protocol::Request& request, doub
   }
   r.outcome = protocol::Reply::RunFailed;
   if (got == protocol::Received::TimedOut) {
+    timed_out = true;
     stop(true);
     r.message = "did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
                 " s (tune.timeout): its process was killed";

@@ -31,8 +31,9 @@ class CandidateProcess {
 
   // One candidate, within `timeout_s` seconds (its compilation included). A runner that
   // ends or times out gives RunFailed saying how ("the candidate's process was killed by
-  // signal 11 (Segmentation fault)"), and is started afresh for the next.
-  protocol::Reply measure(const protocol::Request& request, double timeout_s);
+  // signal 11 (Segmentation fault)"), and is started afresh for the next; `timed_out` says
+  // which of the two it was.
+  protocol::Reply measure(const protocol::Request& request, double timeout_s, bool& timed_out);
 
   int starts() const { return starts_; }  // runners started so far
   const std::string& path() const { return path_; }

@@ -136,7 +136,16 @@ void Tuner::measure_in_runner(Candidate& c, bool is_start) {
   q.artefact = c.kernel->artefact();
   q.cutoff_ms = std::isfinite(best_.ms) ? 5 * best_.ms : 0;
   q.check = !is_start;
-  protocol::Reply r = runner_->measure(q, timeout_s_);
+  const double limit_s = is_start ? timeout_s_ : runner_limit_s();
+  bool timed_out = false;
+  protocol::Reply r = runner_->measure(q, limit_s, timed_out);
+  if (timed_out && limit_s < timeout_s_) {  // killed at the cut-off's bound, not at tune.timeout
+    c.outcome = cache::Outcome::CutOff;
+    c.ms = limit_s * 1e3;
+    c.failure = "killed after " + ms_text(limit_s) + " s, before its first timed run ended: slower than 5x the best so far (" +
+                ms_text(best_.ms) + " ms)";
+    return;
+  }
   if (r.outcome == protocol::Reply::CompileFailed || r.outcome == protocol::Reply::RunFailed) {
     if (is_start)
       fail(TC_ERROR_RUNTIME, "the starting point ran in this process but not in the candidate runner: " + r.message);
@@ -158,6 +167,12 @@ void Tuner::measure_in_runner(Candidate& c, bool is_start) {
   for (double& ms : t.ms) ms = adjusted(c.point, false, ms);
   t.cut_off = r.outcome == protocol::Reply::CutOff;
   take_times(c, t, is_start);
+}
+
+double Tuner::runner_limit_s() const {
+  if (!std::isfinite(best_.ms)) return timeout_s_;
+  const double cut_s = 5 * best_.ms / 1e3;
+  return std::min(timeout_s_, kRunnerSlackS + 2 * cut_s + 1.0);
 }
 
 bool Tuner::same_code_as_measured(Candidate& c) {

@@ -71,7 +71,8 @@ Tuner::Tuner(const ir::BoundDef& bound, const OptionSet& options, const backends
     reduction_ = std::max(reduction_, n);
   }
   open_cache();
-  start_runner(tune.text("tune.isolation"));
+  isolation_ = tune.text("tune.isolation");
+  start_runner(isolation_);
 }
 
 Compiled Tuner::run() {
@@ -88,6 +89,7 @@ Compiled Tuner::run() {
   gen_ = 1;
   double best_before_search = best_.ms;  // the history's: the first generation is measured against it
   measure_start();
+  start_runner_for_long_calls();
   if (!stop_ && elapsed() > budget_s_)
     stop("the budget of " + ms_text(budget_s_) + " s ran out after the starting point (tune.budget)");
   for (; gen_ <= generations_ && !stop_; ++gen_) {
@@ -149,6 +151,22 @@ void Tuner::start_runner(const std::string& isolation) {
     runner_ = std::make_unique<CandidateProcess>(runner_setup());
   } catch (const Error& e) {
     if (isolation == "process") throw;
+    isolation_note_ = std::string("candidates ran in this process: ") + e.what();
+  }
+}
+
+void Tuner::start_runner_for_long_calls() {
+  if (runner_ || isolation_ != "auto" || !(default_ms_ >= kLongCallMs)) return;
+  double bytes = 0;
+  auto add = [&](const std::vector<runtime::TensorView>& views) {
+    for (const runtime::TensorView& v : views) bytes += static_cast<double>(v.num_elements()) * tc::bytes(v.type);
+  };
+  add(inputs_);
+  add(outputs_.views);
+  if (bytes > kRunnerCopyBytes) return;
+  try {
+    runner_ = std::make_unique<CandidateProcess>(runner_setup());
+  } catch (const Error& e) {
     isolation_note_ = std::string("candidates ran in this process: ") + e.what();
   }
 }
@@ -368,7 +386,9 @@ const std::vector<backends::Knob>& tuner_options() {
         choice_option("tune.isolation", "auto", {"auto", "process", "none"},
                       "where tc_tune runs candidates: process (a child process, the candidate runner: a candidate "
                       "that crashes or hangs fails alone), none (in the caller's process), auto (process for tensors "
-                      "on a GPU, where a fault would poison the caller's CUDA context; none for host memory)"),
+                      "on a GPU, where a fault would poison the caller's CUDA context, and for host memory where the "
+                      "start's call takes a second or more, so that a candidate too slow to finish soon is killed; "
+                      "none for other host memory)"),
         integer_option("tune.timeout", "60", 1, 86400,
                        "tc_tune with tune.isolation=process: seconds one candidate may take in its process (loading, "
                        "checking, timing) before it is killed and counted as failed")};

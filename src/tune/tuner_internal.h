@@ -90,6 +90,21 @@ class Tuner {
   // auto when the runner is missing, which the result's provenance says).
   void start_runner(const std::string& isolation);
 
+  // auto on host memory, once the start is measured: a start of kLongCallMs or more gets its
+  // candidates measured in a runner too (where tensors of at most kRunnerCopyBytes make the
+  // runner's copy cheap), so that one too slow to finish soon can be killed (runner_limit_s)
+  // instead of running to its end: a scalar candidate of a 1.2 s contraction took 70 s of a
+  // 15 s budget in this process.
+  void start_runner_for_long_calls();
+  static constexpr double kRunnerCopyBytes = 1 << 30;
+
+  // How long a candidate (not the start: it has no best to be cut off against) may take in the
+  // runner: tune.timeout, or less once the best is known: kRunnerSlackS (loading its code, the
+  // runner's own pace under a sanitizer), the checked run and the first timed run at 5 times
+  // the best (past which time_runs cuts it off anyway) and time_runs' second of timed runs.
+  double runner_limit_s() const;
+  static constexpr double kRunnerSlackS = 3;
+
   // What a runner needs: the program, the entry, and the inputs' bytes.
   protocol::Setup runner_setup() const;
 
@@ -281,6 +296,7 @@ class Tuner {
   std::string confirmation_;  // what the final comparison of winner and start found
   std::unique_ptr<CandidateProcess> runner_;  // tune.isolation=process: where candidates run
   std::string isolation_note_;                // why they did not, where auto wanted it
+  std::string isolation_;                     // tune.isolation
   double timeout_s_ = 60;
 };
 

@@ -632,8 +632,9 @@ TEST(Isolation, ACandidateThatCrashesFailsAloneAndTheRunnerStartsAfresh) {
   tc_options_destroy(o);
 }
 
-// A candidate that never finishes is killed at tune.timeout and fails; the search goes on.
-TEST(Isolation, ACandidateThatHangsIsKilledAtTheTimeout) {
+// A candidate that never finishes is killed once it has had what one at the cut-off (5x the
+// best) would need, long before tune.timeout, and is counted cut off; the search goes on.
+TEST(Isolation, ACandidateThatHangsIsKilledOnceSlowerThanTheCutOff) {
   ASSERT_TRUE(kRunnerFound);
   Fixture f(24, 16, 24);  // small: every other candidate's runs take milliseconds, under load too
   std::string cache = f.dir + "/cache";
@@ -644,17 +645,59 @@ TEST(Isolation, ACandidateThatHangsIsKilledAtTheTimeout) {
         hanging = first.at(2);
         ::setenv("TC_TEST_RUNNER_HANG", hanging.c_str(), 1);
       },
-      10);  // every candidate's limit, the start's included: ample for a slow machine's runner
+      600);
   ::unsetenv("TC_TEST_RUNNER_HANG");
   ASSERT_NE(k, nullptr);
   auto store = tc::cache::Store::open(cache, false);
   auto history = store->all_history(no_damage);
   const tc::cache::HistoryEntry* h = entry_of(history, hanging);
   ASSERT_NE(h, nullptr) << hanging;
-  EXPECT_EQ(h->outcome, tc::cache::Outcome::RunFailed);
-  EXPECT_TRUE(has(h->why, "did not finish within 10 s (tune.timeout): its process was killed")) << h->why;
+  EXPECT_EQ(h->outcome, tc::cache::Outcome::CutOff);
+  EXPECT_TRUE(has(h->why, "before its first timed run ended: slower than 5x the best so far")) << h->why;
+  ASSERT_TRUE(has(h->why, "killed after ")) << h->why;
+  double killed_after_s = std::stod(h->why.substr(h->why.find("killed after ") + 13));
+  EXPECT_GE(killed_after_s, 3.0) << h->why;  // the slack for loading and a slow runner
+  EXPECT_LT(killed_after_s, 60.0) << h->why;
   EXPECT_GE(history.size(), 4u);
   tc_kernel_destroy(k);
+}
+
+// The starting point has no best to be cut off against: one that never finishes in the runner
+// is killed at tune.timeout, and tc_tune fails saying so.
+TEST(Isolation, AStartThatHangsIsKilledAtTheTimeout) {
+  ASSERT_TRUE(kRunnerFound);
+  Fixture f(24, 16, 24);
+  f.hooks.first_population = [](const std::vector<std::string>& first) {
+    ::setenv("TC_TEST_RUNNER_HANG", first.at(0).c_str(), 1);
+  };
+  tc_options* o = f.bad_start("off");
+  EXPECT_EQ(tc_options_set(o, "tune.isolation", "process"), TC_OK);
+  EXPECT_EQ(tc_options_set(o, "tune.timeout", "2"), TC_OK);
+  tc_kernel* k = nullptr;
+  EXPECT_EQ(f.tune(&k, o), TC_ERROR_RUNTIME);
+  ::unsetenv("TC_TEST_RUNNER_HANG");
+  EXPECT_TRUE(has(tc_last_error_message(), "did not finish within 2 s (tune.timeout): its process was killed"))
+      << tc_last_error_message();
+  EXPECT_EQ(k, nullptr);
+  tc_options_destroy(o);
+}
+
+// auto on host memory: a start whose call takes a second or more (here the timed hook says
+// 1.5 s) has its candidates measured in the candidate runner, where one too slow to finish soon
+// can be killed; a short start's are measured in this process (the next test).
+TEST(Isolation, AutoOnTheHostMeasuresTheCandidatesOfALongStartInTheRunner) {
+  ASSERT_TRUE(kRunnerFound);
+  Fixture f(24, 16, 24);
+  std::string start;
+  f.hooks.first_population = [&](const std::vector<std::string>& first) { start = first.at(0); };
+  f.hooks.timed = [&](const std::string& knobs, bool, double ms) { return knobs == start ? 1500.0 : ms; };
+  tc_options* o = f.bad_start("off");
+  tc_kernel* k = nullptr;
+  ASSERT_EQ(f.tune(&k, o), TC_OK) << tc_last_error_message();
+  std::string d = f.describe(k);
+  EXPECT_TRUE(has(d, "candidates measured in candidate runner processes (1 started")) << d;
+  tc_kernel_destroy(k);
+  tc_options_destroy(o);
 }
 
 // tune.isolation=process without a runner is TC_ERROR_UNSUPPORTED naming where it looked,

@@ -179,7 +179,8 @@ class Program(_Handle):
         tune.population, tune.generations, tune.patience and tune.threads shape the search
         (keys with a dot go through a dict: **{"tune.population": 8}); tune.isolation="process" measures candidates
         in a child process where a crash or a hang (tune.timeout seconds) fails only that
-        candidate (the default for GPU tensors). budget: seconds for the search (option
+        candidate (the default for GPU tensors, and for host tensors whose kernel takes a
+        second or more a call, where a candidate far slower than the best is killed early). budget: seconds for the search (option
         tune.budget, 0 to 86400 with up to 3 decimals); the starting point is measured and
         stored first, whatever the budget (0: that alone), and the best so far is kept when
         it runs out.

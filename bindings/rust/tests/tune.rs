@@ -165,8 +165,12 @@ fn tune_reports_progress_and_a_later_compile_hits_the_cache() {
     for (i, p) in calls.iter().enumerate() {
         assert_eq!(p.generations, 2, "{:?}", p);
         assert!(p.generation >= 1 && p.generation <= p.generations, "{:?}", p);
-        // One call per measured candidate, the starting point first.
-        assert_eq!(p.candidates_done, i as i64 + 1, "{:?}", p);
+        // One call per measured candidate, the starting point first; once more at the end, the
+        // count unchanged, where the final comparison gives the result back to the start (its
+        // best is then the default's).
+        let again = i > 0 && i + 1 == calls.len() && p.candidates_done == calls[i - 1].candidates_done;
+        assert!(!again || p.best_ms == p.default_ms, "{:?}", p);
+        assert_eq!(p.candidates_done, i as i64 + if again { 0 } else { 1 }, "{:?}", p);
         assert!(p.candidates_done <= p.candidates_planned, "{:?}", p);
         assert!(p.best_ms > 0.0 && p.best_ms.is_finite(), "{:?}", p);
         assert!(p.default_ms > 0.0 && p.default_ms.is_finite(), "{:?}", p);
