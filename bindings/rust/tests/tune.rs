@@ -179,9 +179,12 @@ fn tune_reports_progress_and_a_later_compile_hits_the_cache() {
         assert!(p.elapsed_s >= 0.0, "{:?}", p);
         assert!(!p.to_string().is_empty());
     }
-    for w in calls.windows(2) {
+    for (i, w) in calls.windows(2).enumerate() {
         assert!(w[1].generation >= w[0].generation, "{:?}", w);
-        assert!(w[1].best_ms <= w[0].best_ms, "the best so far only improves: {:?}", w);
+        // The repeated last report of a refuted winner gives the start's time again: it may be
+        // above the search's best.
+        let refuted = i + 2 == calls.len() && w[1].candidates_done == w[0].candidates_done;
+        assert!(refuted || w[1].best_ms <= w[0].best_ms, "the best so far only improves: {:?}", w);
     }
 
     let want = matmul(&case.a, &case.b);
