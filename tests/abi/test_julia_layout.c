@@ -515,11 +515,15 @@ static void test_julia_tune(void **state) {
     const tc_tune_progress *p = &log.seen[i];
     assert_int_equal(p->generations, 2);
     assert_true(p->generation >= 1 && p->generation <= p->generations);
-    assert_int_equal(p->candidates_done, i + 1);
+    /* Once more at the end, the count unchanged, where the final comparison gives the result
+       back to the start: its best is then the default's, which may be above the search's best. */
+    int again = i > 0 && i + 1 == log.calls && p->candidates_done == log.seen[i - 1].candidates_done;
+    if (again) assert_true(p->best_ms == p->default_ms);
+    assert_int_equal(p->candidates_done, again ? i : i + 1);
     assert_true(p->candidates_done <= p->candidates_planned);
     assert_true(p->best_ms > 0 && p->best_ms <= p->default_ms);
     assert_true(p->budget_s == 30 && p->elapsed_s >= 0);
-    if (i > 0) assert_true(p->best_ms <= log.seen[i - 1].best_ms);
+    if (i > 0 && !again) assert_true(p->best_ms <= log.seen[i - 1].best_ms);
   }
   assert_int_equal(julia_compile_hit(c, "off"), 0);
   assert_int_equal(julia_compile_hit(c, cache), 1);
