@@ -169,11 +169,16 @@ tune_inputs() = (Float32[(3i + 7j) % 9 - 4 for i in 1:48, j in 1:32],
             @test occursin("tuned now:", TensorComprehensions.describe(k))
             @test !isempty(calls)
             @test all(p -> p.generations == 2 && 1 <= p.generation <= p.generations, calls)
-            @test [p.candidates_done for p in calls] == 1:length(calls)  # one call per candidate
+            # One call per candidate; once more at the end, the count unchanged, where the final
+            # comparison gives the result back to the start (its best then the default's).
+            again = length(calls) > 1 && calls[end].candidates_done == calls[end-1].candidates_done
+            search = again ? calls[1:end-1] : calls
+            @test [p.candidates_done for p in search] == 1:length(search)
+            @test !again || calls[end].best_ms == calls[end].default_ms
             @test all(p -> p.candidates_done <= p.candidates_planned, calls)
             @test all(p -> 0 < p.best_ms <= p.default_ms < Inf, calls)
             @test all(p -> p.budget_s == 30 && p.elapsed_s >= 0, calls)
-            @test issorted([p.best_ms for p in calls]; rev=true)  # the best so far only improves
+            @test issorted([p.best_ms for p in search]; rev=true)  # the best so far only improves
 
             plain = compile(prog, "mm", A, B; cache="off")
             @test !cache_hit(plain)
