@@ -112,13 +112,13 @@ void Tuner::measure(Candidate& c) {
       if (check_ms >= kLongCallMs) {  // a long call: its checked run is its one timed run
         Timing t;
         t.ms = {adjusted(c.point, false, check_ms)};
-        t.cut_off = t.ms[0] > 5 * best_.ms;
+        t.cut_off = t.ms[0] > cut_off_ms();
         return take_times(c, t, is_start);
       }
     }
     Timing t = time_runs(
         [&] { return adjusted(c.point, false, timed_run(backend_, *c.kernel, device_, inputs_, outputs_.views)); },
-        5 * best_.ms);
+        cut_off_ms());
     take_times(c, t, is_start);
   } catch (const std::exception& e) {
     if (is_start) throw;  // it ran in reference_run: a failure now is tc_tune's
@@ -134,7 +134,7 @@ void Tuner::measure_in_runner(Candidate& c, bool is_start) {
   for (const backends::Knob* k : tune::all_options()) q.options.emplace_back(k->key, options.get(k->key));
   q.knobs = point_text(knobs_, c.point);
   q.artefact = c.kernel->artefact();
-  q.cutoff_ms = std::isfinite(best_.ms) ? 5 * best_.ms : 0;
+  q.cutoff_ms = std::isfinite(best_.ms) ? cut_off_ms() : 0;
   q.check = !is_start;
   const double limit_s = is_start ? timeout_s_ : runner_limit_s();
   bool timed_out = false;
@@ -171,8 +171,7 @@ void Tuner::measure_in_runner(Candidate& c, bool is_start) {
 
 double Tuner::runner_limit_s() const {
   if (!std::isfinite(best_.ms)) return timeout_s_;
-  const double cut_s = 5 * best_.ms / 1e3;
-  return std::min(timeout_s_, kRunnerSlackS + 2 * cut_s + 1.0);
+  return std::min(timeout_s_, kRunnerSlackS + 2 * cut_off_ms() / 1e3 + 1.0);
 }
 
 bool Tuner::same_code_as_measured(Candidate& c) {

@@ -72,7 +72,7 @@ Tuner::Tuner(const ir::BoundDef& bound, const OptionSet& options, const backends
   }
   open_cache();
   isolation_ = tune.text("tune.isolation");
-  start_runner(isolation_);
+  if (isolation_ == "process" || (isolation_ == "auto" && device_.device_type != kDLCPU)) start_runner();
 }
 
 Compiled Tuner::run() {
@@ -145,12 +145,11 @@ std::string Tuner::publish() {
   }
 }
 
-void Tuner::start_runner(const std::string& isolation) {
-  if (isolation == "none" || (isolation == "auto" && device_.device_type == kDLCPU)) return;
+void Tuner::start_runner() {
   try {
     runner_ = std::make_unique<CandidateProcess>(runner_setup());
   } catch (const Error& e) {
-    if (isolation == "process") throw;
+    if (isolation_ == "process") throw;
     isolation_note_ = std::string("candidates ran in this process: ") + e.what();
   }
 }
@@ -163,12 +162,7 @@ void Tuner::start_runner_for_long_calls() {
   };
   add(inputs_);
   add(outputs_.views);
-  if (bytes > kRunnerCopyBytes) return;
-  try {
-    runner_ = std::make_unique<CandidateProcess>(runner_setup());
-  } catch (const Error& e) {
-    isolation_note_ = std::string("candidates ran in this process: ") + e.what();
-  }
+  if (bytes <= kRunnerCopyBytes) start_runner();
 }
 
 protocol::Setup Tuner::runner_setup() const {

@@ -87,8 +87,9 @@ class Tuner {
 
   // tune.isolation: candidates measured in a candidate runner (process; auto: for tensors
   // not in host memory, where a fault would poison the caller's CUDA context) or here (none;
-  // auto when the runner is missing, which the result's provenance says).
-  void start_runner(const std::string& isolation);
+  // auto when the runner is missing, which the result's provenance says). Starts the runner:
+  // a failure is tc_tune's with process, a note with auto.
+  void start_runner();
 
   // auto on host memory, once the start is measured: a start of kLongCallMs or more gets its
   // candidates measured in a runner too (where tensors of at most kRunnerCopyBytes make the
@@ -103,6 +104,10 @@ class Tuner {
   // runner's own pace under a sanitizer), the checked run and the first timed run at 5 times
   // the best (past which time_runs cuts it off anyway) and time_runs' second of timed runs.
   double runner_limit_s() const;
+
+  // A candidate whose first run takes longer is cut off: 5 times the best so far (infinite
+  // before anything is measured).
+  double cut_off_ms() const { return 5 * best_.ms; }
   static constexpr double kRunnerSlackS = 3;
 
   // What a runner needs: the program, the entry, and the inputs' bytes.
