@@ -94,8 +94,8 @@ class Tuner {
   // auto on host memory, once the start is measured: a start of kLongCallMs or more gets its
   // candidates measured in a runner too (where tensors of at most kRunnerCopyBytes make the
   // runner's copy cheap), so that one too slow to finish soon can be killed (runner_limit_s)
-  // instead of running to its end: a scalar candidate of a 1.2 s contraction took 70 s of a
-  // 15 s budget in this process.
+  // instead of running to its end (in this process a run cannot be interrupted, and a scalar
+  // candidate of a contraction of a second runs for a minute).
   void start_runner_for_long_calls();
   static constexpr double kRunnerCopyBytes = 1 << 30;
 
