@@ -150,11 +150,12 @@ def explicit_arch():
         assert 'extern "C" __global__ void mm_k0(' in route.code() and "cp.async.ca.shared.global" in route.code()
         # isl's schedule (cuda.contract=0)
         assert 'extern "C" __global__ void mm_k0(' in k.code(), k.code()[:300]
-        assert "tc_acc_7_7 = p_C[" in k.code(), "C's elements not in an 8x8 register tile"  # cuda.regtile=auto
+        # cuda.regtile=auto: no register tile for a 5 x 3 output (8 threads a side cover it)
+        assert "tc_acc_" not in k.code() and "tc_acc = fmaf(" in k.code(), k.code()[-3000:]
         described = k.describe()
         assert "backend: cuda (%s cubin, " % arch in described, described
-        # ptxas's report: registers, no spills, the two shared tiles, occupancy at the 8x8 block
-        assert "mm_k0 grid 1x1x1 block 8x8x1\n    " in described, described
+        # ptxas's report: registers, no spills, the two shared tiles, occupancy at the default block
+        assert "mm_k0 grid 1x1x1 block 32x8x1\n    " in described, described
         assert re.search(r"\n    \d+ registers, 0 bytes spilled, 0 bytes stack, \d+ bytes shared, occupancy \d+% "
                          r"\(\d+ of 64 warps a SM, \d+ blocks; limit: \w+", described), described
         expect_error(lambda: run(k, [A, B]), tclib.TC_ERROR_SHAPE, "input 'A' is in kDLCPU memory",
@@ -194,9 +195,11 @@ def register_tiles():
     p = tclib.Program(MM)
     r = np.random.default_rng(8)
     A, B = r.standard_normal((37, 45)).astype(np.float32), r.standard_normal((45, 29)).astype(np.float32)
-    for knobs, last, block in (({}, "tc_acc_7_7", "block 8x8x1"), ({"cuda.regtile": "4x4"}, "tc_acc_3_3", "block 8x8x1"),
+    # auto: 8 copies along y (37 values), along x the 4 that 8 threads need for its 29
+    for knobs, last, block in (({}, "tc_acc_7_3", "block 8x8x1"), ({"cuda.regtile": "4x4"}, "tc_acc_3_3", "block 8x8x1"),
+                               ({"cuda.regtile": "8x8"}, "tc_acc_7_7", "block 8x8x1"),
                                ({"cuda.regtile": "2x8", "cuda.block": "5x3"}, "tc_acc_7_1", "block 5x3x1"),
-                               ({"cuda.block": "3x5"}, "tc_acc_7_7", "block 3x5x1"),  # runs of 4 along x, 3 threads
+                               ({"cuda.block": "3x5"}, "tc_acc_7_3", "block 3x5x1"),  # runs of 4 along x, 3 threads
                                ({"cuda.regtile": "12x3", "cuda.block": "2x2"}, "tc_acc_2_11", "block 2x2x1"),
                                ({"cuda.regtile": "1"}, None, "block 32x8x1")):
         k = p.compile("mm", [A, B], dict(EMULATE_ISL, **knobs))
@@ -677,11 +680,14 @@ def profile():
     a100 = k.profile([A, B], [np.zeros((64, 64), np.float32)], "a100")
     assert "on a100: A100" in a100, a100
 
-    # A product 4 wide in a tile 8 threads wide: one thread in 8 along x has work.
+    # A product 4 wide in a register tile of 8 copies along x: one thread in 8 has work (auto
+    # gives this product 1 copy along x: work_balance 1).
     B4 = B[:, :4].copy()
-    k = p.compile("mm", [A, B4], EMULATE_ISL)
+    k = p.compile("mm", [A, B4], dict(EMULATE_ISL, **{"cuda.regtile": "8x8"}))
     (f,) = tclib.profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
     assert f["work_balance"] == "8.00" and f["fma"] == str(64 * 48 * 4), f
+    (f,) = tclib.profile_figures(p.compile("mm", [A, B4], EMULATE_ISL).profile([A, B4], [np.zeros((64, 4), np.float32)]))
+    assert f["work_balance"] == "1.00" and f["fma"] == str(64 * 48 * 4), f
 
     # Rows copied (consecutive lanes, consecutive floats) against a transpose (a column read).
     X = r.standard_normal((256, 256)).astype(np.float32)

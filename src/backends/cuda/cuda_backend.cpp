@@ -91,7 +91,9 @@ std::vector<Knob> declare() {
   Knob regtile{"cuda.regtile", KnobKind::Sizes, "auto",
                 "register tiles of kernels with a reduction: the values of the thread loops along x, y, z each thread "
                 "computes at once, in registers (1: none); auto: 8x8 where a kernel has two thread axes or more and "
-                "reuses an operand across one of them, with no gather (4x4 with several reduction loops). "
+                "reuses an operand across one of them, with no gather (4x4 with several reduction loops), fewer "
+                "along an axis with fewer values than 8 threads of those copies take (the fewest that cover it: 1, 2, "
+                "4 or 8; along x 1, 4 or 8). "
                 "The tiles of a register-tiled band's members cuda.tile leaves out: 8 per copy along x and y, 1 for "
                 "its other parallel members",
                 true};

@@ -9,6 +9,7 @@
 #include <isl/aff.h>
 #include <isl/ast_build.h>
 #include <isl/id.h>
+#include <isl/ilp.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
@@ -199,6 +200,36 @@ bool reuses_an_operand(isl_schedule_node* band, int parallel, const MappingOptio
   return search.reuse && !search.unproven;
 }
 
+// How many values member `m` of `band` takes over the band's domain (its largest minus its
+// smallest, plus one); -1 where that is not a finite number.
+int64_t member_extent(isl_schedule_node* band, int m) {
+  isl_multi_union_pw_aff* partial = isl_schedule_node_band_get_partial_schedule(band);
+  isl_union_pw_aff* member = isl_multi_union_pw_aff_get_union_pw_aff(partial, m);
+  isl_multi_union_pw_aff_free(partial);
+  member = isl_union_pw_aff_intersect_domain_union_set(member, isl_schedule_node_get_domain(band));
+  isl_val* hi = isl_union_pw_aff_max_val(isl_union_pw_aff_copy(member));
+  isl_val* lo = isl_union_pw_aff_min_val(member);
+  int64_t extent = -1;
+  if (hi && lo && isl_val_is_int(hi) == isl_bool_true && isl_val_is_int(lo) == isl_bool_true)
+    extent = isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1;
+  isl_val_free(hi);
+  isl_val_free(lo);
+  return extent;
+}
+
+// Auto's copies along thread axis `axis` (0: x) whose member takes `extent` values: `most`, or
+// where the member is too short for kRegisterTileThreads threads of that many copies each, the
+// fewest (a power of 2; along x 1 or a multiple of kVectorValues, for runs of 128-bit accesses)
+// that still cover it: a 4 x 3 output gets no register tile, rather than one thread computing
+// all of it in 64 registers (and a text NVRTC takes seconds to compile).
+int64_t auto_copies(int axis, int64_t extent, int64_t most) {
+  if (extent < 0) return most;
+  int64_t copies = 1;
+  while (copies < most && copies * kRegisterTileThreads < extent) copies *= 2;
+  if (axis == 0 && copies > 1 && copies < kVectorValues) copies = std::min(most, kVectorValues);
+  return copies;
+}
+
 // A band's register tile (copies per thread axis, x first): where it has a reduction member
 // (a member after its parallel ones) and threads, cuda.regtile's, or auto's where it has two
 // thread axes or more; 1 elsewhere, and under `lanes` (threadIdx.x is the reduction's).
@@ -208,8 +239,9 @@ std::array<int64_t, 3> register_tile(isl_schedule_node* band, const MappingOptio
   if (options.lanes || parallel == 0 || parallel == isl_schedule_node_band_n_member(band)) return copies;
   if (options.regtile_auto) {
     if (parallel < 2 || !reuses_an_operand(band, parallel, options)) return copies;
-    bool several = reduction_loops(band, parallel) > 1;
-    copies[0] = copies[1] = several ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
+    int64_t most = reduction_loops(band, parallel) > 1 ? kAutoRegisterTileSeveralReductions : kAutoRegisterTile;
+    for (int a = 0; a < 2; ++a)
+      copies[static_cast<size_t>(a)] = auto_copies(a, member_extent(band, member_of_axis(parallel, a)), most);
     return copies;
   }
   for (size_t a = 0; a < copies.size() && a < options.regtile.size(); ++a)
@@ -234,8 +266,9 @@ int64_t default_tile(int i, int parallel, bool several_reductions, const std::ar
     return 1;
   }
   if (i >= parallel) return several_reductions ? kReductionTileSeveralReductions : kDefaultTile;
+  // Auto's x and y keep kRegisterTileThreads threads where a short member has 1 copy.
   for (int a = 0; a < kMaxAxes; ++a)
-    if (member_of_axis(parallel, a) == i && copies[static_cast<size_t>(a)] > 1)
+    if (member_of_axis(parallel, a) == i && (copies[static_cast<size_t>(a)] > 1 || (options.regtile_auto && a < 2)))
       return kRegisterTileThreads * copies[static_cast<size_t>(a)];
   return 1;
 }

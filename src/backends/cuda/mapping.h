@@ -78,9 +78,9 @@ struct MappingOptions {
   bool lanes = false;         // cuda.reduction=tree: see below
   // Register tiles (cuda.regtile) of bands with a reduction member: elements per thread along
   // the block's x, y, z (1 past the list); where `regtile_auto`, kAutoRegisterTile along x and
-  // y of bands with two thread axes or more. A register-tiled band's members not in `tile` get
-  // kRegisterTileThreads times their copies (x, y), 1 (the other parallel members) or
-  // kDefaultTile (the reduction's).
+  // y of bands with two thread axes or more (fewer along a member too short for them). A
+  // register-tiled band's members not in `tile` get kRegisterTileThreads times their copies
+  // (x, y), 1 (the other parallel members) or kDefaultTile (the reduction's).
   std::vector<int64_t> regtile;
   bool regtile_auto = false;
   // For regtile_auto: the model's reads (statement instance -> element; borrowed), and the
