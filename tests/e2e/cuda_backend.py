@@ -661,29 +661,30 @@ def profile():
     assert float(sectors) <= 1.25 * float(ideal), f  # coalesced
     assert float(f["bank_conflict_ways"]) < 1.1, f
 
-    # isl's schedule: a matmul in one block (64 x 64 outputs, the whole tile): every block
-    # profiled, counts exact.
-    k = p.compile("mm", [A, B], EMULATE_ISL)
+    # isl's schedule: a matmul in one block (32 x 32 outputs, the whole tile of 8 x 8 threads of
+    # 4 x 4 values: a text NVRTC compiles for the occupancy in a second, where 64 x 64's 8 x 8
+    # values took 14 s): every block profiled, counts exact.
+    A32, B32 = A[:32].copy(), B[:, :32].copy()
+    k = p.compile("mm", [A32, B32], EMULATE_ISL)
     code = k.code()
-    text = k.profile([A, B], [np.zeros((64, 64), np.float32)])
+    text = k.profile([A32, B32], [np.zeros((32, 32), np.float32)])
     (f,) = tclib.profile_figures(text)
     assert f["blocks_profiled"] == "1", text
-    assert f["fma"] == str(64 * 48 * 64), text
-    assert int(f["statement_instances"]) >= 64 * 48 * 64, text
+    assert f["fma"] == str(32 * 48 * 32), text
+    assert int(f["statement_instances"]) >= 32 * 48 * 32, text
     assert float(f["work_balance"]) < 1.5, text
     assert float(f["bank_conflict_ways"]) < 1.1, text  # padded shared rows
-    assert int(f["min_dram_bytes"]) == 4 * (64 * 48 + 48 * 64 + 64 * 64), text
+    assert int(f["min_dram_bytes"]) == 4 * (32 * 48 + 48 * 32 + 32 * 32), text
     assert re.search(r"\nestimated_us [\d.]+ on h100: H100 SXM .*not a measurement\n$", text), text
     assert "TC_STATEMENT" not in k.code() and k.code() == code, "the kernel's text changed"
-    (C,) = run(k, [A, B])  # still runs whole after a profile
-    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
-    a100 = k.profile([A, B], [np.zeros((64, 64), np.float32)], "a100")
-    assert "on a100: A100" in a100, a100
+    assert "tc_acc_3_3 = fmaf(" in code and "tc_acc_4_" not in code, "not 4 x 4 values a thread"
+    (C,) = run(k, [A32, B32])  # still runs whole after a profile
+    np.testing.assert_allclose(C, A32 @ B32, rtol=1e-4, atol=1e-4)
 
     # A product 4 wide in a register tile of 8 copies along x: one thread in 8 has work (auto
     # gives this product 1 copy along x: work_balance 1).
     B4 = B[:, :4].copy()
-    k = p.compile("mm", [A, B4], dict(EMULATE_ISL, **{"cuda.regtile": "8x8"}))
+    k = p.compile("mm", [A, B4], dict(EMULATE_ISL, **{"cuda.regtile": "8x1"}))
     (f,) = tclib.profile_figures(k.profile([A, B4], [np.zeros((64, 4), np.float32)]))
     assert f["work_balance"] == "8.00" and f["fma"] == str(64 * 48 * 4), f
     (f,) = tclib.profile_figures(p.compile("mm", [A, B4], EMULATE_ISL).profile([A, B4], [np.zeros((64, 4), np.float32)]))
@@ -698,6 +699,8 @@ def profile():
     (ft,) = tclib.profile_figures(tr.profile([X], [np.zeros((256, 256), np.float32)]))
     assert fc["blocks_profiled"] == "8", fc
     assert float(ft["sectors_per_request"]) > float(fc["sectors_per_request"]), (fc, ft)
+    a100 = copy.profile([X], [np.zeros((256, 256), np.float32)], "a100")  # a small text: NVRTC's occupancy for sm_80
+    assert "on a100: A100" in a100, a100
 
     expect_error(lambda: k.profile([A, B4], [np.zeros((64, 4), np.float32)], "v100"), tclib.TC_ERROR_INVALID_ARGUMENT,
                  "no GPU named 'v100' to estimate for (known: h100, h200, a100)")
