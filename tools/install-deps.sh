@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config   # toolchain
+  lld                                            # a faster linker (CMake uses it where it is installed)
   libhalide14-0-dev                              # Halide 14: range solver, cpu code generation
   llvm-14-dev                                    # LLVM 14's ORC JIT: links kernel objects (warm start)
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
