@@ -365,6 +365,16 @@ def main(uint32(N,N) C) -> (O4, P) {
        note="int32 of the constant 4294967295: Halide folded the cast to signed_integer_overflow, then "
             "refused the gather as unbounded (seed 193678694, program 332)")
 
+accept("fuzz_unsigned_to_signed_of_the_same_width_wraps", """
+def main(float64(L) A) -> (int16(L,L,5) O3, O4, O5) {
+  O3(i, j, k) = uint16(-1)
+  O4(i) = int8(uint16(0 - 1)) where i in 0:L
+  O5(i) = int8(int16(-200)) where i in 0:L
+}""", [np.zeros(2, np.float64)],
+       lambda A: [np.full((2, 2, 5), -1, np.int16), np.full(2, -1, np.int8), np.full(2, 56, np.int8)],
+       note="int16 of uint16(-1): Halide's simplifier failed on signed integer overflow (seed 155120966, "
+            "program 24)")
+
 accept("fuzz_half_sum_of_a_long_update", """
 def main(half(M,M) B, half(M,K) O2) -> (O3) {
   O3(i) +=! B(k, k) - ((1 + ((!((k - 2) < 0)) ? B(i, k - 2) : K)) != ((((k + 1) < M) ? (O2(i, k) + 1e-5) : 2.5e-1) * i))

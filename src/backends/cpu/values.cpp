@@ -213,14 +213,15 @@ Expr convert(const Expr& x, ScalarType from, ScalarType to) {
   if (to == ScalarType::Bool) return truthy(x);
   if (is_float(from) && !is_float(to)) return float_to_integer(x, to);
   if (is_float16_like(to)) return rounded_to(Halide::cast(Halide::Float(32), x), to);
-  // To int32/int64 from an integer type whose values it may not hold (uint32, wider types):
-  // through the unsigned twin, which wraps. Halide takes a cast of a constant it cannot hold
-  // as signed overflow and folds it to signed_integer_overflow, which bounds inference then
-  // cannot bound (`C(int32(O3), 0)` with O3 = (uint32)0 - 1: differential fuzzer, seed
-  // 193678694, program 332).
+  // To a signed type from an integer type whose values it may not hold (uint32 to int32, uint16
+  // to int16, wider types): through the unsigned twin, which wraps. Halide takes a cast of a
+  // constant it cannot hold as signed overflow and folds it to signed_integer_overflow, which
+  // bounds inference then cannot bound (`C(int32(O3), 0)` with O3 = (uint32)0 - 1: differential
+  // fuzzer, seed 193678694, program 332), or fails on (an int16 O3 = uint16(0 - 1): seed
+  // 155120966, program 24).
   bool holds = from == ScalarType::Bool ||
                (kind(from) == ScalarKind::Signed ? bits(from) <= bits(to) : bits(from) < bits(to));
-  if (kind(to) == ScalarKind::Signed && bits(to) >= 32 && !holds)
+  if (kind(to) == ScalarKind::Signed && !holds)
     return Halide::reinterpret(value_type(to), Halide::cast(Halide::UInt(bits(to)), x));
   // A bool as 1 or 0 through a select: Halide 14's intrinsic matching narrows the operands of
   // a product of casts, and on a cast from a 1-bit bool fails an internal assertion ("Attempting
