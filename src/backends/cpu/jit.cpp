@@ -212,6 +212,7 @@ namespace {
 // for the loop nest tc_kernel_code shows.
 Halide::Pipeline tc_pipeline(const std::vector<Halide::Func>& outputs) {
   Halide::Pipeline pipeline(outputs);
+  pipeline.add_custom_lowering_pass(new_argument_checks_pass());
   pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
   pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
   return pipeline;

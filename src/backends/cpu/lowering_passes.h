@@ -14,4 +14,8 @@ Halide::Internal::IRMutator* new_constant_base_alignment_pass();
 // failure path (lowering_pass_vector_checks.cpp).
 Halide::Internal::IRMutator* new_vector_check_fast_path_pass();
 
+// Removes the checks of buffer arguments that CpuKernel::run guarantees before every call
+// (lowering_pass_argument_checks.cpp).
+Halide::Internal::IRMutator* new_argument_checks_pass();
+
 }  // namespace tc::backends::cpu
