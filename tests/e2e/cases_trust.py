@@ -375,6 +375,23 @@ def main(float64(L) A) -> (int16(L,L,5) O3, O4, O5) {
        note="int16 of uint16(-1): Halide's simplifier failed on signed integer overflow (seed 155120966, "
             "program 24)")
 
+accept("fuzz_vector_of_reads_clamped_to_one_element", """
+def main(float32(M,M) A, float32(M) B) -> (O1, O2, O3) {
+  O1(i) min=! 0 ? A(0, i - 1) : 0 where i in 0:2
+  O2(i) +=! B(i) > 0 ? A(0, i - 3) : 0 where i in 0:M
+  O3(i) +=! i >= 3 ? A(0, i - 3) : 0 where i in 0:M
+}""", [np.arange(16, dtype=F32).reshape(4, 4) + 1, np.full(4, -1, F32)],
+       lambda A, B: [np.zeros(2, F32), np.zeros(4, F32), np.array([0, 0, 0, 1], F32)],
+       note="every lane of a vector read clamps to one element: Halide 14's FlattenNestedRamps divided by "
+            "their stride, 0 (SIGFPE while compiling; seed 62609792, program 687)")
+
+accept("fuzz_tail_vector_of_reads_clamped_to_one_element", """
+def main(float32(M,M) A) -> (O1) {
+  O1(i) min=! 0 ? A(0, i - 20) : 0 where i in 0:M
+}""", [np.ones((17, 17), F32)],
+       lambda A: [np.zeros(17, F32)],
+       note="the same in the shifted last vector of a longer loop")
+
 accept("fuzz_half_sum_of_a_long_update", """
 def main(half(M,M) B, half(M,K) O2) -> (O3) {
   O3(i) +=! B(k, k) - ((1 + ((!((k - 2) < 0)) ? B(i, k - 2) : K)) != ((((k + 1) < M) ? (O2(i, k) + 1e-5) : 2.5e-1) * i))

@@ -251,13 +251,23 @@ Expr literal(int64_t value, ScalarType t) {
   return HI::make_const(value_type(t), value);
 }
 
-Expr opaque(const Expr& v) {
-  static Halide::Buffer<uint32_t> constants = [] {  // {0, 1}, read as memory, never folded
+namespace {
+
+// {0, 1}, read as memory: Halide's simplifier never folds them.
+Halide::Buffer<uint32_t>& opaque_constants() {
+  static Halide::Buffer<uint32_t> constants = [] {
     Halide::Buffer<uint32_t> b(2, "tc_opaque");
     b(0) = 0;
     b(1) = 1;
     return b;
   }();
+  return constants;
+}
+
+}  // namespace
+
+Expr opaque(const Expr& v) {
+  Halide::Buffer<uint32_t>& constants = opaque_constants();
   Halide::Type t = v.type();
   if (t.is_bool()) return v;
   // Integers are multiplied by a loaded 1: the solver cannot divide by it, and the bounds
@@ -265,6 +275,10 @@ Expr opaque(const Expr& v) {
   if (!t.is_float()) return v * Halide::cast(t, constants(Expr(1)));
   Halide::Type bits = Halide::UInt(t.bits());
   return Halide::reinterpret(t, Halide::reinterpret(bits, v) ^ Halide::cast(bits, constants(Expr(0))));
+}
+
+Expr opaque_zero_bit(const Halide::Type& t) {
+  return Halide::cast(t, opaque_constants()(Expr(0)) != 0);
 }
 
 Expr opaque_limit(const Halide::Type& t, bool lowest) {

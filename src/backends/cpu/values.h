@@ -49,6 +49,10 @@ Halide::Expr literal(int64_t value, ScalarType t);
 // are hidden another way.
 Halide::Expr opaque(const Halide::Expr& v);
 
+// A 0 of integer type t that Halide's simplifier knows only to be 0 or 1 (a loaded 0 compared
+// with 0); LLVM folds it, as opaque's.
+Halide::Expr opaque_zero_bit(const Halide::Type& t);
+
 // The lowest (or highest) value of integer type t, loaded from a constant table: no
 // simplifier knows it. opaque(INT32_MIN) is INT32_MIN times a loaded 1, and Halide 14 rewrote
 // max(INT32_MIN * c, -1 * c) as min(c * (INT32_MIN / -1), c) * -1, whose constant wraps: a
