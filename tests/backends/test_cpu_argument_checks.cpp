@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dltensor.h"
 #include "tc/tc.h"
 
 namespace {
@@ -22,14 +23,7 @@ constexpr int64_t kB = 4, kM = 8, kN = 6;
 const DLDataType kF32{kDLFloat, 32, 1};
 
 DLTensor tensor(float* data, int32_t ndim, int64_t* shape, int64_t* strides = nullptr, DLDataType type = kF32) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = ndim;
-  t.dtype = type;
-  t.shape = shape;
-  t.strides = strides;
-  return t;
+  return tc_test::host_tensor(data, ndim, shape, type, strides);
 }
 
 struct Fcrelu : ::testing::Test {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dltensor.h"
 #include "tc/tc.h"
 
 namespace {
@@ -49,14 +50,7 @@ int64_t available_memory() {
 constexpr int64_t kRows = 6000000, kWidth = 100;  // 600M floats: 2.4e9 bytes
 
 DLTensor tensor(void* data, int32_t ndim, int64_t* shape, DLDataType type, int64_t* strides = nullptr) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = ndim;
-  t.dtype = type;
-  t.shape = shape;
-  t.strides = strides;
-  return t;
+  return tc_test::host_tensor(data, ndim, shape, type, strides);
 }
 
 const DLDataType kF32{kDLFloat, 32, 1}, kI32{kDLInt, 32, 1};
