@@ -177,6 +177,7 @@ def child(args):
         import torch
         torch.set_num_threads(args.threads)
     if args.child in ("libtc", "tuned", "tune"):
+        os.environ.setdefault("TC_LIBRARY", str(REPO / "build" / "src" / "libtc.so"))  # as bench/run.sh does
         sys.path.insert(0, str(REPO / "tests" / "e2e"))
         import tclib
     for name, spec, sizes in selected(args):
