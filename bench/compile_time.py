@@ -42,11 +42,10 @@ def main():
     import numpy as np
     import harness
     from harness import tclib
-    from kernels import KERNELS
     from procs import PRIMER_INPUT, PRIMER_SOURCE
 
     knob_sets = args.knobs if args.knobs else ["", "cpu.contract=0"]
-    kernels = [k for k in KERNELS if not args.only or k.name in args.only.split(",")]
+    kernels = harness.selected_kernels(args)  # exits naming an unknown --only kernel
     base = {"backend": "cpu", "threads": "2", "cache": "off"}
     tclib.Program(PRIMER_SOURCE, "<primer>").compile("bench_primer", [PRIMER_INPUT], tclib.Options(base))
     rng = np.random.default_rng(0)
