@@ -260,8 +260,9 @@ double epilogue_value(const std::vector<std::vector<tc::backends::EpilogueOp>>& 
 }
 
 // Every index of the contraction runs over all its values: the plain loop, in double.
+// `n_in_tiles` counts the contractions whose N was ordered in tiles.
 template <typename T>
-void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, double tolerance) {
+void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, double tolerance, int& n_in_tiles) {
   Contraction c;
   c.type = type;
   c.a = 0, c.b = 1, c.o = 2;
@@ -270,7 +271,10 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   // and N), which threads split along K: partial sums, then a reduction and the epilogue. Half
   // of those crossed: two indices of K, A's values along the second in memory, B's along the
   // first (8 or 16 of them): K is packed in tiles.
-  const bool long_sum = rng() % 6 == 0, crossed = long_sum && rng() % 2;
+  // One in five of the others crossed along N: two indices of N, O's values along the first in
+  // memory, B's along the second (16 to 55 of them: a micro-panel or more), few of M and K, so
+  // that N is ordered in tiles where the panel fits.
+  const bool long_sum = rng() % 6 == 0, crossed = long_sum && rng() % 2, crossed_n = !long_sum && rng() % 5 == 0;
   std::uniform_int_distribution<int> count(0, 2), extent(1, 13), short_extent(1, 4), long_extent(20, 70);
   int na = 0, nb = 0, no = 0;
   std::vector<int64_t> sa, sb, so;
@@ -286,14 +290,22 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
     if (b) x.b = nb++, sb.push_back(x.hi);
     g.push_back(x);
   };
-  for (int i = long_sum ? 0 : count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
-  for (int i = count(rng); i > 0; --i) add(c.m, true, true, false, "m");
-  for (int i = count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
-  for (int i = crossed ? 2 : long_sum ? 1 + count(rng) % 2 : count(rng); i > 0; --i) add(c.k, false, true, true, "k");
+  for (int i = long_sum || crossed_n ? 0 : count(rng); i > 0; --i) add(c.batch, true, true, true, "b");
+  for (int i = crossed_n ? count(rng) % 2 : count(rng); i > 0; --i) add(c.m, true, true, false, "m");
+  for (int i = crossed_n ? 2 : count(rng) + (rng() % 2); i > 0; --i) add(c.n, true, false, true, "n");
+  for (int i = crossed ? 2 : long_sum || crossed_n ? 1 + count(rng) % 2 : count(rng); i > 0; --i) add(c.k, false, true, true, "k");
   if (crossed) {
     c.k[0].hi = c.k[0].lo + 8 * (1 + rng() % 2);
     sa[static_cast<size_t>(c.k[0].a)] = c.k[0].hi + (rng() % 2);
     sb[static_cast<size_t>(c.k[0].b)] = c.k[0].hi;
+  }
+  if (crossed_n) {
+    c.n[0].hi = c.n[0].lo + 2 + rng() % 8;
+    c.n[1].hi = c.n[1].lo + 16 + rng() % 40;
+    so[static_cast<size_t>(c.n[0].o)] = c.n[0].hi + (rng() % 2);
+    so[static_cast<size_t>(c.n[1].o)] = c.n[1].hi + (rng() % 2);
+    sb[static_cast<size_t>(c.n[0].b)] = c.n[0].hi + (rng() % 2);
+    sb[static_cast<size_t>(c.n[1].b)] = c.n[1].hi;
   }
   // The plain loop below takes every point of the whole box: keep it under 300k points (100k
   // for a long sum).
@@ -322,8 +334,8 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
         if (in_e) se.push_back(x.hi + (rng() % 2));
       }
   }
-  Operand<T> A(sa, rng, type, crossed ? c.k[1].a : -1), B(sb, rng, type, crossed ? c.k[0].b : -1);
-  Operand<T> O(so, rng, type), E(se, rng, type);
+  Operand<T> A(sa, rng, type, crossed ? c.k[1].a : -1), B(sb, rng, type, crossed ? c.k[0].b : crossed_n ? c.n[1].b : -1);
+  Operand<T> O(so, rng, type, crossed_n ? c.n[0].o : -1), E(se, rng, type);
   for (auto& x : O.memory) x = T(7);  // outside the box: must stay 7
   std::vector<T> entry(O.memory);
   std::vector<ContractionIndex> all;
@@ -335,9 +347,10 @@ void expect_gett(std::mt19937& rng, ScalarType type, const std::string& isa, dou
   options.mc = 2 * (1 + rng() % 3) * 16, options.kc = 1 + rng() % 9, options.nc = 32 * (1 + rng() % 2);
   int threads = 1 + static_cast<int>(rng() % 3);
   options.flops_per_thread = 1;  // contractions this small would otherwise run on one thread
-  std::string what = std::string(crossed ? "crossed " : "") + (long_sum ? "long sum, " : "") + std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
+  std::string what = std::string(crossed ? "crossed " : crossed_n ? "crossed along N, " : "") + (long_sum ? "long sum, " : "") + std::to_string(c.batch.size()) + "/" + std::to_string(c.m.size()) + "/" +
                      std::to_string(c.n.size()) + "/" + std::to_string(c.k.size()) + " indices, isa " + isa + " threads " + std::to_string(threads) + " blocks " +
                      std::to_string(options.mc) + "/" + std::to_string(options.kc) + "/" + std::to_string(options.nc);
+  n_in_tiles += has(tc::backends::cpu::describe_layout(c, {A.v, B.v, O.v, E.v}, options), "%");
   tc::backends::cpu::run_gett(c, {A.v, B.v, O.v, E.v}, threads, options);
   // The plain loop over the box of O, each point summed over K.
   std::vector<int64_t> io(so.size()), ia(sa.size()), ib(sb.size()), ie(se.size());
@@ -386,14 +399,21 @@ std::vector<std::string> isas() {
 
 }  // namespace
 
+#ifndef TC_RANDOM_CONTRACTIONS
+#define TC_RANDOM_CONTRACTIONS 150  // per micro-kernel and type (tests/backends/CMakeLists.txt)
+#endif
+
 TEST(Contraction, GettEqualsThePlainLoopOnRandomContractions) {
   std::mt19937 rng(20261128);
-  for (const std::string& isa : isas())
-    for (int trial = 0; trial < 150; ++trial) {
-      expect_gett<float>(rng, ScalarType::Float32, isa, 1e-4);
-      expect_gett<double>(rng, ScalarType::Float64, isa, 1e-12);
+  for (const std::string& isa : isas()) {
+    int n_in_tiles = 0;
+    for (int trial = 0; trial < TC_RANDOM_CONTRACTIONS; ++trial) {
+      expect_gett<float>(rng, ScalarType::Float32, isa, 1e-4, n_in_tiles);
+      expect_gett<double>(rng, ScalarType::Float64, isa, 1e-12, n_in_tiles);
       if (::testing::Test::HasFatalFailure()) return;
     }
+    EXPECT_GE(n_in_tiles, TC_RANDOM_CONTRACTIONS / 30) << isa << ": too few contractions had N in tiles to test them";
+  }
 }
 
 // Dense row-major views of `shapes` (no data: the layout reads strides only).
@@ -403,14 +423,14 @@ std::vector<TensorView> dense_views(const std::vector<Shape>& shapes) {
   return views;
 }
 
-// N flattened along O where O's runs are shorter than a micro-panel: TCCG's ccsd_t0 term, a
-// (12 values, contiguous in O) under every ISA's panel (AVX2 16, AVX-512 32 columns) and i
-// contiguous in X. Counted as gathers, such panels sent N to X's order, whose tiles store
-// every value of O apart (18x slower at TCCG's sizes); counted by the runs they cross, N
-// follows O. A plain product keeps its natural orders.
+// N flattened along O where O's runs are shorter than a micro-panel: TCCG's ccsd_t0 term at its
+// sizes but a (12 values, contiguous in O, under every ISA's panel: AVX2 16, AVX-512 32 columns)
+// and i contiguous in X. Counted as gathers, such panels sent N to X's order, whose tiles store
+// every value of O apart, on lines gone from cache before their next values come (18x slower);
+// counted by the runs they cross, N follows O. A plain product keeps its natural orders.
 TEST(Contraction, TheLayoutFollowsOsRunsShorterThanAPanel) {
   const char* t0 = "def t0(float(A,M,J,I) X, float(C,B,K,M) Y) -> (Z) { Z(k,j,i,c,b,a) +=! X(a,m,j,i) * Y(c,b,k,m) }";
-  const std::vector<Shape> shapes = {{12, 5, 3, 24}, {3, 4, 2, 5}, {2, 3, 24, 3, 4, 12}};
+  const std::vector<Shape> shapes = {{12, 24, 16, 24}, {16, 16, 16, 24}, {16, 16, 24, 16, 16, 12}};
   auto plan = plan_of(t0, {shapes[0], shapes[1]});
   ASSERT_TRUE(plan);
   GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 1 << 20, 32 << 20}, 2);
@@ -419,6 +439,28 @@ TEST(Contraction, TheLayoutFollowsOsRunsShorterThanAPanel) {
   ASSERT_TRUE(mm);
   EXPECT_EQ(tc::backends::cpu::describe_layout(mm->stages[0], dense_views({{8, 9}, {9, 10}, {8, 10}}), blocks),
             "M i; N j; K k");
+}
+
+// N in tiles where B's and O's rows run along different indices of N: TCCG's intensli2 term
+// (O's a contiguous, B's c), whose O was written a value per cache line along B's order, each
+// line gone from cache before its next value came (1.09-1.13x NumPy's time). The tiles are a
+// micro-panel wide.
+TEST(Contraction, NIsOrderedInTilesWhereBsAndOsRowsCross) {
+  const char* t = "def t(float(A,K,B,C) X, float(J,K) Y) -> (Z) { Z(c,j,b,a) +=! X(a,k,b,c) * Y(j,k) }";
+  const std::vector<Shape> shapes = {{72, 72, 72, 72}, {24, 72}, {72, 24, 72, 72}};
+  auto plan = plan_of(t, {shapes[0], shapes[1]});
+  ASSERT_TRUE(plan);
+  GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 1 << 20, 32 << 20}, 2);
+  const std::string nr = std::to_string(tc::backends::cpu::host_microkernel<float>().nr);
+  EXPECT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], dense_views(shapes), blocks),
+            "M j; N b c/" + nr + " a c%" + nr + "; K k");
+  // intensli0: along B's rows, the lines of O written between two values of one (24 x 312 of
+  // them) stay in L2: N follows B.
+  auto i0 = plan_of("def t(float(A,K,B) X, float(J,K) Y) -> (Z) { Z(j,b,a) +=! X(a,k,b) * Y(j,k) }",
+                    {{312, 312, 312}, {24, 312}});
+  ASSERT_TRUE(i0);
+  EXPECT_EQ(tc::backends::cpu::describe_layout(i0->stages[0], dense_views({{312, 312, 312}, {24, 312}, {24, 312, 312}}), blocks),
+            "M j; N a b; K k");
 }
 
 TEST(Contraction, DefaultBlocksFitTheCaches) {
@@ -475,4 +517,39 @@ TEST(Contraction, TransposingPacksEqualTheDefinition) {
     if (d.pack_transposed) expect_transposing_pack(d), ++tried;
   }
   if (tried == 0) GTEST_SKIP() << "no micro-kernel of this CPU has a transposing pack";
+}
+
+// A sum split along K between threads covers every step of K: shares of K / threads rounded to
+// the K unit (8), the last what remains. Rounded down, 2 threads over K = 129 took 64 steps
+// each and left the last product out (and 3 over 2210 the last two).
+TEST(Contraction, ASumSplitAlongKCoversEveryStep) {
+  for (int threads : {2, 3, 4})
+    for (int64_t K : {int64_t{129}, int64_t{2210}, int64_t{1001}}) {
+      Contraction c;
+      c.type = ScalarType::Float64;
+      c.a = 0, c.b = 1, c.o = 2;
+      auto index = [](const char* name, int64_t hi, int o, int a, int b) {
+        ContractionIndex x;
+        x.name = name, x.lo = 0, x.hi = hi, x.o = o, x.a = a, x.b = b;
+        return x;
+      };
+      c.m = {index("i", 2, 0, 0, -1)};
+      c.n = {index("j", 2, 1, -1, 1)};
+      c.k = {index("k", K, -1, 1, 0)};
+      std::vector<double> a(static_cast<size_t>(2 * K)), b(static_cast<size_t>(K * 2)), o(4, 7.0);
+      for (size_t q = 0; q < a.size(); ++q) a[q] = static_cast<double>(q % 7) + 1;
+      for (size_t q = 0; q < b.size(); ++q) b[q] = static_cast<double>(q % 5) + 1;
+      auto view = [](std::vector<double>& memory, int64_t rows, int64_t cols) {
+        return tc::runtime::row_major_view(reinterpret_cast<char*>(memory.data()), {ScalarType::Float64, {rows, cols}});
+      };
+      GettOptions options = tc::backends::cpu::default_blocking(ScalarType::Float64, {32 << 10, 1 << 20, 32 << 20}, threads);
+      options.flops_per_thread = 1;
+      tc::backends::cpu::run_gett(c, {view(a, 2, K), view(b, K, 2), view(o, 2, 2)}, threads, options);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          double want = 0;  // small integers: exact in any order
+          for (int64_t k = 0; k < K; ++k) want += a[static_cast<size_t>(i * K + k)] * b[static_cast<size_t>(k * 2 + j)];
+          EXPECT_EQ(o[static_cast<size_t>(i * 2 + j)], want) << threads << " threads, K " << K << ", O(" << i << "," << j << ")";
+        }
+    }
 }

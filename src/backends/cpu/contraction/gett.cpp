@@ -37,6 +37,16 @@ struct Flat {
   std::vector<std::vector<int64_t>> e;
 };
 
+// A group ordered in tiles: its other indices (`rest`, the slowest first), then `tiled`'s values
+// by tiles of `tile` (the last tile what remains), `whole`'s values, the tile's values
+// innermost. Panels of `tile` flat indices then run along `tiled` (one tensor's rows) and the
+// panels after one another along `whole` (another tensor's rows).
+struct TileOrder {
+  std::vector<size_t> rest;
+  size_t whole = 0, tiled = 0;
+  int tile = 0;
+};
+
 // The stride in `v` of the dimension `d` an index walks there (0 where it walks none: the
 // values repeat along it).
 int64_t stride_of(const TensorView& v, int d) { return d < 0 ? 0 : v.strides[d]; }
@@ -125,18 +135,26 @@ double panel_cost(int64_t run, int64_t size, int width) {
   return inside * 0.3 + (1 - inside) * (0.5 + 2.5 * runs / width);
 }
 
-// `epilogue`: the tensor of each epilogue read, when the group is one of O's (else none).
-Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView* o,
-             const TensorView* a, const TensorView* b, const std::vector<const TensorView*>& epilogue = {}) {
+// The group flattened: its size, and each tensor's offsets (offsets_of(view, dim): dim(x) the
+// dimension of view that index x walks). `epilogue`: the tensor of each epilogue read, when the
+// group is one of O's (else none).
+template <typename OffsetsOf>
+Flat flatten_with(const std::vector<ContractionIndex>& g, OffsetsOf offsets_of, const TensorView* o,
+                  const TensorView* a, const TensorView* b, const std::vector<const TensorView*>& epilogue) {
   Flat f;
   for (const auto& x : g) f.size *= x.hi - x.lo;
   auto member = [](int ContractionIndex::*dim) { return [dim](const ContractionIndex& x) { return x.*dim; }; };
-  if (o) f.o = offsets(g, order, *o, member(&ContractionIndex::o));
-  if (a) f.a = offsets(g, order, *a, member(&ContractionIndex::a));
-  if (b) f.b = offsets(g, order, *b, member(&ContractionIndex::b));
+  if (o) f.o = offsets_of(*o, member(&ContractionIndex::o));
+  if (a) f.a = offsets_of(*a, member(&ContractionIndex::a));
+  if (b) f.b = offsets_of(*b, member(&ContractionIndex::b));
   for (size_t q = 0; q < epilogue.size(); ++q)
-    f.e.push_back(offsets(g, order, *epilogue[q], [q](const ContractionIndex& x) { return x.e[q]; }));
+    f.e.push_back(offsets_of(*epilogue[q], [q](const ContractionIndex& x) { return x.e[q]; }));
   return f;
+}
+
+Flat flatten(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order, const TensorView* o,
+             const TensorView* a, const TensorView* b, const std::vector<const TensorView*>& epilogue = {}) {
+  return flatten_with(g, [&](const TensorView& v, auto dim) { return offsets(g, order, v, dim); }, o, a, b, epilogue);
 }
 
 Flat flatten(const std::vector<ContractionIndex>& g, const TensorView& order_by, int ContractionIndex::*order_dim,
@@ -201,9 +219,10 @@ struct Problem {
   const std::vector<std::vector<EpilogueOp>>* epilogue = nullptr;  // empty: none
   std::vector<const T*> e;  // each epilogue read's tensor
   Flat batch, m, n, k;
-  // The orders M, N and K are flattened in (indices of the groups, the fastest last; K's empty
-  // where it is ordered in tiles): what describe_layout reports.
+  // The orders M, N and K are flattened in (indices of the groups, the fastest last; N's and K's
+  // empty where they are ordered in tiles, N's tiles in n_tiles): what describe_layout reports.
   std::vector<size_t> m_order, n_order, k_order;
+  TileOrder n_tiles;
   std::vector<char> a_panels, b_panels, o_panels;  // contiguous_panels of A along M, B along N, O along N (the epilogue)
   std::vector<std::vector<char>> e_panels;         // and of each epilogue read along N
   std::vector<int32_t> ka_runs, kb_runs;             // contiguous_runs of A and B along K,
@@ -559,9 +578,11 @@ bool split_along_k(int64_t M, int64_t N, int64_t K, int mr, int nr, int threads)
 std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t k_unit, int mr, int nr, int threads) {
   std::vector<Task> tasks;
   if (batches == 1 && split_along_k(M, N, K, mr, nr, threads)) {
-    int64_t per = (K / threads + k_unit - 1) / k_unit * k_unit;
-    for (int q = 0; q < threads && q * per < K; ++q)
-      tasks.push_back({0, 0, M, 0, N, q * per, std::min(K, (q + 1) * per), q});
+    // Shares of K / threads rounded to k_unit: the last takes what remains (rounded down, the
+    // shares of 2 threads over K = 129 were 64 and 64, and the 129th product was left out).
+    const int64_t per = (K / threads + k_unit - 1) / k_unit * k_unit;
+    const int parts = static_cast<int>(std::min<int64_t>(threads, (K + per - 1) / per));
+    for (int q = 0; q < parts; ++q) tasks.push_back({0, 0, M, 0, N, q * per, q + 1 == parts ? K : (q + 1) * per, q});
     return tasks;
   }
   int64_t P = std::max(1, threads);
@@ -621,59 +642,116 @@ std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off, int step =
   return runs;
 }
 
-// Where A's and B's K values run along different indices (A(l,i,k) * B(j,k,l): A's k, B's l),
-// no order of K reads both along their rows; tiles of B's index do: K ordered as the other
-// indices, B's index by tiles of `tile` (one cache line; the last tile what remains), A's
-// index, then the tile's values innermost. B reads runs of a line, A runs along its index every
-// tile-th step of the panel (pack_panel's step; in the last, narrower tile A is gathered). Needs
-// A's and B's extents at least a tile; empty otherwise.
-Flat tiled_k(const std::vector<ContractionIndex>& g, const TensorView& a, const TensorView& b, int tile) {
-  auto unit = [&](const TensorView& v, int ContractionIndex::*dim) {
-    for (size_t q = 0; q < g.size(); ++q)
-      if (g[q].*dim >= 0 && std::llabs(v.strides[g[q].*dim]) == 1 && g[q].hi - g[q].lo > 1) return static_cast<int>(q);
-    return -1;
-  };
-  int x = unit(a, &ContractionIndex::a), y = unit(b, &ContractionIndex::b);
-  if (x < 0 || y < 0 || x == y) return {};
+// The offsets in `v` of every flat index of `g` in tile order `t`; dim(x): the dimension of v that
+// index x walks (-1: none).
+template <typename DimOf>
+std::vector<int64_t> tiled_offsets(const std::vector<ContractionIndex>& g, const TileOrder& t, const TensorView& v,
+                                   DimOf dim) {
+  int64_t base = 0;
+  std::vector<Axis> outer;
+  for (const auto& i : g) base += i.lo * stride_of(v, dim(i));
+  for (size_t q : t.rest) outer.push_back({g[q].hi - g[q].lo, stride_of(v, dim(g[q]))});
+  const ContractionIndex &w = g[t.whole], &x = g[t.tiled];
+  const int64_t W = w.hi - w.lo, X = x.hi - x.lo, sw = stride_of(v, dim(w)), sx = stride_of(v, dim(x));
+  const std::vector<int64_t> starts = offsets(base, outer);
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(W * X) * starts.size());
+  for (int64_t o : starts)
+    for (int64_t t0 = 0; t0 < X; t0 += t.tile)
+      for (int64_t i = 0; i < W; ++i)
+        for (int64_t j = t0; j < std::min(X, t0 + t.tile); ++j) out.push_back(o + i * sw + j * sx);
+  return out;
+}
+
+Flat flatten(const std::vector<ContractionIndex>& g, const TileOrder& t, const TensorView* o, const TensorView* a,
+             const TensorView* b, const std::vector<const TensorView*>& epilogue = {}) {
+  return flatten_with(g, [&](const TensorView& v, auto dim) { return tiled_offsets(g, t, v, dim); }, o, a, b, epilogue);
+}
+
+// The index of `g` that walks `v`'s stride-1 dimension (with more than one value), or -1.
+int unit_index(const std::vector<ContractionIndex>& g, const TensorView& v, int ContractionIndex::*dim) {
+  for (size_t q = 0; q < g.size(); ++q)
+    if (g[q].*dim >= 0 && std::llabs(v.strides[g[q].*dim]) == 1 && g[q].hi - g[q].lo > 1) return static_cast<int>(q);
+  return -1;
+}
+
+// The tile order of `g` where `v`'s and `w`'s rows run along different indices of it, each with
+// at least `least` values: `w`'s index tiled, `v`'s whole; the others in `v`'s order. None
+// (tile 0) otherwise.
+TileOrder tile_order(const std::vector<ContractionIndex>& g, const TensorView& v, int ContractionIndex::*vdim,
+                     const TensorView& w, int ContractionIndex::*wdim, int tile, int64_t least) {
+  TileOrder t;
+  int x = unit_index(g, v, vdim), y = unit_index(g, w, wdim);
+  if (x < 0 || y < 0 || x == y) return t;
   const ContractionIndex &ix = g[static_cast<size_t>(x)], &iy = g[static_cast<size_t>(y)];
-  const int64_t X = ix.hi - ix.lo, Y = iy.hi - iy.lo;
-  if (X < tile || Y < tile) return {};
-  std::vector<size_t> rest;
-  for (size_t q : flatten_order(g, a, &ContractionIndex::a))
-    if (q != static_cast<size_t>(x) && q != static_cast<size_t>(y)) rest.push_back(q);
-  auto table = [&](const TensorView& v, int ContractionIndex::*dim) {
-    int64_t base = 0;
-    std::vector<Axis> outer;
-    for (const auto& i : g) base += i.lo * stride_of(v, i.*dim);
-    for (size_t q : rest) outer.push_back({g[q].hi - g[q].lo, stride_of(v, g[q].*dim)});
-    const int64_t sx = stride_of(v, ix.*dim), sy = stride_of(v, iy.*dim);
-    const std::vector<int64_t> starts = offsets(base, outer);
-    std::vector<int64_t> out;
-    out.reserve(static_cast<size_t>(X * Y) * starts.size());
-    for (int64_t o : starts)
-      for (int64_t t = 0; t < Y; t += tile)
-        for (int64_t i = 0; i < X; ++i)
-          for (int64_t j = t; j < std::min(Y, t + tile); ++j) out.push_back(o + i * sx + j * sy);
-    return out;
-  };
-  Flat f;
-  for (const auto& i : g) f.size *= i.hi - i.lo;
-  f.a = table(a, &ContractionIndex::a);
-  f.b = table(b, &ContractionIndex::b);
-  return f;
+  if (ix.hi - ix.lo < least || iy.hi - iy.lo < tile) return t;
+  for (size_t q : flatten_order(g, v, vdim))
+    if (q != static_cast<size_t>(x) && q != static_cast<size_t>(y)) t.rest.push_back(q);
+  t.whole = static_cast<size_t>(x);
+  t.tiled = static_cast<size_t>(y);
+  t.tile = tile;
+  return t;
+}
+
+// Where A's and B's K values run along different indices (A(l,i,k) * B(j,k,l): A's k, B's l),
+// no order of K reads both along their rows; tiles of B's index do (one cache line each): B
+// reads runs of a line, A runs along its index every tile-th step of the panel (pack_panel's
+// step; in the last, narrower tile A is gathered). Needs A's and B's extents at least a tile;
+// empty otherwise.
+Flat tiled_k(const std::vector<ContractionIndex>& g, const TensorView& a, const TensorView& b, int tile) {
+  using CI = ContractionIndex;
+  const TileOrder t = tile_order(g, a, &CI::a, b, &CI::b, tile, tile);
+  return t.tile == 0 ? Flat{} : flatten(g, t, nullptr, &a, &b);
+}
+
+// Where B's and O's N values run along different indices (O(c,j,b,a) from B(a,k,b,c): B's c,
+// O's a), every order of N moves one of them a value per cache line: along B's rows, each value
+// of a micro-tile of O lies on a line of its own; along O's, each packed value of B does. Tiles
+// of B's index as wide as a micro-panel do both: each panel is one run of B (a copy per step of
+// K), and the panels after it, O's index next, write the next values of the same lines of O,
+// still in cache. Needs B's index at least a panel wide and O's at least two values; empty
+// (tile 0) otherwise.
+TileOrder tiled_n(const std::vector<ContractionIndex>& g, const TensorView& o, const TensorView& b, int nr) {
+  using CI = ContractionIndex;
+  return tile_order(g, o, &CI::o, b, &CI::b, nr, 2);
+}
+
+// The number of flat indices of `g` (in `order`, the fastest last) between two that lie on one
+// line of `v`: the values of the indices inside v's stride-1 index, whose lines are written a
+// value at a time until that index moves on; 0 where the group has no such index.
+int64_t line_reuse_distance(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
+                            const TensorView& v, int ContractionIndex::*dim) {
+  const int unit = unit_index(g, v, dim);
+  if (unit < 0) return 0;
+  int64_t inside = 1;
+  for (size_t q = order.size(); q-- > 0 && order[q] != static_cast<size_t>(unit);) inside *= g[order[q]].hi - g[order[q]].lo;
+  return inside;
+}
+
+// The 4 KiB pages one of B's rows crosses over a K block (offsets `k`, the first `kb` of them, of
+// elements of `size` bytes).
+int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
+  std::vector<int64_t> pages;
+  for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) pages.push_back(k[q] * size >> 12);
+  std::sort(pages.begin(), pages.end());
+  return std::unique(pages.begin(), pages.end()) - pages.begin();
 }
 
 // The orders N and K are flattened in: N by O's strides (the micro-kernel's stores run along O's
-// memory), by B's (B's packing copies rows) or by O's with B's innermost index second (a packed
+// memory), by B's (B's packing copies rows), by O's with B's innermost index second (a packed
 // panel gathers B's values along O's order, but the panels after it, B's innermost index next,
-// read the same lines while they are still in cache); K by A's or by B's strides (a packing
-// loop reads along K where the packed index is not contiguous), or in tiles (tiled_k). A cost in elements moved,
-// weighted by how each is moved (a vector or a copy, a row read, a gather through the tables),
-// decides: O is written once per K block, A packed once per N block, B once. M is flattened
-// by A's strides (its rows are addressed through a table anyway).
+// read the same lines while they are still in cache) or in tiles (tiled_n); K by A's or by B's
+// strides (a packing loop reads along K where the packed index is not contiguous), or in tiles
+// (tiled_k). A cost in elements moved, weighted by how each is moved, decides: O is written once
+// per K block, A packed once per N block, B once. Per element: 0.3 for a vector or a copy, 1.5
+// for a transposing pack along K, 0.8 for a value gathered from a line the next panels read
+// again (but 3.0 where a panel's rows cross so many pages that the TLBs miss), 1.0 for a value
+// of O written alone into a line that stays in L2 until its next value comes (the lines written
+// in between fit), else a gather (about 3.0). M is flattened by A's strides
+// (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, int64_t kc) {
+                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, int64_t kc, int64_t l2) {
   using CI = ContractionIndex;
   std::vector<size_t> by_o = flatten_order(c.n, o, &CI::o), by_b = flatten_order(c.n, b, &CI::b), mixed = by_o;
   if (mixed.size() >= 2 && by_b.back() != mixed.back()) {
@@ -681,7 +759,7 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
     mixed.insert(mixed.end() - 1, by_b.back());
   }
   const std::vector<size_t>* n_orders[3] = {&by_o, &by_b, &mixed};
-  const double gather[3] = {3.0, 3.0, mixed != by_o ? 1.2 : 3.0};
+  const TileOrder n_tiles = tiled_n(c.n, o, b, p.uk.nr);
   std::vector<size_t> k_orders[2] = {flatten_order(c.k, a, &CI::a), flatten_order(c.k, b, &CI::b)};
   int64_t N = 1, K = 1;
   for (const auto& x : c.n) N *= x.hi - x.lo;
@@ -693,22 +771,56 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   auto pack = [](double rows, bool along_k, double gathered) {
     return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : gathered);
   };
+  // O written a value at a time along N, `reuse` flat indices apart on each line: 1.0 where the
+  // lines a block of M writes in between stay in L2, else `gathered`.
+  const int64_t rows = std::min<int64_t>(p.m.size, p.mc);
+  auto o_alone = [&](int64_t reuse, double gathered) {
+    return reuse > 0 && rows * reuse * 64 <= l2 ? 1.0 : gathered;
+  };
+  auto o_cost = [&](const std::vector<size_t>& order) {
+    const int64_t run = run_length(c.n, order, o, &CI::o);
+    const double inside = panel_share(run, N, p.uk.nr), moved = panel_cost(run, N, p.uk.nr);
+    if (inside >= 1) return moved;
+    const double alone = (moved - inside * 0.3) / (1 - inside);  // the cost of the rest
+    return inside * 0.3 + (1 - inside) * o_alone(line_reuse_distance(c.n, order, o, &CI::o), alone);
+  };
+  // B gathered along O's order with B's innermost index second: from lines the next panels read
+  // again, unless a panel's rows cross more pages than a third of a 1536-entry second-level TLB
+  // holds (intensli2's 16 rows of 72 steps of K 20 KiB apart: 1152 pages, 2.8x the time of
+  // N in tiles).
+  auto mixed_gather = [&](const std::vector<size_t>& k_order) {
+    const std::vector<int64_t> k = offsets(c.k, k_order, b, [](const CI& x) { return x.b; });
+    return p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 ? 0.8 : 3.0;
+  };
   const int tile = 64 / static_cast<int>(sizeof(T));  // a cache line
   Flat tiled = tiled_k(c.k, a, b, tile);
   double best = INFINITY;
   int best_n = 0, best_k = 0;
-  for (int ni = 0; ni < 3; ++ni)
+  for (int ni = 0; ni < (n_tiles.tile ? 4 : 3); ++ni)
     for (int ki = 0; ki < (tiled.size == K ? 3 : 2); ++ki) {
-      const double o_cost = panel_cost(run_length(c.n, *n_orders[ni], o, &CI::o), N, p.uk.nr);
-      const double b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
+      double o_per = 0, b_rows = 0, gathered = 3.0;
+      if (ni == 3) {  // N in tiles: the whole tiles' panels are runs of B; the last tile's gathered
+        const ContractionIndex& x = c.n[n_tiles.tiled];
+        const double X = static_cast<double>(x.hi - x.lo), whole = std::floor(X / n_tiles.tile) * n_tiles.tile / X;
+        o_per = whole * o_alone(n_tiles.tile, 3.0) + (1 - whole) * 3.0;
+        b_rows = whole;
+      } else {
+        o_per = o_cost(*n_orders[ni]);
+        b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
+        gathered = ni == 2 && mixed != by_o ? mixed_gather(k_orders[std::min(ki, 1)]) : 3.0;
+      }
       bool a_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
       bool b_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
-      double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gather[ni]) +
-                    o_moves * o_cost;
+      double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gathered) + o_moves * o_per;
       if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
-  p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b, epilogue);
-  p.n_order = *n_orders[best_n];
+  if (best_n == 3) {
+    p.n = flatten(c.n, n_tiles, &o, nullptr, &b, epilogue);
+    p.n_tiles = n_tiles;
+  } else {
+    p.n = flatten(c.n, *n_orders[best_n], &o, nullptr, &b, epilogue);
+    p.n_order = *n_orders[best_n];
+  }
   if (best_k == 2) {
     p.k = std::move(tiled);
     p.ka_step = tile;
@@ -737,7 +849,9 @@ void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const Ten
   p.m = flatten(c.m, p.m_order, &o, &a, nullptr, epilogue);
   if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
-  choose_orders(c, a, b, o, epilogue, p, options.kc);
+  p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
+  // The A block fills half of L2 (default_blocking).
+  choose_orders(c, a, b, o, epilogue, p, options.kc, 2 * options.mc * options.kc * static_cast<int64_t>(sizeof(T)));
 }
 
 template <typename T>
@@ -763,7 +877,6 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
   p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
   p.ka_runs = contiguous_runs(p.k.a, p.ka_step);
   p.kb_runs = contiguous_runs(p.k.b);
-  p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
   // A small contraction (an MLP's narrow layer) runs on fewer threads than it may.
@@ -837,13 +950,19 @@ std::string names(const std::vector<ContractionIndex>& g, const std::vector<size
   return out.empty() ? "-" : out;
 }
 
+// "b c/16 a c%16": the other indices, the tiled index by tiles, the whole one, the tile's values.
+std::string tiles(const std::vector<ContractionIndex>& g, const TileOrder& t) {
+  const std::string rest = t.rest.empty() ? "" : names(g, t.rest) + " ", x = g[t.tiled].name, n = std::to_string(t.tile);
+  return rest + x + "/" + n + " " + g[t.whole].name + " " + x + "%" + n;
+}
+
 template <typename T>
 std::string layout_text(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
                         const std::vector<const TensorView*>& epilogue, const GettOptions& options) {
   Problem<T> p;
   lay_out(p, c, a, b, o, epilogue, options);
-  return "M " + names(c.m, p.m_order) + "; N " + names(c.n, p.n_order) + "; K " +
-         (p.k_order.empty() && !c.k.empty() ? "in tiles" : names(c.k, p.k_order));
+  return "M " + names(c.m, p.m_order) + "; N " + (p.n_tiles.tile ? tiles(c.n, p.n_tiles) : names(c.n, p.n_order)) +
+         "; K " + (p.k_order.empty() && !c.k.empty() ? "in tiles" : names(c.k, p.k_order));
 }
 
 }  // namespace

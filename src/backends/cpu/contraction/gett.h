@@ -5,7 +5,9 @@
 // then NR and MR micro-panels) around the micro-kernel (microkernel.h); threads take blocks of
 // the output (and whole batches), each packing what it reads, or shares of K where the output
 // is small against the sum (partial sums, added at the end); where A's and B's K values lie
-// along different indices, K is ordered in tiles so that both are packed along their runs; the
+// along different indices, K is ordered in tiles so that both are packed along their runs, and
+// where B's and O's N values do, N is, so that B is packed along its runs and O's lines fill
+// while they are in cache; the
 // epilogue runs on each block of O once its sum is finished, while the block is in cache. What it does not do: decide
 // whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
 #pragma once
@@ -46,7 +48,8 @@ void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tens
               const GettOptions& options);
 
 // How run_gett flattens each group for these tensors, the slowest index first:
-// "M k c b; N j i a; K m" ("K in tiles" where K is ordered in tiles).
+// "M k c b; N j i a; K m" ("K in tiles" where K is ordered in tiles; N in tiles: "N b c/16 a
+// c%16", the other indices, B's index by tiles of 16, O's index, the tile's values).
 std::string describe_layout(const Contraction& c, const std::vector<runtime::TensorView>& tensors,
                             const GettOptions& options);
 
