@@ -128,11 +128,16 @@ double panel_share(int64_t run, int64_t size, int width) {
 // (run_length): 0.3 for a panel within one run (one vector access a step, or one copy), else
 // the panel is moved a run at a time, each run it crosses costing about what 2.5 elements
 // gathered one by one do (a gather per element, 3.0, where the runs are single values).
-double panel_cost(int64_t run, int64_t size, int width) {
-  const double inside = panel_share(run, size, width);
+// The cost, per element, of a panel of `width` that crosses runs of `run` (panel_cost's second term).
+double crossing_cost(int64_t run, int width) {
   const double runs = std::clamp(1.0 + static_cast<double>(width - 1) / static_cast<double>(std::max<int64_t>(run, 1)),
                                  2.0, static_cast<double>(width));
-  return inside * 0.3 + (1 - inside) * (0.5 + 2.5 * runs / width);
+  return 0.5 + 2.5 * runs / width;
+}
+
+double panel_cost(int64_t run, int64_t size, int width) {
+  const double inside = panel_share(run, size, width);
+  return inside * 0.3 + (1 - inside) * crossing_cost(run, width);
 }
 
 // The group flattened: its size, and each tensor's offsets (offsets_of(view, dim): dim(x) the
@@ -779,19 +784,19 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   };
   auto o_cost = [&](const std::vector<size_t>& order) {
     const int64_t run = run_length(c.n, order, o, &CI::o);
-    const double inside = panel_share(run, N, p.uk.nr), moved = panel_cost(run, N, p.uk.nr);
-    if (inside >= 1) return moved;
-    const double alone = (moved - inside * 0.3) / (1 - inside);  // the cost of the rest
-    return inside * 0.3 + (1 - inside) * o_alone(line_reuse_distance(c.n, order, o, &CI::o), alone);
+    const double inside = panel_share(run, N, p.uk.nr);
+    return inside * 0.3 + (1 - inside) * o_alone(line_reuse_distance(c.n, order, o, &CI::o), crossing_cost(run, p.uk.nr));
   };
-  // B gathered along O's order with B's innermost index second: from lines the next panels read
-  // again, unless a panel's rows cross more pages than a third of a 1536-entry second-level TLB
-  // holds (intensli2's 16 rows of 72 steps of K 20 KiB apart: 1152 pages, 2.8x the time of
-  // N in tiles).
-  auto mixed_gather = [&](const std::vector<size_t>& k_order) {
-    const std::vector<int64_t> k = offsets(c.k, k_order, b, [](const CI& x) { return x.b; });
-    return p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 ? 0.8 : 3.0;
-  };
+  // B gathered along O's order with B's innermost index second, per K order: from lines the next
+  // panels read again, unless a panel's rows cross more pages than a third of a 1536-entry
+  // second-level TLB holds (intensli2's 16 rows of 72 steps of K 20 KiB apart: 1152 pages, 2.8x
+  // the time of N in tiles). Only where that order differs from O's.
+  double mixed_gather[2] = {3.0, 3.0};
+  if (mixed != by_o)
+    for (int ki = 0; ki < 2; ++ki) {
+      const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, [](const CI& x) { return x.b; });
+      mixed_gather[ki] = p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 ? 0.8 : 3.0;
+    }
   const int tile = 64 / static_cast<int>(sizeof(T));  // a cache line
   Flat tiled = tiled_k(c.k, a, b, tile);
   double best = INFINITY;
@@ -807,7 +812,7 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
       } else {
         o_per = o_cost(*n_orders[ni]);
         b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
-        gathered = ni == 2 && mixed != by_o ? mixed_gather(k_orders[std::min(ki, 1)]) : 3.0;
+        gathered = ni == 2 ? mixed_gather[std::min(ki, 1)] : 3.0;
       }
       bool a_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
       bool b_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
