@@ -463,6 +463,28 @@ TEST(Contraction, NIsOrderedInTilesWhereBsAndOsRowsCross) {
             "M j; N a b; K k");
 }
 
+// intensli5: O's index a is B's rows 192 KiB apart, a multiple of the span of an L2 set (64 KiB
+// on these EPYCs, 128 KiB in an L2 of 1 MiB and 8 ways). On 2 MiB pages a panel gathered along a
+// puts its rows into one or two sets, and its lines are gone before the panels after it (B's d
+// next) read them: N in tiles instead. A d of 47 moves the rows apart, and the gathered order
+// stays.
+TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
+  const char* t = "def t(float(C,A,B,K,D) X, float(K,J) Y) -> (Z) { Z(d,c,j,b,a) +=! X(c,a,b,k,d) * Y(k,j) }";
+  const std::string nr = std::to_string(tc::backends::cpu::host_microkernel<float>().nr);
+  for (int64_t d : {48, 47}) {
+    const std::vector<Shape> shapes = {{32, 48, 32, 32, d}, {32, 24}, {d, 32, 24, 32, 48}};
+    auto plan = plan_of(t, {shapes[0], shapes[1]});
+    ASSERT_TRUE(plan);
+    for (int64_t ways : {8, 16}) {
+      GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 1 << 20, 32 << 20, ways}, 2);
+      EXPECT_EQ(blocks.l2_set_span, (1 << 20) / ways);
+      EXPECT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], dense_views(shapes), blocks),
+                d == 48 ? "M j; N c b d/" + nr + " a d%" + nr + "; K k" : "M j; N c b d a; K k")
+          << "d " << d << ", " << ways << " ways";
+    }
+  }
+}
+
 TEST(Contraction, DefaultBlocksFitTheCaches) {
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
     GettOptions b = tc::backends::cpu::default_blocking(t, {32 << 10, 512 << 10, 32 << 20}, 2);

@@ -41,22 +41,25 @@ TEST(MemoryLevels, ReadFromASysfsCacheDirectory) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   std::filesystem::path dir(tmpl);
   struct Level {
-    const char *level, *type, *size;
-  } levels[] = {{"1", "Instruction", "32K"}, {"1", "Data", "48K"}, {"2", "Unified", "2048K"}, {"3", "Unified", "260M"}};
+    const char *level, *type, *size, *ways;
+  } levels[] = {{"1", "Instruction", "32K", "8"}, {"1", "Data", "48K", "12"}, {"2", "Unified", "2048K", "16"}, {"3", "Unified", "260M", "15"}};
   for (int i = 0; i < 4; ++i) {
     auto d = dir / ("index" + std::to_string(i));
     std::filesystem::create_directories(d);
     write(d / "level", levels[i].level);
     write(d / "type", levels[i].type);
     write(d / "size", levels[i].size);
+    write(d / "ways_of_associativity", levels[i].ways);
   }
   auto c = levels_from_sysfs(dir.string());
   EXPECT_EQ(c.l1d, 48 * 1024);
   EXPECT_EQ(c.l2, 2048 * 1024);
+  EXPECT_EQ(c.l2_ways, 16);
   EXPECT_EQ(c.describe(), "L1d 48 KiB, L2 2048 KiB (sysfs)");
   auto none = levels_from_sysfs((dir / "missing").string());
   EXPECT_EQ(none.l1d, 0);
   EXPECT_EQ(none.l2, 0);
+  EXPECT_EQ(none.l2_ways, 0);
   std::filesystem::remove_all(dir);
 }
 
@@ -66,6 +69,8 @@ TEST(MemoryLevels, ThisHostsSizesArePlausible) {
   EXPECT_GE(c.l1d, 4 * 1024);
   EXPECT_LE(c.l1d, 4 * 1024 * 1024);
   EXPECT_GE(c.l2, c.l1d);
+  EXPECT_GE(c.l2_ways, 0);  // 0: not reported
+  EXPECT_LE(c.l2_ways, 64);
   EXPECT_TRUE(c.source == "sysconf" || c.source == "sysfs" || c.source == "assumed") << c.source;
   EXPECT_EQ(&host_memory_levels(), &c);  // read once
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 
@@ -32,11 +33,14 @@ MemoryLevels read_host_memory_levels() {
   c.l2 = from_sysconf(_SC_LEVEL2_CACHE_SIZE);
   c.source = "sysconf";
 #endif
+#if defined(_SC_LEVEL2_CACHE_ASSOC)
+  c.l2_ways = from_sysconf(_SC_LEVEL2_CACHE_ASSOC);
+#endif
 #if defined(_SC_LEVEL3_CACHE_SIZE)
   c.l3 = from_sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
   if (c.l1d <= 0 || c.l2 <= 0) c = levels_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
-  if (c.l1d <= 0 || c.l2 <= 0) c = MemoryLevels{kAssumedL1, kAssumedL2, 0, "assumed"};
+  if (c.l1d <= 0 || c.l2 <= 0) c = MemoryLevels{kAssumedL1, kAssumedL2, 0, 0, "assumed"};
   return c;
 }
 
@@ -66,7 +70,10 @@ MemoryLevels levels_from_sysfs(const std::string& dir) {
     int64_t size = parse_size_text(first_line(d + "/size"));
     if (level.empty() || size <= 0) continue;
     if (level == "1" && (type == "Data" || type == "Unified") && c.l1d == 0) c.l1d = size;
-    if (level == "2" && (type == "Unified" || type == "Data") && c.l2 == 0) c.l2 = size;
+    if (level == "2" && (type == "Unified" || type == "Data") && c.l2 == 0) {
+      c.l2 = size;
+      c.l2_ways = std::max<int64_t>(parse_size_text(first_line(d + "/ways_of_associativity")), 0);
+    }
     if (level == "3" && type == "Unified" && c.l3 == 0) c.l3 = size;
   }
   return c;

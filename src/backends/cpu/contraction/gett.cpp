@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <numeric>
+#include <set>
 
 #include "backends/cpu/contraction/microkernel.h"
 #include "runtime/thread_pool.h"
@@ -123,21 +125,15 @@ double panel_share(int64_t run, int64_t size, int width) {
   return static_cast<double>(inside) / static_cast<double>(panels);
 }
 
-// The cost, per element, of moving the values of panels of `width` flat indices (starting at
-// multiples of it, over `size` indices) whose offsets follow one another in runs of `run`
-// (run_length): 0.3 for a panel within one run (one vector access a step, or one copy), else
+// The cost, per element, of moving the values of a panel of `width` flat indices whose offsets
+// follow one another in runs of `run` (run_length) and that crosses from one run into the next:
 // the panel is moved a run at a time, each run it crosses costing about what 2.5 elements
-// gathered one by one do (a gather per element, 3.0, where the runs are single values).
-// The cost, per element, of a panel of `width` that crosses runs of `run` (panel_cost's second term).
+// gathered one by one do (a gather per element, 3.0, where the runs are single values). A panel
+// within one run costs 0.3 (one vector access a step, or one copy); panel_share says how many are.
 double crossing_cost(int64_t run, int width) {
   const double runs = std::clamp(1.0 + static_cast<double>(width - 1) / static_cast<double>(std::max<int64_t>(run, 1)),
                                  2.0, static_cast<double>(width));
   return 0.5 + 2.5 * runs / width;
-}
-
-double panel_cost(int64_t run, int64_t size, int width) {
-  const double inside = panel_share(run, size, width);
-  return inside * 0.3 + (1 - inside) * crossing_cost(run, width);
 }
 
 // The group flattened: its size, and each tensor's offsets (offsets_of(view, dim): dim(x) the
@@ -742,6 +738,42 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
   return std::unique(pages.begin(), pages.end()) - pages.begin();
 }
 
+// Whether one of B's micro-panels over a K block (rows at `rows`, K steps at `k`, the first `kb`
+// of them; offsets in elements of `size` bytes) puts more of its lines into one set of L2 than
+// half its ways (`options`' geometry) where the memory lies on 2 MiB pages. Such pages are
+// contiguous in physical memory, which L2 is indexed by, so rows a multiple of the set span
+// apart (intensli5's 16 rows 192 KiB apart) share a set, and a panel's lines are gone before the
+// panels after it read them again: 757 ms against 333 on 4 KiB pages, whose frames the OS
+// scatters over the sets. NumPy and PyTorch ask for 2 MiB pages for large arrays.
+bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& k, int64_t kb, int size,
+                    const GettOptions& options) {
+  std::map<int64_t, std::set<int64_t>> lines_of_set;
+  const int64_t sets = std::max<int64_t>(options.l2_set_span / 64, 1);
+  for (int64_t r : rows)
+    for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) {
+      const int64_t line = (r + k[q]) * size >> 6;
+      std::set<int64_t>& lines = lines_of_set[((line % sets) + sets) % sets];
+      lines.insert(line);
+      if (static_cast<int64_t>(lines.size()) * 2 > options.l2_ways) return true;
+    }
+  return false;
+}
+
+// The offsets in `v` of the first `count` flat indices of `g` in `order` (fewer where it has fewer).
+std::vector<int64_t> first_offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
+                                   const TensorView& v, int ContractionIndex::*dim, int64_t count) {
+  std::vector<Axis> axes;
+  int64_t size = 1;
+  for (size_t q = order.size(); q-- > 0 && size < count;) {
+    const ContractionIndex& x = g[order[q]];
+    axes.insert(axes.begin(), {x.hi - x.lo, stride_of(v, x.*dim)});
+    size *= x.hi - x.lo;
+  }
+  std::vector<int64_t> out = offsets(0, axes);
+  if (static_cast<int64_t>(out.size()) > count) out.resize(static_cast<size_t>(count));
+  return out;
+}
+
 // The orders N and K are flattened in: N by O's strides (the micro-kernel's stores run along O's
 // memory), by B's (B's packing copies rows), by O's with B's innermost index second (a packed
 // panel gathers B's values along O's order, but the panels after it, B's innermost index next,
@@ -750,13 +782,16 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
 // (tiled_k). A cost in elements moved, weighted by how each is moved, decides: O is written once
 // per K block, A packed once per N block, B once. Per element: 0.3 for a vector or a copy, 1.5
 // for a transposing pack along K, 0.8 for a value gathered from a line the next panels read
-// again (but 3.0 where a panel's rows cross so many pages that the TLBs miss), 1.0 for a value
+// again (but 3.0 where a panel's rows cross so many pages that the TLBs miss, or crowd into a
+// few sets of L2: crowds_l2_sets), 1.0 for a value
 // of O written alone into a line that stays in L2 until its next value comes (the lines written
 // in between fit), else a gather (about 3.0). M is flattened by A's strides
 // (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, int64_t kc, int64_t l2) {
+                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, const GettOptions& options,
+                   int64_t l2) {
+  const int64_t kc = options.kc;
   using CI = ContractionIndex;
   std::vector<size_t> by_o = flatten_order(c.n, o, &CI::o), by_b = flatten_order(c.n, b, &CI::b), mixed = by_o;
   if (mixed.size() >= 2 && by_b.back() != mixed.back()) {
@@ -792,11 +827,14 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   // second-level TLB holds (intensli2's 16 rows of 72 steps of K 20 KiB apart: 1152 pages, 2.8x
   // the time of N in tiles). Only where that order differs from O's.
   double mixed_gather[2] = {3.0, 3.0};
-  if (mixed != by_o)
+  if (mixed != by_o) {
+    const std::vector<int64_t> rows = first_offsets(c.n, mixed, b, &CI::b, p.uk.nr);
     for (int ki = 0; ki < 2; ++ki) {
       const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, [](const CI& x) { return x.b; });
-      mixed_gather[ki] = p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 ? 0.8 : 3.0;
+      const bool reread = p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 && !crowds_l2_sets(rows, k, kc, sizeof(T), options);
+      mixed_gather[ki] = reread ? 0.8 : 3.0;
     }
+  }
   const int tile = 64 / static_cast<int>(sizeof(T));  // a cache line
   Flat tiled = tiled_k(c.k, a, b, tile);
   double best = INFINITY;
@@ -856,7 +894,7 @@ void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const Ten
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
   // The A block fills half of L2 (default_blocking).
-  choose_orders(c, a, b, o, epilogue, p, options.kc, 2 * options.mc * options.kc * static_cast<int64_t>(sizeof(T)));
+  choose_orders(c, a, b, o, epilogue, p, options, 2 * options.mc * options.kc * static_cast<int64_t>(sizeof(T)));
 }
 
 template <typename T>
@@ -925,6 +963,8 @@ GettOptions blocking_for(const MemoryLevels& levels, int threads) {
   b.mc = round_down(levels.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
   const int64_t l3 = levels.l3 > 0 ? levels.l3 : int64_t{8} << 20;  // none reported: assumed
   b.nc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
+  if (levels.l2_ways > 0) b.l2_ways = levels.l2_ways;
+  b.l2_set_span = std::max<int64_t>(levels.l2 / b.l2_ways, 64);
   return b;
 }
 

@@ -24,17 +24,21 @@ namespace tc::backends::cpu {
 
 // Block sizes, in elements, and the micro-kernel's ISA ("avx512", "avx2", "scalar"; empty: the
 // best this CPU runs); the least work (flops) worth another thread: a thread's start and join
-// cost about what a few hundred thousand multiply-adds do.
+// cost about what a few hundred thousand multiply-adds do; L2's geometry: the bytes of address
+// one of its sets spans (its size over its ways) and its ways, for the layout's check that a
+// gathered panel's lines do not crowd into a few sets.
 struct GettOptions {
   int64_t mc = 0, kc = 0, nc = 0;
   std::string isa;
   double flops_per_thread = 1e6;
+  int64_t l2_set_span = 64 << 10;
+  int64_t l2_ways = 8;
 };
 
 // The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B
 // micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, an A
 // block (mc x kc) in half of L2, a B block (kc x nc) in half of each thread's share of L3;
-// multiples of MR and NR.
+// multiples of MR and NR; L2's geometry as `levels` report it (else 8 ways).
 GettOptions default_blocking(ScalarType type, const MemoryLevels& levels, int threads);
 
 // "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
