@@ -5,11 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <new>
 #include <numeric>
-#include <set>
 
 #include "backends/cpu/contraction/microkernel.h"
 #include "runtime/thread_pool.h"
@@ -747,15 +745,15 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
 // scatters over the sets. NumPy and PyTorch ask for 2 MiB pages for large arrays.
 bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& k, int64_t kb, int size,
                     const GettOptions& options) {
-  std::map<int64_t, std::set<int64_t>> lines_of_set;
-  const int64_t sets = std::max<int64_t>(options.l2_set_span / 64, 1);
+  std::vector<int64_t> lines;
   for (int64_t r : rows)
-    for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) {
-      const int64_t line = (r + k[q]) * size >> 6;
-      std::set<int64_t>& lines = lines_of_set[((line % sets) + sets) % sets];
-      lines.insert(line);
-      if (static_cast<int64_t>(lines.size()) * 2 > options.l2_ways) return true;
-    }
+    for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) lines.push_back((r + k[q]) * size >> 6);
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  const int64_t sets = std::max<int64_t>(options.l2_set_span / 64, 1);
+  std::vector<int64_t> in_set(static_cast<size_t>(sets), 0);
+  for (int64_t line : lines)
+    if (++in_set[static_cast<size_t>(((line % sets) + sets) % sets)] * 2 > options.l2_ways) return true;
   return false;
 }
 
