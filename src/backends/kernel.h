@@ -2,6 +2,7 @@
 // tensor views on the kernel's device. Backends know nothing of each other or of the C API.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ class Kernel {
   // the backend can make one without running on a device (cuda.emulate=1).
   virtual std::string profile(const std::vector<runtime::TensorView>& inputs, const std::vector<runtime::TensorView>& outputs,
                               const std::string& gpu) const;
+  // How long worker threads a run started may keep the cores busy after it returns, spinning
+  // before they sleep: a kernel timed in that window runs beside them (the tuner waits it out).
+  virtual std::chrono::milliseconds spins_after_run() const { return std::chrono::milliseconds{0}; }
 };
 
 }  // namespace tc::backends

@@ -227,18 +227,20 @@ void Tuner::confirm() {
     return adjusted(p, true, timed_run(backend_, k, device_, inputs_, outputs_.views));
   };
   // Blocks of runs, each after a pause, the order swapped every round: a kernel timed right
-  // after another can find the other's worker threads still spinning on the cores (OpenBLAS's
-  // do for about 0.1 s after a call: measured, a contraction's 12.4 ms took 15.1 right after a
-  // cblas_sgemm and 12.7 after a pause of 0.1 s).
+  // after another can find the other's worker threads still spinning on the cores (measured: a
+  // contraction's 12.4 ms took 15.1 right after a cblas_sgemm and 12.7 after a pause of 0.1 s).
+  // The pause lasts as long as that spin can (Kernel::spins_after_run): 0.2 s where either
+  // kernel calls a BLAS, a few milliseconds otherwise.
   // Long kernels get fewer runs (one per block at least): the comparison takes about a quarter
   // of the budget, not 18 calls of a kernel of seconds (a 279-GFLOP contraction's 1.5 s each
   // made a 10 s search take 70).
   const double pair_ms = std::max(best_.ms, 0.0) + default_ms_;
   const int per_block = static_cast<int>(
       std::clamp(kConfirmShare * budget_s_ * 1e3 / (kConfirmRounds * pair_ms), 1.0, double{kConfirmRuns / kConfirmRounds}));
+  const auto pause = std::max(kConfirmPauseMin, 2 * std::max(start->spins_after_run(), best_.kernel->spins_after_run()));
   for (int round = 0; round < kConfirmRounds; ++round)
     for (int side = 0; side < 2; ++side) {
-      std::this_thread::sleep_for(kConfirmPause);
+      std::this_thread::sleep_for(pause);
       bool timing_start = (side == 0) == (round % 2 == 0);
       for (int r = 0; r < per_block; ++r)
         if (timing_start) start_ms.push_back(time(*start, start_point_));

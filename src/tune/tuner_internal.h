@@ -243,7 +243,8 @@ class Tuner {
 
   // Winner and start timed in alternation, kConfirmRuns each (their medians compared; fewer
   // where that would take more than kConfirmShare of the budget, one per block at least) in
-  // kConfirmRounds blocks of runs each, a pause before each block: the search measured them
+  // kConfirmRounds blocks of runs each, a pause before each block (while the workers of the kernel
+  // timed last may still spin): the search measured them
   // minutes apart in one long-lived process, and a start timed in a slow spell of the machine
   // (measured on a 2-core VM: tmm's default 1.40 ms in the tuning process, 0.83 in a fresh one)
   // or right after a BLAS candidate let a slower winner through. A winner that does not hold up
@@ -253,7 +254,9 @@ class Tuner {
   // in fresh ones; a contraction's confirmed winner 6% slower than its start in fresh ones).
   static constexpr int kConfirmRuns = 9, kConfirmRounds = 3;
   static constexpr double kConfirmShare = 0.25, kConfirmMargin = 0.03;
-  static constexpr std::chrono::milliseconds kConfirmPause{200};
+  // The pause before a block: twice the longer time either kernel's threads spin after a run
+  // (Kernel::spins_after_run: 0.2 s after a BLAS call), at least kConfirmPauseMin.
+  static constexpr std::chrono::milliseconds kConfirmPauseMin{5};
 
   void confirm();
 

@@ -30,6 +30,14 @@ std::optional<GemmPlan> plan_of(const std::string& src, const Signature& sig, st
 
 const ScalarType F32 = ScalarType::Float32, F64 = ScalarType::Float64;
 
+const char* kMatmul = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }";
+
+Inputs mm_inputs() {  // A 3 x 4, B 4 x 2
+  Inputs in;
+  in.f32({3, 4}).f32({4, 2});
+  return in;
+}
+
 }  // namespace
 
 TEST(CpuBlas, RecognisesPlainProductsWithTheirTransposesAndBatches) {
@@ -135,9 +143,8 @@ std::vector<float> run_mm(const tc::backends::Kernel& kernel, std::vector<float>
 TEST(CpuBlas, ArtefactIsThePlanAndLoadsBackToTheRoute) {
   std::string why;
   if (!tc::backends::cpu::cblas(&why)) GTEST_SKIP() << "no CBLAS in this process: " << why;
-  Inputs in;
-  in.f32({3, 4}).f32({4, 2});
-  auto p = build("def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  auto p = build(kMatmul);
+  Inputs in = mm_inputs();
   auto bound = bind_def(p, in);
   const tc::backends::Backend& cpu = tc::backends::find_backend("cpu");
   tc::tune::OptionSet o;
@@ -151,5 +158,11 @@ TEST(CpuBlas, ArtefactIsThePlanAndLoadsBackToTheRoute) {
   std::vector<float> want = {-1.5f, 12, 4.5f, 24, 10.5f, 36};  // A * B by hand
   EXPECT_EQ(run_mm(*loaded, a, b, bound), want);
   tc::tune::OptionSet plain;
-  EXPECT_EQ(run_mm(*cpu.compile(bound, cpu.default_target(), plain.values_for(cpu)), a, b, bound), want);
+  auto own = cpu.compile(bound, cpu.default_target(), plain.values_for(cpu));
+  EXPECT_EQ(run_mm(*own, a, b, bound), want);
+  // The tuner pauses before timing a kernel for as long as the last one's workers may spin
+  // (tune/evaluation.cpp): a BLAS library's about 0.1 s, libtc's own pool's well under 1 ms.
+  EXPECT_EQ(kernel->spins_after_run(), std::chrono::milliseconds{100});
+  EXPECT_EQ(loaded->spins_after_run(), std::chrono::milliseconds{100});
+  EXPECT_LE(own->spins_after_run(), std::chrono::milliseconds{1});
 }

@@ -312,6 +312,12 @@ class CpuKernel : public Kernel {
     if (outcome.status != 0) report(variant, outcome);
   }
 
+  // A BLAS library's workers spin after a call, OpenBLAS's for about 0.1 s; libtc's own pool's
+  // for 0.2 ms (runtime/thread_pool.cpp).
+  std::chrono::milliseconds spins_after_run() const override {
+    return std::chrono::milliseconds{gemm_ ? 100 : 1};
+  }
+
   std::string describe() const override {
     std::string text = "backend: cpu (Halide, compiled for " + target_.to_string() + ")\nthreads: " +
                        std::to_string(schedule_.threads) + "\ncaches: " + host_memory_levels().describe() + "\n";
