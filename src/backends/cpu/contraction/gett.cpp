@@ -86,15 +86,22 @@ std::vector<int64_t> offsets(int64_t base, const std::vector<Axis>& axes) {
 }
 
 // The offsets in `v` of every flat index of `g`, flattened in `order` (the last fastest); dim(x):
-// the dimension of v that index x walks (-1: none).
+// the dimension of v that index x walks (-1: none). `count` >= 0: the first `count` only (fewer
+// where g has fewer), enumerating just the innermost loops that reach it.
 template <typename DimOf>
 std::vector<int64_t> offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
-                             const TensorView& v, DimOf dim) {
+                             const TensorView& v, DimOf dim, int64_t count = -1) {
   int64_t base = 0;
   for (const auto& x : g) base += x.lo * stride_of(v, dim(x));
   std::vector<Axis> axes;
-  for (size_t q : order) axes.push_back({g[q].hi - g[q].lo, stride_of(v, dim(g[q]))});
-  return offsets(base, axes);
+  int64_t size = 1;
+  for (size_t q = order.size(); q-- > 0 && (count < 0 || size < count);) {
+    axes.insert(axes.begin(), {g[order[q]].hi - g[order[q]].lo, stride_of(v, dim(g[order[q]]))});
+    size *= axes.front().extent;
+  }
+  std::vector<int64_t> out = offsets(base, axes);
+  if (count >= 0 && static_cast<int64_t>(out.size()) > count) out.resize(static_cast<size_t>(count));
+  return out;
 }
 
 // The length of the runs of consecutive elements of `v` that the flat index of `g` (in `order`)
@@ -757,21 +764,6 @@ bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>
   return false;
 }
 
-// The offsets in `v` of the first `count` flat indices of `g` in `order` (fewer where it has fewer).
-std::vector<int64_t> first_offsets(const std::vector<ContractionIndex>& g, const std::vector<size_t>& order,
-                                   const TensorView& v, int ContractionIndex::*dim, int64_t count) {
-  std::vector<Axis> axes;
-  int64_t size = 1;
-  for (size_t q = order.size(); q-- > 0 && size < count;) {
-    const ContractionIndex& x = g[order[q]];
-    axes.insert(axes.begin(), {x.hi - x.lo, stride_of(v, x.*dim)});
-    size *= x.hi - x.lo;
-  }
-  std::vector<int64_t> out = offsets(0, axes);
-  if (static_cast<int64_t>(out.size()) > count) out.resize(static_cast<size_t>(count));
-  return out;
-}
-
 // The orders N and K are flattened in: N by O's strides (the micro-kernel's stores run along O's
 // memory), by B's (B's packing copies rows), by O's with B's innermost index second (a packed
 // panel gathers B's values along O's order, but the panels after it, B's innermost index next,
@@ -826,9 +818,10 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   // the time of N in tiles). Only where that order differs from O's.
   double mixed_gather[2] = {3.0, 3.0};
   if (mixed != by_o) {
-    const std::vector<int64_t> rows = first_offsets(c.n, mixed, b, &CI::b, p.uk.nr);
+    const auto b_dim = [](const CI& x) { return x.b; };
+    const std::vector<int64_t> rows = offsets(c.n, mixed, b, b_dim, p.uk.nr);
     for (int ki = 0; ki < 2; ++ki) {
-      const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, [](const CI& x) { return x.b; });
+      const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, b_dim);
       const bool reread = p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 && !crowds_l2_sets(rows, k, kc, sizeof(T), options);
       mixed_gather[ki] = reread ? 0.8 : 3.0;
     }
