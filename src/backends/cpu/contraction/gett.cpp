@@ -516,7 +516,7 @@ void run_task(const Problem<T>& p, const Task& t) {
   int64_t mc = balanced_block(t.m1 - t.m0, p.mc, mr);
   int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
   // Where the task's M is one block and K one block, each B block serves that block alone, at once: sized like
-  // the A block (half of L2) instead of from L3, packing it and reading it back stay in cache
+  // the A block (in L2) instead of from L3, packing it and reading it back stay in cache
   // (a skinny product, M of 64 against N of 65536, is otherwise bound by the packed block's
   // trips to memory).
   if (t.m1 - t.m0 <= mc && K <= kc) nc = std::min(nc, std::max<int64_t>(nr, p.mc / nr * nr));
@@ -884,8 +884,7 @@ void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const Ten
   if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
-  // The A block fills half of L2 (default_blocking).
-  choose_orders(c, a, b, o, epilogue, p, options, 2 * options.mc * options.kc * static_cast<int64_t>(sizeof(T)));
+  choose_orders(c, a, b, o, epilogue, p, options, options.l2_set_span * options.l2_ways);
 }
 
 template <typename T>
@@ -951,7 +950,10 @@ GettOptions blocking_for(const MemoryLevels& levels, int threads) {
   // unless kc does (AVX2's 8 float lanes: 256 steps, as L1 gives; AVX-512's 16: 512, where half
   // of a 48 KiB L1 gave 192 and the B micro-panel now streams from L2).
   b.kc = round_down(std::max<int64_t>(levels.l1d / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
-  b.mc = round_down(levels.l2 / 2 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
+  // An A block in a quarter of L2, not half: the rest holds the B micro-panels and the tiles of O
+  // passing through (now fetched into L2 ahead of use), and on a VM may be a neighbour's. BLIS's
+  // blocks on Zen are about a quarter of L2 too.
+  b.mc = round_down(levels.l2 / 4 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
   const int64_t l3 = levels.l3 > 0 ? levels.l3 : int64_t{8} << 20;  // none reported: assumed
   b.nc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
   if (levels.l2_ways > 0) b.l2_ways = levels.l2_ways;

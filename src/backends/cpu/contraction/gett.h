@@ -37,7 +37,7 @@ struct GettOptions {
 
 // The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B
 // micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, an A
-// block (mc x kc) in half of L2, a B block (kc x nc) in half of each thread's share of L3;
+// block (mc x kc) in a quarter of L2, a B block (kc x nc) in half of each thread's share of L3;
 // multiples of MR and NR; L2's geometry as `levels` report it (else 8 ways).
 GettOptions default_blocking(ScalarType type, const MemoryLevels& levels, int threads);
 

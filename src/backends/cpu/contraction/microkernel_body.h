@@ -13,19 +13,12 @@ template <typename Ops, typename T, int MR, int NV>
 inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict a, const T* __restrict b, T* c,
                                                 const int64_t* rows, bool add) {
   constexpr int L = Ops::kLanes;
-  // The tile's rows of C are read or written at the end: fetched now, while the sum runs (C is
-  // out of cache, each row in a line of its own).
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    __builtin_prefetch(c + rows[r], 1);
-    __builtin_prefetch(c + rows[r] + NV * L - 1, 1);
-  }
   typename Ops::V acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = Ops::zero();
-  for (int64_t k = 0; k < kc; ++k) {
+  auto step = [&]() __attribute__((always_inline)) {
     typename Ops::V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = Ops::load(b + v * L);
@@ -37,7 +30,32 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
     }
     a += MR;
     b += NV * L;
+  };
+  // The tile's rows of C (out of cache, each in lines of its own; a row not aligned to a line
+  // spans one more) are read or written at the end. Fetched into L2 one line per step while the
+  // sum starts, not all at once: a burst of misses to memory would hold the line-fill buffers
+  // that the micro-panels' loads from L2 need.
+  constexpr int64_t kRowBytes = int64_t{NV} * L * static_cast<int64_t>(sizeof(T));
+  // Steps before the end at which they are fetched into L1: enough for an L2 hit's latency, few
+  // enough that the micro-panels streaming through L1 meanwhile do not evict them.
+  constexpr int64_t kFetchCToL1Steps = 32;
+  int64_t k = 0;
+  for (int r = 0; r < MR; ++r) {
+    const char* row = reinterpret_cast<const char*>(c + rows[r]);
+    for (const char* line = row - (reinterpret_cast<uintptr_t>(row) & 63); line < row + kRowBytes; line += 64) {
+      __builtin_prefetch(line, 1, 2);
+      if (k < kc) step(), ++k;
+    }
   }
+  for (; k < kc - kFetchCToL1Steps; ++k) step();
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    const char* row = reinterpret_cast<const char*>(c + rows[r]);
+    __builtin_prefetch(row, 1, 3);
+    __builtin_prefetch(row + kRowBytes - 1, 1, 3);
+    if (kRowBytes > 64) __builtin_prefetch(row + 64, 1, 3);
+  }
+  for (; k < kc; ++k) step();
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
     T* row = c + rows[r];

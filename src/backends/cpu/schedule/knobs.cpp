@@ -148,7 +148,7 @@ std::vector<Knob> declare() {
   Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
               "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
               "micro-kernel's), steps of the sum, columns of B packed at a time; auto: from the host's caches "
-              "(an A block in half of L2, a B micro-panel in half of L1 or 32 steps of the sum per vector lane, whichever "
+              "(an A block in a quarter of L2, a B micro-panel in half of L1 or 32 steps of the sum per vector lane, whichever "
               "is more, a B block in half a thread's share of L3)",
               true};
   blocks.min = 1;
