@@ -649,10 +649,10 @@ std::vector<int32_t> contiguous_runs(const std::vector<int64_t>& off, int step =
 }
 
 // The offsets in `v` of every flat index of `g` in tile order `t`; dim(x): the dimension of v that
-// index x walks (-1: none).
+// index x walks (-1: none). `count` >= 0: the first `count` only.
 template <typename DimOf>
 std::vector<int64_t> tiled_offsets(const std::vector<ContractionIndex>& g, const TileOrder& t, const TensorView& v,
-                                   DimOf dim) {
+                                   DimOf dim, int64_t count = -1) {
   int64_t base = 0;
   std::vector<Axis> outer;
   for (const auto& i : g) base += i.lo * stride_of(v, dim(i));
@@ -660,12 +660,16 @@ std::vector<int64_t> tiled_offsets(const std::vector<ContractionIndex>& g, const
   const ContractionIndex &w = g[t.whole], &x = g[t.tiled];
   const int64_t W = w.hi - w.lo, X = x.hi - x.lo, sw = stride_of(v, dim(w)), sx = stride_of(v, dim(x));
   const std::vector<int64_t> starts = offsets(base, outer);
+  const size_t size = static_cast<size_t>(W * X) * starts.size();
   std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(W * X) * starts.size());
+  out.reserve(count >= 0 ? std::min(size, static_cast<size_t>(count)) : size);
   for (int64_t o : starts)
     for (int64_t t0 = 0; t0 < X; t0 += t.tile)
       for (int64_t i = 0; i < W; ++i)
-        for (int64_t j = t0; j < std::min(X, t0 + t.tile); ++j) out.push_back(o + i * sw + j * sx);
+        for (int64_t j = t0; j < std::min(X, t0 + t.tile); ++j) {
+          if (count >= 0 && static_cast<int64_t>(out.size()) == count) return out;
+          out.push_back(o + i * sw + j * sx);
+        }
   return out;
 }
 
@@ -743,24 +747,28 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
   return std::unique(pages.begin(), pages.end()) - pages.begin();
 }
 
-// Whether one of B's micro-panels over a K block (rows at `rows`, K steps at `k`, the first `kb`
-// of them; offsets in elements of `size` bytes) puts more of its lines into one set of L2 than
-// half its ways (`options`' geometry) where the memory lies on 2 MiB pages. Such pages are
-// contiguous in physical memory, which L2 is indexed by, so rows a multiple of the set span
-// apart (intensli5's 16 rows 192 KiB apart) share a set, and a panel's lines are gone before the
-// panels after it read them again: 757 ms against 333 on 4 KiB pages, whose frames the OS
-// scatters over the sets. NumPy and PyTorch ask for 2 MiB pages for large arrays.
-bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& k, int64_t kb, int size,
+// Whether the lines at rows `rows` and columns `cols` (the first `count` of them; offsets in
+// elements of `size` bytes) put more of themselves into one set of L2 than it has ways
+// (`options`' geometry) where the memory lies on 2 MiB pages: one of B's micro-panels over a K
+// block (its rows, K's steps), or the lines of O a block of M writes between two values of one
+// line. Such pages are contiguous in physical memory, which L2 is indexed by, so rows a multiple
+// of the set span apart (intensli5's 16 rows of B 192 KiB apart in an 8-way L2 of 64 KiB sets)
+// share a set, and the lines are gone before they are used again: 757 ms against 333 on 4 KiB
+// pages, whose frames the OS scatters over the sets. Up to the ways, the set keeps them: half
+// the ways, as first written, sent AVX-512's 32 rows of intensli5 and intensli7, 16 to a set of
+// a 16-way L2, to N in tiles at 4x the time of the gathered order. NumPy and PyTorch ask for
+// 2 MiB pages for large arrays.
+bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols, int64_t count, int size,
                     const GettOptions& options) {
   std::vector<int64_t> lines;
   for (int64_t r : rows)
-    for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) lines.push_back((r + k[q]) * size >> 6);
+    for (size_t q = 0; q < cols.size() && static_cast<int64_t>(q) < count; ++q) lines.push_back((r + cols[q]) * size >> 6);
   std::sort(lines.begin(), lines.end());
   lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
   const int64_t sets = std::max<int64_t>(options.l2_set_span / 64, 1);
   std::vector<int64_t> in_set(static_cast<size_t>(sets), 0);
   for (int64_t line : lines)
-    if (++in_set[static_cast<size_t>(((line % sets) + sets) % sets)] * 2 > options.l2_ways) return true;
+    if (++in_set[static_cast<size_t>(((line % sets) + sets) % sets)] > options.l2_ways) return true;
   return false;
 }
 
@@ -775,7 +783,7 @@ bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>
 // again (but 3.0 where a panel's rows cross so many pages that the TLBs miss, or crowd into a
 // few sets of L2: crowds_l2_sets), 1.0 for a value
 // of O written alone into a line that stays in L2 until its next value comes (the lines written
-// in between fit), else a gather (about 3.0). M is flattened by A's strides
+// in between fit, and do not crowd into a few sets), else a gather (about 3.0). M is flattened by A's strides
 // (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
@@ -801,16 +809,26 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   auto pack = [](double rows, bool along_k, double gathered) {
     return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : gathered);
   };
-  // O written a value at a time along N, `reuse` flat indices apart on each line: 1.0 where the
-  // lines a block of M writes in between stay in L2, else `gathered`.
+  // O written a value at a time along N, `reuse` flat indices apart on each line (O's offsets of
+  // those flat indices from `cols_of(reuse)`): 1.0 where the lines a block of M writes in between
+  // stay in L2, else twice `gathered`: a line written in part is read before it is written back
+  // (intensli6: O(c,j,b,d,a) from B(a,k,d,b,c) and a sum of 48, 2.0 s with O's values written
+  // alone on lines, by B's order or in tiles of c, whose 32 values 4.7 MB apart fit in L2 but in
+  // two of its sets; 0.57 s along O's order, gathering B).
   const int64_t rows = std::min<int64_t>(p.m.size, p.mc);
-  auto o_alone = [&](int64_t reuse, double gathered) {
-    return reuse > 0 && rows * reuse * 64 <= l2 ? 1.0 : gathered;
+  const std::vector<int64_t> o_rows(p.m.o.begin(), p.m.o.begin() + rows);
+  auto o_alone = [&](int64_t reuse, double gathered, auto cols_of) {
+    return reuse > 0 && rows * reuse * 64 <= l2 && !crowds_l2_sets(o_rows, cols_of(reuse), reuse, sizeof(T), options)
+               ? 1.0
+               : 2 * gathered;
   };
+  const auto o_dim = [](const CI& x) { return x.o; };
   auto o_cost = [&](const std::vector<size_t>& order) {
     const int64_t run = run_length(c.n, order, o, &CI::o);
     const double inside = panel_share(run, N, p.uk.nr);
-    return inside * 0.3 + (1 - inside) * o_alone(line_reuse_distance(c.n, order, o, &CI::o), crossing_cost(run, p.uk.nr));
+    auto cols_of = [&](int64_t count) { return offsets(c.n, order, o, o_dim, count); };
+    return inside * 0.3 +
+           (1 - inside) * o_alone(line_reuse_distance(c.n, order, o, &CI::o), crossing_cost(run, p.uk.nr), cols_of);
   };
   // B gathered along O's order with B's innermost index second, per K order: from lines the next
   // panels read again, unless a panel's rows cross more pages than a third of a 1536-entry
@@ -836,7 +854,8 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
       if (ni == 3) {  // N in tiles: the whole tiles' panels are runs of B; the last tile's gathered
         const ContractionIndex& x = c.n[n_tiles.tiled];
         const double X = static_cast<double>(x.hi - x.lo), whole = std::floor(X / n_tiles.tile) * n_tiles.tile / X;
-        o_per = whole * o_alone(n_tiles.tile, 3.0) + (1 - whole) * 3.0;
+        auto cols_of = [&](int64_t count) { return tiled_offsets(c.n, n_tiles, o, o_dim, count); };
+        o_per = whole * o_alone(n_tiles.tile, 3.0, cols_of) + (1 - whole) * 3.0;
         b_rows = whole;
       } else {
         o_per = o_cost(*n_orders[ni]);
