@@ -463,28 +463,31 @@ TEST(Contraction, NIsOrderedInTilesWhereBsAndOsRowsCross) {
             "M j; N a b; K k");
 }
 
-// intensli5: O's index a is B's rows 192 KiB apart, a multiple of the span of an L2 set (64 KiB
-// on these EPYCs, 128 KiB in an L2 of 1 MiB and 8 ways). On 2 MiB pages a panel gathered along a
-// puts its rows into one or two sets, and its lines are gone before the panels after it (B's d
-// next) read them: N in tiles instead. A d of 47 moves the rows apart, and the gathered order
-// stays.
-TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
-  // X's rows along a lie 192 KiB apart: in a 512 KiB L2 of 8 or 4 ways (sets spanning 64 or 128
-  // KiB) a panel's 16 or 32 rows put more lines into one set than it has ways; in a 2 MiB L2 of
-  // 16 ways, sets spanning 128 KiB, AVX-512's 32 rows put 16 (they alternate between two sets),
-  // which its ways hold. d = 47 spreads the rows over the sets. O's tiles of d (23 x 32 x 47
-  // x 32 values apart) spread.
-  const char* t = "def t(float(C,A,B,K,D) X, float(K,J) Y) -> (Z) { Z(d,c,j,b,a) +=! X(c,a,b,k,d) * Y(k,j) }";
+// Calls f(isa, nr) for each float micro-kernel this CPU runs ("avx2", "avx512"): a layout's
+// panels are as wide as the kernel's NR.
+template <typename F>
+void for_each_float_kernel(F f) {
   for (const char* isa : {"avx2", "avx512"}) {
     const tc::backends::cpu::MicroKernel<float> uk = tc::backends::cpu::microkernel_for<float>(isa);
-    if (!uk.run) continue;
-    const std::string nr = std::to_string(uk.nr);
+    if (uk.run) f(std::string(isa), std::to_string(uk.nr));
+  }
+}
+
+// intensli5: O's index a is B's rows 192 KiB apart, a multiple of the span of an L2 set. On 2
+// MiB pages a panel gathered along a puts its rows into one or two sets: in a 512 KiB L2 of 8 or
+// 4 ways (sets spanning 64 or 128 KiB) more lines than a set has ways, gone before the panels
+// after it (B's d next) read them: N in tiles instead. In a 2 MiB L2 of 16 ways AVX-512's 32 rows
+// put 16 into each of two sets, which hold them, and the gathered order stays, as it does where
+// a d of 47 moves the rows apart. O's tiles of d (23 x 32 x 47 x 32 values apart) spread.
+TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
+  const char* t = "def t(float(C,A,B,K,D) X, float(K,J) Y) -> (Z) { Z(d,c,j,b,a) +=! X(c,a,b,k,d) * Y(k,j) }";
+  for_each_float_kernel([&](const std::string& isa, const std::string& nr) {
     for (int64_t d : {48, 47}) {
       const std::vector<Shape> shapes = {{32, 47, 32, 32, d}, {32, 23}, {d, 32, 23, 32, 47}};
       auto plan = plan_of(t, {shapes[0], shapes[1]});
       ASSERT_TRUE(plan);
       for (auto [l2, ways] : {std::pair<int64_t, int64_t>{512 << 10, 8}, {512 << 10, 4}, {2 << 20, 16}}) {
-        if (ways == 16 && std::string(isa) != "avx512") continue;  // Sapphire Rapids' L2, with AVX-512
+        if (ways == 16 && isa != "avx512") continue;  // Sapphire Rapids' L2, with AVX-512
         GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, l2, 32 << 20, ways}, 2);
         blocks.isa = isa;
         EXPECT_EQ(blocks.l2_set_span, l2 / ways);
@@ -494,7 +497,7 @@ TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
             << isa << ", d " << d << ", L2 " << l2 << ", " << ways << " ways";
       }
     }
-  }
+  });
 }
 
 // O written a value at a time in tiles of c (B's rows), whose values lie 64 KiB apart in O: the
@@ -502,10 +505,7 @@ TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
 // sets (64 KiB span), so N is not tiled; with a = 31 they spread and it is.
 TEST(Contraction, NIsNotTiledWhereTheLinesOfOBetweenTwoValuesShareL2Sets) {
   const char* t = "def t(float(A,K,D,B,C) X, float(J,K) Y) -> (Z) { Z(c,j,b,d,a) +=! X(a,k,d,b,c) * Y(j,k) }";
-  for (const char* isa : {"avx2", "avx512"}) {
-    const tc::backends::cpu::MicroKernel<float> uk = tc::backends::cpu::microkernel_for<float>(isa);
-    if (!uk.run) continue;
-    const std::string nr = std::to_string(uk.nr);
+  for_each_float_kernel([&](const std::string& isa, const std::string& nr) {
     for (int64_t a : {32, 31}) {
       const std::vector<Shape> shapes = {{a, 8, 8, 8, 32}, {8, 8}, {32, 8, 8, 8, a}};
       auto plan = plan_of(t, {shapes[0], shapes[1]});
@@ -516,7 +516,7 @@ TEST(Contraction, NIsNotTiledWhereTheLinesOfOBetweenTwoValuesShareL2Sets) {
                 a == 32 ? "M j; N c b d a; K k" : "M j; N b d c/" + nr + " a c%" + nr + "; K k")
           << isa << ", a " << a;
     }
-  }
+  });
 }
 
 TEST(Contraction, DefaultBlocksFitTheCaches) {
