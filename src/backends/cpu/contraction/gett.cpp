@@ -754,10 +754,10 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
 // line. Such pages are contiguous in physical memory, which L2 is indexed by, so rows a multiple
 // of the set span apart (intensli5's 16 rows of B 192 KiB apart in an 8-way L2 of 64 KiB sets)
 // share a set, and the lines are gone before they are used again: 757 ms against 333 on 4 KiB
-// pages, whose frames the OS scatters over the sets. Up to the ways, the set keeps them: half
-// the ways, as first written, sent AVX-512's 32 rows of intensli5 and intensli7, 16 to a set of
-// a 16-way L2, to N in tiles at 4x the time of the gathered order. NumPy and PyTorch ask for
-// 2 MiB pages for large arrays.
+// pages, whose frames the OS scatters over the sets. A set keeps up to its ways: with half of
+// them as the bound, AVX-512's 32 rows of intensli5 and intensli7, 16 to a set of a 16-way L2,
+// went to N in tiles at 4x the time of the gathered order. NumPy and PyTorch ask for 2 MiB
+// pages for large arrays.
 bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols, int64_t count, int size,
                     const GettOptions& options) {
   std::vector<int64_t> lines;
@@ -814,7 +814,7 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   // stay in L2, else twice `gathered`: a line written in part is read before it is written back
   // (intensli6: O(c,j,b,d,a) from B(a,k,d,b,c) and a sum of 48, 2.0 s with O's values written
   // alone on lines, by B's order or in tiles of c, whose 32 values 4.7 MB apart fit in L2 but in
-  // two of its sets; 0.57 s along O's order, gathering B).
+  // two of its sets; 0.95 s along O's order, gathering B).
   const int64_t rows = std::min<int64_t>(p.m.size, p.mc);
   const std::vector<int64_t> o_rows(p.m.o.begin(), p.m.o.begin() + rows);
   auto o_alone = [&](int64_t reuse, double gathered, auto cols_of) {
@@ -970,8 +970,8 @@ GettOptions blocking_for(const MemoryLevels& levels, int threads) {
   // of a 48 KiB L1 gave 192 and the B micro-panel now streams from L2).
   b.kc = round_down(std::max<int64_t>(levels.l1d / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
   // An A block in a quarter of L2, not half: the rest holds the B micro-panels and the tiles of O
-  // passing through (now fetched into L2 ahead of use), and on a VM may be a neighbour's. BLIS's
-  // blocks on Zen are about a quarter of L2 too.
+  // passing through (which the micro-kernel fetches into L2 ahead of use), and on a VM may be a
+  // neighbour's. BLIS's blocks on Zen are about a quarter of L2 too.
   b.mc = round_down(levels.l2 / 4 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
   const int64_t l3 = levels.l3 > 0 ? levels.l3 : int64_t{8} << 20;  // none reported: assumed
   b.nc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);

@@ -41,9 +41,9 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
   constexpr int64_t kFetchCToL1Steps = 32;
   int64_t k = 0;
   for (int r = 0; r < MR; ++r) {
-    const char* row = reinterpret_cast<const char*>(c + rows[r]);
-    for (const char* line = row - (reinterpret_cast<uintptr_t>(row) & 63); line < row + kRowBytes; line += 64) {
-      __builtin_prefetch(line, 1, 2);
+    const uintptr_t row = reinterpret_cast<uintptr_t>(c + rows[r]);
+    for (uintptr_t line = row & ~uintptr_t{63}; line < row + kRowBytes; line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 2);
       if (k < kc) step(), ++k;
     }
   }
