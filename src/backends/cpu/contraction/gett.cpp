@@ -738,17 +738,16 @@ int64_t line_reuse_distance(const std::vector<ContractionIndex>& g, const std::v
   return inside;
 }
 
-// The 4 KiB pages one of B's rows crosses over a K block (offsets `k`, the first `kb` of them, of
-// elements of `size` bytes).
-int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
+// The 4 KiB pages one of B's rows crosses over a K block (offsets `k` of its steps, in elements
+// of `size` bytes).
+int64_t pages_along(const std::vector<int64_t>& k, int size) {
   std::vector<int64_t> pages;
-  for (size_t q = 0; q < k.size() && static_cast<int64_t>(q) < kb; ++q) pages.push_back(k[q] * size >> 12);
+  for (int64_t q : k) pages.push_back(q * size >> 12);
   std::sort(pages.begin(), pages.end());
   return std::unique(pages.begin(), pages.end()) - pages.begin();
 }
 
-// Whether the lines at rows `rows` and columns `cols` (the first `count` of them; offsets in
-// elements of `size` bytes) put more of themselves into one set of L2 than it has ways
+// Whether the lines at rows `rows` and columns `cols` (offsets in elements of `size` bytes) put more of themselves into one set of L2 than it has ways
 // (`options`' geometry) where the memory lies on 2 MiB pages: one of B's micro-panels over a K
 // block (its rows, K's steps), or the lines of O a block of M writes between two values of one
 // line. Such pages are contiguous in physical memory, which L2 is indexed by, so rows a multiple
@@ -758,11 +757,12 @@ int64_t pages_along(const std::vector<int64_t>& k, int64_t kb, int size) {
 // them as the bound, AVX-512's 32 rows of intensli5 and intensli7, 16 to a set of a 16-way L2,
 // went to N in tiles at 4x the time of the gathered order. NumPy and PyTorch ask for 2 MiB
 // pages for large arrays.
-bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols, int64_t count, int size,
+bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols, int size,
                     const GettOptions& options) {
   std::vector<int64_t> lines;
+  lines.reserve(rows.size() * cols.size());
   for (int64_t r : rows)
-    for (size_t q = 0; q < cols.size() && static_cast<int64_t>(q) < count; ++q) lines.push_back((r + cols[q]) * size >> 6);
+    for (int64_t q : cols) lines.push_back((r + q) * size >> 6);
   std::sort(lines.begin(), lines.end());
   lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
   const int64_t sets = std::max<int64_t>(options.l2_set_span / 64, 1);
@@ -818,7 +818,7 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   const int64_t rows = std::min<int64_t>(p.m.size, p.mc);
   const std::vector<int64_t> o_rows(p.m.o.begin(), p.m.o.begin() + rows);
   auto o_alone = [&](int64_t reuse, double gathered, auto cols_of) {
-    return reuse > 0 && rows * reuse * 64 <= l2 && !crowds_l2_sets(o_rows, cols_of(reuse), reuse, sizeof(T), options)
+    return reuse > 0 && rows * reuse * 64 <= l2 && !crowds_l2_sets(o_rows, cols_of(reuse), sizeof(T), options)
                ? 1.0
                : 2 * gathered;
   };
@@ -839,32 +839,43 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
     const auto b_dim = [](const CI& x) { return x.b; };
     const std::vector<int64_t> rows = offsets(c.n, mixed, b, b_dim, p.uk.nr);
     for (int ki = 0; ki < 2; ++ki) {
-      const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, b_dim);
-      const bool reread = p.uk.nr * pages_along(k, kc, sizeof(T)) <= 512 && !crowds_l2_sets(rows, k, kc, sizeof(T), options);
+      const std::vector<int64_t> k = offsets(c.k, k_orders[ki], b, b_dim, kc);
+      const bool reread = p.uk.nr * pages_along(k, sizeof(T)) <= 512 && !crowds_l2_sets(rows, k, sizeof(T), options);
       mixed_gather[ki] = reread ? 0.8 : 3.0;
     }
   }
   const int tile = 64 / static_cast<int>(sizeof(T));  // a cache line
   Flat tiled = tiled_k(c.k, a, b, tile);
+  // Per order of N (the last: in tiles), the cost of a value of O and the share of B's panels
+  // that are rows: they do not depend on K's order.
+  const int n_count = n_tiles.tile ? 4 : 3;
+  double o_per[4] = {}, b_rows[4] = {};
+  for (int ni = 0; ni < n_count; ++ni) {
+    if (ni == 3) {  // N in tiles: the whole tiles' panels are runs of B; the last tile's gathered
+      const ContractionIndex& x = c.n[n_tiles.tiled];
+      const double X = static_cast<double>(x.hi - x.lo), whole = std::floor(X / n_tiles.tile) * n_tiles.tile / X;
+      auto cols_of = [&](int64_t count) { return tiled_offsets(c.n, n_tiles, o, o_dim, count); };
+      o_per[ni] = whole * o_alone(n_tiles.tile, 3.0, cols_of) + (1 - whole) * 3.0;
+      b_rows[ni] = whole;
+    } else {
+      o_per[ni] = o_cost(*n_orders[ni]);
+      b_rows[ni] = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
+    }
+  }
+  // Per order of K (the last: in tiles), whether A's and B's packings read along K.
+  const int k_count = tiled.size == K ? 3 : 2;
+  bool a_along[3] = {}, b_along[3] = {};
+  for (int ki = 0; ki < k_count; ++ki) {
+    a_along[ki] = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
+    b_along[ki] = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
+  }
   double best = INFINITY;
   int best_n = 0, best_k = 0;
-  for (int ni = 0; ni < (n_tiles.tile ? 4 : 3); ++ni)
-    for (int ki = 0; ki < (tiled.size == K ? 3 : 2); ++ki) {
-      double o_per = 0, b_rows = 0, gathered = 3.0;
-      if (ni == 3) {  // N in tiles: the whole tiles' panels are runs of B; the last tile's gathered
-        const ContractionIndex& x = c.n[n_tiles.tiled];
-        const double X = static_cast<double>(x.hi - x.lo), whole = std::floor(X / n_tiles.tile) * n_tiles.tile / X;
-        auto cols_of = [&](int64_t count) { return tiled_offsets(c.n, n_tiles, o, o_dim, count); };
-        o_per = whole * o_alone(n_tiles.tile, 3.0, cols_of) + (1 - whole) * 3.0;
-        b_rows = whole;
-      } else {
-        o_per = o_cost(*n_orders[ni]);
-        b_rows = panel_share(run_length(c.n, *n_orders[ni], b, &CI::b), N, p.uk.nr);
-        gathered = ni == 2 ? mixed_gather[std::min(ki, 1)] : 3.0;
-      }
-      bool a_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], a, &CI::a), K, 8) > 0.5 || K < 2;
-      bool b_along = ki == 2 || panel_share(run_length(c.k, k_orders[ki], b, &CI::b), K, 8) > 0.5 || K < 2;
-      double cost = a_moves * pack(a_rows, a_along, 3.0) + b_moves * pack(b_rows, b_along, gathered) + o_moves * o_per;
+  for (int ni = 0; ni < n_count; ++ni)
+    for (int ki = 0; ki < k_count; ++ki) {
+      const double gathered = ni == 2 ? mixed_gather[std::min(ki, 1)] : 3.0;
+      double cost = a_moves * pack(a_rows, a_along[ki], 3.0) + b_moves * pack(b_rows[ni], b_along[ki], gathered) +
+                    o_moves * o_per[ni];
       if (cost < best) best = cost, best_n = ni, best_k = ki;
     }
   if (best_n == 3) {
