@@ -529,9 +529,10 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
                                           : tc::backends::cpu::host_microkernel<float>().lanes;
     // K blocks: a B micro-panel in half of L1, or 32 steps per lane where that is longer
     EXPECT_EQ(b.kc, std::min<int64_t>(std::max<int64_t>((16 << 10) / (uk_nr * sz), 32 * lanes) / 8 * 8, 1024));
-    EXPECT_LE(b.mc * b.kc * sz, 128 << 10);  // the A block in a quarter of L2
-    EXPECT_GT(b.mc * b.kc * sz, 64 << 10);
-    EXPECT_LE(b.kc * b.nc * sz, 8 << 20);    // each thread's B block in half its share of L3
+    EXPECT_LE(b.kc * b.nc * sz, 256 << 10);  // the B block in half of L2
+    EXPECT_GT(b.kc * b.nc * sz, 128 << 10);
+    EXPECT_LE(b.mc * b.kc * sz, 8 << 20);  // each thread's A block in half its share of L3
+    EXPECT_GT(b.mc * b.kc * sz, 4 << 20);
     EXPECT_GE(b.kc, 64);
     EXPECT_TRUE(has(tc::backends::cpu::describe_gett(t, b), "micro-kernel ")) << tc::backends::cpu::describe_gett(t, b);
   }

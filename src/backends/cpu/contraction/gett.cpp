@@ -513,37 +513,40 @@ void run_task(const Problem<T>& p, const Task& t) {
   const int mr = p.uk.mr, nr = p.uk.nr;
   const int64_t K = t.k1 - t.k0;
   int64_t kc = balanced_block(K, p.kc, p.k_unit());
-  int64_t mc = balanced_block(t.m1 - t.m0, p.mc, mr);
-  int64_t nc = std::min(p.nc, (t.n1 - t.n0 + nr - 1) / nr * nr);
-  // Where the task's M is one block and K one block, each B block serves that block alone, at once: sized like
-  // the A block (in L2) instead of from L3, packing it and reading it back stay in cache
-  // (a skinny product, M of 64 against N of 65536, is otherwise bound by the packed block's
-  // trips to memory).
-  if (t.m1 - t.m0 <= mc && K <= kc) nc = std::min(nc, std::max<int64_t>(nr, p.mc / nr * nr));
+  int64_t nc = balanced_block(t.n1 - t.n0, p.nc, nr);
+  int64_t mc = std::min(p.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
+  // Where the task's N is one block and K one block, each A block serves that block alone, at
+  // once: sized like the B block (in L2) instead of from L3, packing it and reading it back stay
+  // in cache (a skinny product, N of 64 against M of 65536, is otherwise bound by the packed
+  // block's trips to memory).
+  if (t.n1 - t.n0 <= nc && K <= kc) mc = std::min(mc, std::max<int64_t>(mr, p.nc / mr * mr));
   PackBuffers& buf = thread_buffers();
   T* ap = static_cast<T*>(PackBuffers::grow(buf.a, buf.a_bytes, sizeof(T) * static_cast<size_t>(mc * kc)));
   T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
   size_t bi = static_cast<size_t>(t.batch);
   int64_t ab = p.batch.a[bi], bb = p.batch.b[bi];
   const Target<T> out = target(p, t);
-  int64_t packed_i0 = -1, packed_p0 = -1;  // the A block in ap (one M block, one K block: packed once)
-  for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
-    int64_t nb = std::min(nc, t.n1 - j0);
+  std::vector<ColumnRuns> runs(static_cast<size_t>((nc + nr - 1) / nr));  // per micro-panel of the B block
+  int64_t packed_j0 = -1, packed_p0 = -1;  // the B block in bp (one N block, one K block: packed once)
+  for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
+    const int64_t mb = std::min(mc, t.m1 - i0);
     for (int64_t p0 = t.k0; p0 < t.k1; p0 += kc) {
-      int64_t kb = std::min(kc, t.k1 - p0);
-      bool add = (p.accumulate && t.part == 0) || p0 > t.k0, last = p0 + kb == t.k1;
-      pack_b(p, bp, bb, j0, nb, p0, kb);
-
-      for (int64_t i0 = t.m0; i0 < t.m1; i0 += mc) {
-        int64_t mb = std::min(mc, t.m1 - i0);
-        if (i0 != packed_i0 || p0 != packed_p0) pack_a(p, ap, ab, i0, mb, p0, kb);
-        packed_i0 = i0, packed_p0 = p0;
-        for (int64_t jr = 0; jr < nb; jr += nr) {
-          const int64_t cols = std::min<int64_t>(nr, nb - jr);
-          const ColumnRuns runs = column_runs(out.n + j0 + jr, cols);
-          for (int64_t ir = 0; ir < mb; ir += mr)
-            micro_tile(p, out, bi, i0 + ir, std::min<int64_t>(mr, mb - ir), j0 + jr, cols, runs, ap + ir * kb,
-                       bp + jr * kb, kb, add, last);
+      const int64_t kb = std::min(kc, t.k1 - p0);
+      const bool add = (p.accumulate && t.part == 0) || p0 > t.k0, last = p0 + kb == t.k1;
+      pack_a(p, ap, ab, i0, mb, p0, kb);
+      for (int64_t j0 = t.n0; j0 < t.n1; j0 += nc) {
+        const int64_t nb = std::min(nc, t.n1 - j0);
+        if (j0 != packed_j0 || p0 != packed_p0) pack_b(p, bp, bb, j0, nb, p0, kb);
+        packed_j0 = j0, packed_p0 = p0;
+        for (int64_t jr = 0; jr < nb; jr += nr)
+          runs[static_cast<size_t>(jr / nr)] = column_runs(out.n + j0 + jr, std::min<int64_t>(nr, nb - jr));
+        // Each A micro-panel stays in L1 while the B block's micro-panels pass from L2, and the
+        // micro-tiles of O follow one another along its rows, where the prefetchers follow them.
+        for (int64_t ir = 0; ir < mb; ir += mr) {
+          const int64_t rows = std::min<int64_t>(mr, mb - ir);
+          for (int64_t jr = 0; jr < nb; jr += nr)
+            micro_tile(p, out, bi, i0 + ir, rows, j0 + jr, std::min<int64_t>(nr, nb - jr),
+                       runs[static_cast<size_t>(jr / nr)], ap + ir * kb, bp + jr * kb, kb, add, last);
         }
       }
     }
@@ -778,13 +781,13 @@ bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>
 // read the same lines while they are still in cache) or in tiles (tiled_n); K by A's or by B's
 // strides (a packing loop reads along K where the packed index is not contiguous), or in tiles
 // (tiled_k). A cost in elements moved, weighted by how each is moved, decides: O is written once
-// per K block, A packed once per N block, B once. Per element: 0.3 for a vector or a copy, 1.5
-// for a transposing pack along K, 0.8 for a value gathered from a line the next panels read
-// again (but 3.0 where a panel's rows cross so many pages that the TLBs miss, or crowd into a
-// few sets of L2: crowds_l2_sets), 1.0 for a value
-// of O written alone into a line that stays in L2 until its next value comes (the lines written
-// in between fit, and do not crowd into a few sets), else a gather (about 3.0). M is flattened by A's strides
-// (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
+// per K block, A packed once, B once per A block (mostly once: an A block is large). Per
+// element: 0.3 for a vector or a copy, 1.5 for a transposing pack along K, 0.8 for a value
+// gathered from a line the next panels read again (but 3.0 where a panel's rows cross so many
+// pages that the TLBs miss, or crowd into a few sets of L2: crowds_l2_sets), 1.0 for a value of
+// O written alone into a line that stays in L2 until its next value comes (the lines written in
+// between fit, and do not crowd into a few sets), else a gather (about 3.0). M is flattened by
+// A's strides (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
                    const std::vector<const TensorView*>& epilogue, Problem<T>& p, const GettOptions& options,
@@ -810,17 +813,19 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
     return rows * 0.3 + (1 - rows) * (along_k ? 1.5 : gathered);
   };
   // O written a value at a time along N, `reuse` flat indices apart on each line (O's offsets of
-  // those flat indices from `cols_of(reuse)`): 1.0 where the lines a block of M writes in between
-  // stay in L2, else twice `gathered`: a line written in part is read before it is written back
-  // (intensli6: O(c,j,b,d,a) from B(a,k,d,b,c) and a sum of 48, 2.0 s with O's values written
-  // alone on lines, by B's order or in tiles of c, whose 32 values 4.7 MB apart fit in L2 but in
-  // two of its sets; 0.95 s along O's order, gathering B).
-  const int64_t rows = std::min<int64_t>(p.m.size, p.mc);
-  const std::vector<int64_t> o_rows(p.m.o.begin(), p.m.o.begin() + rows);
+  // those flat indices from `cols_of(reuse)`): 1.0 where the lines written in between stay in L2,
+  // else twice `gathered`: a line written in part is read before it is written back (intensli6:
+  // O(c,j,b,d,a) from B(a,k,d,b,c) and a sum of 48, 2.0 s with O's values written alone on
+  // lines, by B's order or in tiles of c, whose 32 values 4.7 MB apart fit in L2 but in two of
+  // its sets; 0.95 s along O's order, gathering B). The lines in between: a micro-tile's rows'
+  // where the next value is in the same B block (run_task sweeps a block's columns one row of
+  // micro-tiles at a time), else the A block's rows'.
   auto o_alone = [&](int64_t reuse, double gathered, auto cols_of) {
-    return reuse > 0 && rows * reuse * 64 <= l2 && !crowds_l2_sets(o_rows, cols_of(reuse), sizeof(T), options)
-               ? 1.0
-               : 2 * gathered;
+    if (reuse <= 0) return 2 * gathered;
+    const int64_t rows = std::min<int64_t>(p.m.size, reuse < options.nc ? p.uk.mr : p.mc);
+    const std::vector<int64_t> o_rows(p.m.o.begin(), p.m.o.begin() + rows);
+    return rows * reuse * 64 <= l2 && !crowds_l2_sets(o_rows, cols_of(reuse), sizeof(T), options) ? 1.0
+                                                                                                   : 2 * gathered;
   };
   const auto o_dim = [](const CI& x) { return x.o; };
   auto o_cost = [&](const std::vector<size_t>& order) {
@@ -980,12 +985,11 @@ GettOptions blocking_for(const MemoryLevels& levels, int threads) {
   // unless kc does (AVX2's 8 float lanes: 256 steps, as L1 gives; AVX-512's 16: 512, where half
   // of a 48 KiB L1 gave 192 and the B micro-panel now streams from L2).
   b.kc = round_down(std::max<int64_t>(levels.l1d / 2 / (uk.nr * sz), 32 * uk.lanes), 8, 64, 1024);
-  // An A block in a quarter of L2, not half: the rest holds the B micro-panels and the tiles of O
-  // passing through (which the micro-kernel fetches into L2 ahead of use), and on a VM may be a
-  // neighbour's. BLIS's blocks on Zen are about a quarter of L2 too.
-  b.mc = round_down(levels.l2 / 4 / (b.kc * sz), uk.mr, uk.mr, 4096 / uk.mr * uk.mr);
+  // A B block in half of L2: the rest holds the A micro-panel, the A block's lines as it is
+  // packed and the tiles of O passing through, and on a VM may be a neighbour's.
+  b.nc = round_down(levels.l2 / 2 / (b.kc * sz), uk.nr, uk.nr, 4096 / uk.nr * uk.nr);
   const int64_t l3 = levels.l3 > 0 ? levels.l3 : int64_t{8} << 20;  // none reported: assumed
-  b.nc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.nr, uk.nr, 16384);
+  b.mc = round_down(l3 / 2 / std::max(1, threads) / (b.kc * sz), uk.mr, uk.mr, 16384 / uk.mr * uk.mr);
   if (levels.l2_ways > 0) b.l2_ways = levels.l2_ways;
   b.l2_set_span = std::max<int64_t>(levels.l2 / b.l2_ways, 64);
   return b;

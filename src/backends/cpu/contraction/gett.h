@@ -1,14 +1,15 @@
 // gett.h — computing a contraction (contraction.h) the way a BLAS computes a matrix product,
 // generalised to tensors (GETT): each index group is flattened into one range through tables of
-// offsets, so any order of indices and any strides are read directly; the five loops of BLIS
-// (N blocks of nc, K blocks of kc with a packed B block, M blocks of mc with a packed A block,
-// then NR and MR micro-panels) around the micro-kernel (microkernel.h); threads take blocks of
-// the output (and whole batches), each packing what it reads, or shares of K where the output
-// is small against the sum (partial sums, added at the end); where A's and B's K values lie
-// along different indices, K is ordered in tiles so that both are packed along their runs, and
-// where B's and O's N values do, N is, so that B is packed along its runs and O's lines fill
-// while they are in cache; the
-// epilogue runs on each block of O once its sum is finished, while the block is in cache. What it does not do: decide
+// offsets, so any order of indices and any strides are read directly; five loops in the manner
+// of BLIS (M blocks of mc, K blocks of kc with a packed A block, N blocks of nc with a packed B
+// block, then MR and NR micro-panels: each A micro-panel in L1 while the B block's pass from
+// L2, so that the micro-tiles of O follow one another along its rows) around the micro-kernel
+// (microkernel.h); threads take blocks of the output (and whole batches), each packing what it
+// reads, or shares of K where the output is small against the sum (partial sums, added at the
+// end); where A's and B's K values lie along different indices, K is ordered in tiles so that
+// both are packed along their runs, and where B's and O's N values do, N is, so that B is
+// packed along its runs and O's lines fill while they are in cache; the epilogue runs on each
+// block of O once its sum is finished, while the block is in cache. What it does not do: decide
 // whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
 #pragma once
 
@@ -36,12 +37,12 @@ struct GettOptions {
 };
 
 // The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B
-// micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, an A
-// block (mc x kc) in a quarter of L2, a B block (kc x nc) in half of each thread's share of L3;
+// micro-panel (kc x NR) in half of L1 or of 32 steps per vector lane, whichever is longer, a B
+// block (kc x nc) in half of L2, an A block (mc x kc) in half of each thread's share of L3;
 // multiples of MR and NR; L2's geometry as `levels` report it (else 8 ways).
 GettOptions default_blocking(ScalarType type, const MemoryLevels& levels, int threads);
 
-// "micro-kernel avx2 6x16, blocks mc 252 kc 256 nc 4096".
+// "micro-kernel avx2 6x16, blocks mc 8190 kc 256 nc 1024".
 std::string describe_gett(ScalarType type, const GettOptions& options);
 
 // O from A and B, then its epilogue, on up to `threads` threads (the caller's included);

@@ -148,15 +148,15 @@ std::vector<Knob> declare() {
   Knob blocks{"cpu.blocks", KnobKind::Sizes, "auto",
               "the contraction route's blocks MCxKCxNC: rows of A packed at a time (a multiple of the "
               "micro-kernel's), steps of the sum, columns of B packed at a time; auto: from the host's caches "
-              "(an A block in a quarter of L2, a B micro-panel in half of L1 or 32 steps of the sum per vector lane, whichever "
-              "is more, a B block in half a thread's share of L3)",
+              "(a B block in half of L2, a B micro-panel in half of L1 or 32 steps of the sum per vector lane, whichever "
+              "is more, an A block in half a thread's share of L3)",
               true};
   blocks.min = 1;
   blocks.max = 1 << 20;
   blocks.max_items = 3;
   blocks.domain = [](const ir::BoundDef& b) {
-    return plan_contraction(b) ? std::vector<std::string>{"auto", "96x128x4096", "144x256x4096", "288x256x8192",
-                                                           "192x512x4096", "480x384x8192", "96x1024x2048"}
+    return plan_contraction(b) ? std::vector<std::string>{"auto", "4096x256x128", "4096x256x256", "8192x256x512",
+                                                           "4096x512x256", "8192x384x480", "2048x1024x128"}
                                : std::vector<std::string>{};
   };
   contract.tried_first = true;
