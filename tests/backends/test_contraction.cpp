@@ -580,6 +580,56 @@ TEST(Contraction, TransposingPacksEqualTheDefinition) {
 // A sum split along K between threads covers every step of K: shares of K / threads rounded to
 // the K unit (8), the last what remains. Rounded down, 2 threads over K = 129 took 64 steps
 // each and left the last product out (and 3 over 2210 the last two).
+// A kernel's calls keep their layouts by the operands' strides: calls with A row-major, A
+// column-major (the other order of M and K), then row-major again each give the product, two
+// layouts kept; a kernel called with more stride sets than kMost keeps the last kMost.
+TEST(Contraction, ALayoutIsKeptByTheStridesItWasChosenFor) {
+  const int64_t M = 37, K = 29, N = 41;
+  ProgramPtr program = build("def mm(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  Inputs in;
+  in.add(ScalarType::Float64, {M, K});
+  in.add(ScalarType::Float64, {K, N});
+  tc::ir::BoundDef bound = bind_def(program, in);
+  std::optional<ContractionPlan> plan = tc::backends::plan_contraction(bound);
+  ASSERT_TRUE(plan);
+  GettOptions options = tc::backends::cpu::default_blocking(ScalarType::Float64, {32 << 10, 1 << 20, 32 << 20}, 2);
+  options.mc = 12, options.kc = 8, options.nc = 16;  // several trips of every loop
+  std::vector<double> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N)), c(static_cast<size_t>(M * N));
+  for (size_t q = 0; q < a.size(); ++q) a[q] = static_cast<double>(q % 7) + 1;
+  for (size_t q = 0; q < b.size(); ++q) b[q] = static_cast<double>(q % 5) + 1;
+  auto view = [](std::vector<double>& memory, int64_t rows, int64_t cols, bool column_major) {
+    TensorView v = tc::runtime::row_major_view(reinterpret_cast<char*>(memory.data()), {ScalarType::Float64, {rows, cols}});
+    if (column_major) v.strides[0] = 1, v.strides[1] = rows;
+    return v;
+  };
+  tc::backends::cpu::GettLayouts layouts;
+  for (bool column_major : {false, true, false}) {
+    std::fill(c.begin(), c.end(), -1.0);
+    tc::backends::cpu::run_contraction_plan(*plan, bound, {view(a, M, K, column_major), view(b, K, N, false)},
+                                            {view(c, M, N, false)}, 2, options, &layouts);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double want = 0;  // small integers: exact in any order
+        for (int64_t k = 0; k < K; ++k)
+          want += a[static_cast<size_t>(column_major ? k * M + i : i * K + k)] * b[static_cast<size_t>(k * N + j)];
+        ASSERT_EQ(c[static_cast<size_t>(i * N + j)], want) << (column_major ? "A column-major" : "A row-major")
+                                                          << ", C(" << i << "," << j << ")";
+      }
+  }
+  EXPECT_EQ(layouts.size(), 2u);
+  for (int64_t pad = 1; pad <= static_cast<int64_t>(tc::backends::cpu::GettLayouts::kMost) + 4; ++pad) {
+    std::vector<double> wide(static_cast<size_t>(M * (K + pad)), 1.0);
+    TensorView v = view(wide, M, K, false);
+    v.strides[0] = K + pad;  // rows `pad` apart: a stride set of its own
+    tc::backends::cpu::run_contraction_plan(*plan, bound, {v, view(b, K, N, false)}, {view(c, M, N, false)}, 2, options,
+                                            &layouts);
+    double want = 0;
+    for (int64_t k = 0; k < K; ++k) want += b[static_cast<size_t>(k * N)];
+    ASSERT_EQ(c[0], want) << "pad " << pad;
+  }
+  EXPECT_EQ(layouts.size(), tc::backends::cpu::GettLayouts::kMost);
+}
+
 TEST(Contraction, ASumSplitAlongKCoversEveryStep) {
   for (int threads : {2, 3, 4})
     for (int64_t K : {int64_t{129}, int64_t{2210}, int64_t{1001}}) {

@@ -62,6 +62,8 @@ TEST(ThreadPool, AWokenWorkerLeavesItsCallersCpu) {
   cpu_set_t allowed;
   ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed), 0);
   if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere to move";
+  Counts c;  // the worker started before the caller is pinned (a new thread takes its creator's CPUs)
+  ASSERT_EQ(tc::runtime::parallel_for(2, count_run, nullptr, 0, 1000, reinterpret_cast<uint8_t*>(&c)), 0);
   int first = 0;
   while (!CPU_ISSET(first, &allowed)) ++first;
   cpu_set_t one;

@@ -267,7 +267,8 @@ class CpuKernel : public Kernel {
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
            const ExecutionContext&) const override {
     if (gemm_ && run_gemm(*gemm_, *blas_, inputs, outputs, schedule_.threads)) return;
-    if (contraction_) return run_contraction_plan(*contraction_, b_, inputs, outputs, schedule_.threads, blocking_);
+    if (contraction_)
+      return run_contraction_plan(*contraction_, b_, inputs, outputs, schedule_.threads, blocking_, &layouts_);
     bool dense = true;
     for (const auto& v : inputs) dense = dense && dense_innermost(v);
     for (const auto& v : outputs) dense = dense && dense_innermost(v);
@@ -568,6 +569,7 @@ class CpuKernel : public Kernel {
   std::string route_schedule_;  // on the route: the fallback pipeline's schedule, for describe()
   std::optional<ContractionPlan> contraction_;  // the cpu.contract route, when taken
   GettOptions blocking_;
+  mutable GettLayouts layouts_;  // the route's layouts by the strides of the calls so far
   std::string contraction_note_;
   bool dense_built_ = false;  // by the constructor (else by dense(), once)
   mutable std::once_flag dense_once_;

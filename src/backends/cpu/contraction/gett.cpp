@@ -217,13 +217,11 @@ struct Task {
   int part = 0;
 };
 
+// What the tasks read besides the tensors' addresses: each group flattened, the orders, the
+// tables of contiguous panels and runs, the blocks, the tasks. It depends on the tensors' shapes
+// and strides only, so a call with those of an earlier call takes it from GettLayouts.
 template <typename T>
-struct Problem {
-  const T* a = nullptr;
-  const T* b = nullptr;
-  T* o = nullptr;
-  const std::vector<std::vector<EpilogueOp>>* epilogue = nullptr;  // empty: none
-  std::vector<const T*> e;  // each epilogue read's tensor
+struct Layout {
   Flat batch, m, n, k;
   // The orders M, N and K are flattened in (indices of the groups, the fastest last; N's and K's
   // empty where they are ordered in tiles, N's tiles in n_tiles): what describe_layout reports.
@@ -236,14 +234,25 @@ struct Problem {
   // What K blocks and threads' shares of K are multiples of: 8 steps (a transpose's), 8 x the
   // step where a run's values lie every step-th step (tiled_k): 8 of them per run.
   int64_t k_unit() const { return 8 * ka_step; }
-  // Where K is split between threads: the partial sums of parts 1.. (each M x N, rows of N),
-  // their tables (the offsets of row i and column j).
-  T* partial = nullptr;
+  // Where K is split between threads: the tables of the partial sums of parts 1.. (each M x N,
+  // rows of N): the offsets of row i and column j.
   std::vector<int64_t> partial_m, partial_n;
   MicroKernel<T> uk;
   int64_t mc = 0, kc = 0, nc = 0;
-  bool accumulate = false;
+  int threads = 1;  // what the tasks are cut for
   std::vector<Task> tasks;
+};
+
+// One call: a layout and the tensors it computes on.
+template <typename T>
+struct Problem : Layout<T> {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  T* o = nullptr;
+  const std::vector<std::vector<EpilogueOp>>* epilogue = nullptr;  // empty: none
+  std::vector<const T*> e;  // each epilogue read's tensor
+  T* partial = nullptr;     // where K is split between threads: the partial sums
+  bool accumulate = false;
 };
 
 // `n` values from src to dst: a micro-panel's step (the micro-kernels' widths are known here, so
@@ -790,7 +799,7 @@ bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>
 // A's strides (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.
 template <typename T>
 void choose_orders(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-                   const std::vector<const TensorView*>& epilogue, Problem<T>& p, const GettOptions& options,
+                   const std::vector<const TensorView*>& epilogue, Layout<T>& p, const GettOptions& options,
                    int64_t l2) {
   const int64_t kc = options.kc;
   using CI = ContractionIndex;
@@ -899,19 +908,13 @@ void choose_orders(const Contraction& c, const TensorView& a, const TensorView& 
   }
 }
 
-// The problem for these tensors up to its layout: the micro-kernel, the tensors, and each
-// group flattened (choose_orders).
+// The layout for these tensors up to the groups' orders: the micro-kernel and each group
+// flattened (choose_orders).
 template <typename T>
-void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
+void lay_out(Layout<T>& p, const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
              const std::vector<const TensorView*>& epilogue, const GettOptions& options) {
   p.uk = options.isa.empty() ? host_microkernel<T>() : microkernel_for<T>(options.isa);
   if (!p.uk.run) fail(TC_ERROR_UNSUPPORTED, "cpu backend: this CPU has no " + options.isa + " micro-kernel");
-  p.a = reinterpret_cast<const T*>(a.data);
-  p.b = reinterpret_cast<const T*>(b.data);
-  p.o = reinterpret_cast<T*>(o.data);
-  p.accumulate = c.accumulate;
-  p.epilogue = &c.epilogue;
-  for (const TensorView* v : epilogue) p.e.push_back(reinterpret_cast<const T*>(v->data));
   using CI = ContractionIndex;
   p.batch = flatten(c.batch, o, &CI::o, &o, &a, &b, epilogue);
   p.m_order = flatten_order(c.m, a, &CI::a);
@@ -922,14 +925,76 @@ void lay_out(Problem<T>& p, const Contraction& c, const TensorView& a, const Ten
   choose_orders(c, a, b, o, epilogue, p, options, options.l2_set_span * options.l2_ways);
 }
 
+// The rest of the layout: the tables of contiguous panels and runs, the blocks, the tasks on up
+// to `threads` threads (fewer for a small contraction: an MLP's narrow layer).
 template <typename T>
-void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-               const std::vector<const TensorView*>& epilogue, int threads, const GettOptions& options) {
-  Problem<T> p;
-  lay_out(p, c, a, b, o, epilogue, options);
+void plan_tasks(Layout<T>& p, const Contraction& c, int threads, const GettOptions& options) {
   if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
   p.o_panels = contiguous_panels(p.n.o, p.uk.nr);
   for (const auto& e : p.n.e) p.e_panels.push_back(contiguous_panels(e, p.uk.nr));
+  if (p.k.size == 0) return;
+  p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
+  p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
+  p.ka_runs = contiguous_runs(p.k.a, p.ka_step);
+  p.kb_runs = contiguous_runs(p.k.b);
+  p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
+  p.kc = options.kc;
+  p.threads = static_cast<int>(std::clamp<double>(c.flops() / std::max(options.flops_per_thread, 1.0), 1,
+                                                  std::max(1, threads)));
+  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.k_unit(), p.uk.mr, p.uk.nr, p.threads);
+  if (p.tasks.size() > 1 && p.tasks[1].part > 0) {
+    for (int64_t i = 0; i < p.m.size; ++i) p.partial_m.push_back(i * p.n.size);
+    for (int64_t j = 0; j < p.n.size; ++j) p.partial_n.push_back(j);
+  }
+}
+
+// The contraction's operands, its output and its epilogue's reads among the def's tensors.
+struct Operands {
+  const TensorView &a, &b, &o;
+  std::vector<const TensorView*> epilogue;
+};
+
+Operands operands(const Contraction& c, const std::vector<TensorView>& tensors) {
+  Operands x{tensors[static_cast<size_t>(c.a)], tensors[static_cast<size_t>(c.b)], tensors[static_cast<size_t>(c.o)], {}};
+  for (int t : c.epilogue_reads) x.epilogue.push_back(&tensors[static_cast<size_t>(t)]);
+  return x;
+}
+
+// What a layout depends on: the stage, the type, the threads, each operand's shape and strides.
+std::vector<int64_t> layout_key(size_t stage, const Contraction& c, const Operands& x, int threads) {
+  std::vector<int64_t> key{static_cast<int64_t>(stage), static_cast<int64_t>(c.type), threads};
+  auto add = [&](const TensorView& v) {
+    key.push_back(v.ndim);
+    key.insert(key.end(), v.shape, v.shape + v.ndim);
+    key.insert(key.end(), v.strides, v.strides + v.ndim);
+  };
+  add(x.a);
+  add(x.b);
+  add(x.o);
+  for (const TensorView* v : x.epilogue) add(*v);
+  return key;
+}
+
+template <typename T>
+void run_typed(const Contraction& c, const Operands& x, int threads, const GettOptions& options, GettLayouts* layouts,
+               const std::vector<int64_t>& key) {
+  Problem<T> p;
+  Layout<T>& layout = p;
+  std::shared_ptr<const void> kept = layouts ? layouts->find(key) : nullptr;
+  if (kept) {
+    layout = *static_cast<const Layout<T>*>(kept.get());
+  } else {
+    lay_out(layout, c, x.a, x.b, x.o, x.epilogue, options);
+    plan_tasks(layout, c, threads, options);
+    if (layouts) layouts->keep(key, std::make_shared<const Layout<T>>(layout));
+  }
+  p.a = reinterpret_cast<const T*>(x.a.data);
+  p.b = reinterpret_cast<const T*>(x.b.data);
+  p.o = reinterpret_cast<T*>(x.o.data);
+  p.accumulate = c.accumulate;
+  p.epilogue = &c.epilogue;
+  for (const TensorView* v : x.epilogue) p.e.push_back(reinterpret_cast<const T*>(v->data));
+  if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
   if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is; the epilogue follows
     for (size_t bi = 0; bi < p.batch.o.size(); ++bi)
       for (int64_t i = 0; i < p.m.size; ++i) {
@@ -941,29 +1006,17 @@ void run_typed(const Contraction& c, const TensorView& a, const TensorView& b, c
       }
     return;
   }
-  p.a_panels = contiguous_panels(p.m.a, p.uk.mr);
-  p.b_panels = contiguous_panels(p.n.b, p.uk.nr);
-  p.ka_runs = contiguous_runs(p.k.a, p.ka_step);
-  p.kb_runs = contiguous_runs(p.k.b);
-  p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
-  p.kc = options.kc;
-  // A small contraction (an MLP's narrow layer) runs on fewer threads than it may.
-  threads = static_cast<int>(std::clamp<double>(c.flops() / std::max(options.flops_per_thread, 1.0), 1,
-                                                std::max(1, threads)));
-  p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.k_unit(), p.uk.mr, p.uk.nr, threads);
   std::unique_ptr<T[]> partial;
-  if (p.tasks.size() > 1 && p.tasks[1].part > 0) {
+  if (!p.partial_m.empty()) {
     size_t elements = static_cast<size_t>(p.m.size * p.n.size) * (p.tasks.size() - 1);
     partial.reset(new (std::nothrow) T[elements]);
     if (!partial)
       fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's partial sums (" +
                                    std::to_string(elements * sizeof(T)) + " bytes)");
     p.partial = partial.get();
-    for (int64_t i = 0; i < p.m.size; ++i) p.partial_m.push_back(i * p.n.size);
-    for (int64_t j = 0; j < p.n.size; ++j) p.partial_n.push_back(j);
   }
   auto run = [&](runtime::Task entry, int count) {
-    int status = runtime::parallel_for(threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
+    int status = runtime::parallel_for(p.threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
     if (status == runtime::kThreadStartFailed)
       fail(TC_ERROR_NO_MEMORY, "cpu backend: could not start a thread: " + runtime::thread_start_failure());
     if (status != 0) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's packed blocks");
@@ -1029,48 +1082,55 @@ std::string tiles(const std::vector<ContractionIndex>& g, const TileOrder& t) {
 }
 
 template <typename T>
-std::string layout_text(const Contraction& c, const TensorView& a, const TensorView& b, const TensorView& o,
-                        const std::vector<const TensorView*>& epilogue, const GettOptions& options) {
-  Problem<T> p;
-  lay_out(p, c, a, b, o, epilogue, options);
+std::string layout_text(const Contraction& c, const Operands& x, const GettOptions& options) {
+  Layout<T> p;
+  lay_out(p, c, x.a, x.b, x.o, x.epilogue, options);
   return "M " + names(c.m, p.m_order) + "; N " + (p.n_tiles.tile ? tiles(c.n, p.n_tiles) : names(c.n, p.n_order)) +
          "; K " + (p.k_order.empty() && !c.k.empty() ? "in tiles" : names(c.k, p.k_order));
 }
 
-}  // namespace
-
-namespace {
-
-// The contraction's operands, its output and its epilogue's reads among the def's tensors.
-struct Operands {
-  const TensorView &a, &b, &o;
-  std::vector<const TensorView*> epilogue;
-};
-
-Operands operands(const Contraction& c, const std::vector<TensorView>& tensors) {
-  Operands x{tensors[static_cast<size_t>(c.a)], tensors[static_cast<size_t>(c.b)], tensors[static_cast<size_t>(c.o)], {}};
-  for (int t : c.epilogue_reads) x.epilogue.push_back(&tensors[static_cast<size_t>(t)]);
-  return x;
+void run_stage(const Contraction& c, size_t stage, const std::vector<TensorView>& tensors, int threads,
+               const GettOptions& options, GettLayouts* layouts) {
+  const Operands x = operands(c, tensors);
+  const std::vector<int64_t> key = layouts ? layout_key(stage, c, x, threads) : std::vector<int64_t>{};
+  if (c.type == ScalarType::Float64) run_typed<double>(c, x, threads, options, layouts, key);
+  else run_typed<float>(c, x, threads, options, layouts, key);
 }
 
 }  // namespace
 
 std::string describe_layout(const Contraction& c, const std::vector<TensorView>& tensors, const GettOptions& options) {
   const Operands x = operands(c, tensors);
-  return c.type == ScalarType::Float64 ? layout_text<double>(c, x.a, x.b, x.o, x.epilogue, options)
-                                       : layout_text<float>(c, x.a, x.b, x.o, x.epilogue, options);
+  return c.type == ScalarType::Float64 ? layout_text<double>(c, x, options) : layout_text<float>(c, x, options);
+}
+
+std::shared_ptr<const void> GettLayouts::find(const std::vector<int64_t>& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [k, layout] : kept_)
+    if (k == key) return layout;
+  return nullptr;
+}
+
+void GettLayouts::keep(std::vector<int64_t> key, std::shared_ptr<const void> layout) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kept_.size() == kMost) kept_.erase(kept_.begin());
+  kept_.emplace_back(std::move(key), std::move(layout));
+}
+
+size_t GettLayouts::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_.size();
 }
 
 void run_gett(const Contraction& c, const std::vector<TensorView>& tensors, int threads, const GettOptions& options) {
-  const Operands x = operands(c, tensors);
-  if (c.type == ScalarType::Float64) run_typed<double>(c, x.a, x.b, x.o, x.epilogue, threads, options);
-  else run_typed<float>(c, x.a, x.b, x.o, x.epilogue, threads, options);
+  run_stage(c, 0, tensors, threads, options, nullptr);
 }
 
 void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound, const std::vector<TensorView>& inputs,
-                          const std::vector<TensorView>& outputs, int threads, const GettOptions& options) {
+                          const std::vector<TensorView>& outputs, int threads, const GettOptions& options,
+                          GettLayouts* layouts) {
   ir::CallTensors call = ir::call_tensors(bound, inputs, outputs, "cpu backend");
-  for (const Contraction& c : plan.stages) run_gett(c, call.views, threads, options);
+  for (size_t s = 0; s < plan.stages.size(); ++s) run_stage(plan.stages[s], s, call.views, threads, options, layouts);
 }
 
 }  // namespace tc::backends::cpu

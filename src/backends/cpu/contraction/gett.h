@@ -14,7 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/contraction/contraction.h"
@@ -58,10 +61,28 @@ void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tens
 std::string describe_layout(const Contraction& c, const std::vector<runtime::TensorView>& tensors,
                             const GettOptions& options);
 
-// Every stage of `plan` in the def's order (run_gett), the def's inputs and outputs in parameter
-// order; its temporaries are allocated for the call (ir::call_tensors) and freed after it.
+// The layouts (each group's order and tables, the tasks) one kernel's calls have had, by the
+// shapes and strides of the tensors each was chosen for: choosing one builds a table of every
+// index and sorts lines of O and B for the cost model, which a small contraction called in a
+// loop would otherwise pay on every call. The last kMost are kept. Thread-safe.
+class GettLayouts {
+ public:
+  static constexpr size_t kMost = 16;
+  std::shared_ptr<const void> find(const std::vector<int64_t>& key) const;  // null: none kept
+  void keep(std::vector<int64_t> key, std::shared_ptr<const void> layout);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const void>>> kept_;  // the newest last
+};
+
+// Every stage of `plan` in the def's order (as run_gett), the def's inputs and outputs in
+// parameter order; its temporaries are allocated for the call (ir::call_tensors) and freed after
+// it. `layouts` (may be null): those of earlier calls with the same `options` and `threads`.
 void run_contraction_plan(const ContractionPlan& plan, const ir::BoundDef& bound,
                           const std::vector<runtime::TensorView>& inputs,
-                          const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options);
+                          const std::vector<runtime::TensorView>& outputs, int threads, const GettOptions& options,
+                          GettLayouts* layouts = nullptr);
 
 }  // namespace tc::backends::cpu
