@@ -282,10 +282,12 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 // last panel, its real rows, the padding zeroed: its sums are discarded, and zeros keep stale
 // subnormals out of the multiply-adds), a transposing pack along each run of values that follow one another in memory (`runs`, per
 // step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
-// from one run into the next), a gather per element elsewhere.
+// from one run into the next), a gather per element elsewhere. `next_lines`: the next whole
+// panel's rows, whose first run is fetched ahead (null: none).
 template <typename T>
 void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
-                bool whole_rows, const int64_t* ko, const int32_t* runs, int step, int64_t kb) {
+                bool whole_rows, const int64_t* ko, const int32_t* runs, int step, int64_t kb,
+                const int64_t* next_lines) {
   if (whole_rows) {
     const T* src = base + lines[0];
     if (rows == width)
@@ -304,18 +306,21 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
       if (run > 1 && rows == width && uk.pack_transposed) {
         const T* src[std::max(kMaxMR, kMaxNR)];
         for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[r];
-        // The first lines (up to 4) of each row's next run, into L1 while this one is transposed:
-        // where runs are short and far apart (K in tiles: ccsd2's 16-float runs of B, 1.2 KB from
-        // row to row, 389 KB from run to run) no hardware prefetcher foresees them, and the
-        // packing waited on each line (ccsd2, 2 threads: 116 -> 90-96 ms in float32, 94-95 ->
-        // 74-76 in float64). A longer run's later lines the hardware fetches.
+        // The first lines (up to 4) of each row's next run (after the last, the next panel's
+        // first), into L1 while this one is transposed: where runs are short and far apart (K in
+        // tiles: ccsd2's 16-float runs of B, 1.2 KB from row to row, 389 KB from run to run) no
+        // hardware prefetcher foresees them, and the packing waited on each line (ccsd2, 2
+        // threads: 116 -> 90-96 ms in float32, 94-95 -> 74-76 in float64). A longer run's later
+        // lines the hardware fetches.
         int64_t next = k + run * step;
+        const int64_t* next_rows = lines;
         if (next >= kb) next = first + 1 < step ? first + 1 : kb;
+        if (next >= kb && next_lines) next = 0, next_rows = next_lines;
         if (next < kb) {
           const int64_t len = std::min<int64_t>(runs[next], (kb - next + step - 1) / step);
           const int64_t bytes = std::min<int64_t>(len * static_cast<int64_t>(sizeof(T)), 256);
           for (int r = 0; r < width; ++r) {
-            const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + lines[r]);
+            const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + next_rows[r]);
             for (int64_t q = 0; q < bytes + 63; q += 64)
               __builtin_prefetch(reinterpret_cast<const void*>(row + static_cast<uintptr_t>(q)), 0, 3);
           }
@@ -353,7 +358,8 @@ void pack_block(const MicroKernel<T>& uk, const Packed<T>& x, T* dst, int64_t r0
   const int w = x.width;
   for (int64_t r = r0; r < r0 + count; r += w, dst += w * kb)
     pack_panel(uk, dst, x.base, x.lines.data() + r, w, std::min<int64_t>(w, r0 + count - r),
-               x.panels[static_cast<size_t>(r / w)] != 0, x.ko.data() + p0, x.runs.data() + p0, x.step, kb);
+               x.panels[static_cast<size_t>(r / w)] != 0, x.ko.data() + p0, x.runs.data() + p0, x.step, kb,
+               r + 2 * w <= r0 + count ? x.lines.data() + r + w : nullptr);
 }
 
 // The A block of rows i0.. (mb of them) of batch entry offset ab, and the B block of columns j0..
