@@ -243,9 +243,10 @@ struct Layout {
   std::vector<Task> tasks;
 };
 
-// One call: a layout and the tensors it computes on.
+// One call: a layout (a kernel's, kept across calls) and the tensors it computes on.
 template <typename T>
-struct Problem : Layout<T> {
+struct Problem {
+  const Layout<T>& l;
   const T* a = nullptr;
   const T* b = nullptr;
   T* o = nullptr;
@@ -365,12 +366,14 @@ void pack_block(const MicroKernel<T>& uk, const Packed<T>& x, T* dst, int64_t r0
 // The A block of rows i0.. (mb of them) of batch entry offset ab, and the B block of columns j0..
 template <typename T>
 void pack_a(const Problem<T>& p, T* dst, int64_t ab, int64_t i0, int64_t mb, int64_t p0, int64_t kb) {
-  pack_block(p.uk, Packed<T>{p.a + ab, p.m.a, p.a_panels, p.k.a, p.ka_runs, p.ka_step, p.uk.mr}, dst, i0, mb, p0, kb);
+  const Layout<T>& l = p.l;
+  pack_block(l.uk, Packed<T>{p.a + ab, l.m.a, l.a_panels, l.k.a, l.ka_runs, l.ka_step, l.uk.mr}, dst, i0, mb, p0, kb);
 }
 
 template <typename T>
 void pack_b(const Problem<T>& p, T* dst, int64_t bb, int64_t j0, int64_t nb, int64_t p0, int64_t kb) {
-  pack_block(p.uk, Packed<T>{p.b + bb, p.n.b, p.b_panels, p.k.b, p.kb_runs, 1, p.uk.nr}, dst, j0, nb, p0, kb);
+  const Layout<T>& l = p.l;
+  pack_block(l.uk, Packed<T>{p.b + bb, l.n.b, l.b_panels, l.k.b, l.kb_runs, 1, l.uk.nr}, dst, j0, nb, p0, kb);
 }
 
 // A two-operand epilogue op over `n` elements: y = y op x (y below x on the stack).
@@ -406,11 +409,11 @@ TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int6
   constexpr int kBlock = kMaxMR * kMaxNR;
   alignas(64) T out[kBlock], stack[kMaxEpilogueDepth][kBlock];
   const int64_t n = rows * cols;
-  const int64_t* no = p.n.o.data() + j;
+  const int64_t* no = p.l.n.o.data() + j;
   // A whole panel's columns may follow one another (O's, a read's): copied as rows then.
-  const bool whole = cols == p.uk.nr, o_rows = whole && p.o_panels[static_cast<size_t>(j / cols)];
+  const bool whole = cols == p.l.uk.nr, o_rows = whole && p.l.o_panels[static_cast<size_t>(j / cols)];
   for (int64_t r = 0; r < rows; ++r) {
-    const T* row = p.o + p.batch.o[bi] + p.m.o[static_cast<size_t>(i + r)];
+    const T* row = p.o + p.l.batch.o[bi] + p.l.m.o[static_cast<size_t>(i + r)];
     if (o_rows) std::memcpy(out + r * cols, row + no[0], sizeof(T) * static_cast<size_t>(cols));
     else
       for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = row[no[c]];
@@ -428,11 +431,11 @@ TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int6
         case K::Out: std::memcpy(stack[++top], out, sizeof(T) * static_cast<size_t>(n)); break;
         case K::Read: {
           size_t q = static_cast<size_t>(op.read);
-          const int64_t* ne = p.n.e[q].data() + j;
-          const bool e_rows = whole && p.e_panels[q][static_cast<size_t>(j / cols)];
+          const int64_t* ne = p.l.n.e[q].data() + j;
+          const bool e_rows = whole && p.l.e_panels[q][static_cast<size_t>(j / cols)];
           T* dst = stack[++top];
           for (int64_t r = 0; r < rows; ++r) {
-            const T* base = p.e[q] + p.batch.e[q][bi] + p.m.e[q][static_cast<size_t>(i + r)];
+            const T* base = p.e[q] + p.l.batch.e[q][bi] + p.l.m.e[q][static_cast<size_t>(i + r)];
             if (e_rows) std::memcpy(dst + r * cols, base + ne[0], sizeof(T) * static_cast<size_t>(cols));
             else
               for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = base[ne[c]];
@@ -450,7 +453,7 @@ TC_VECTORISE void apply_epilogue(const Problem<T>& p, size_t bi, int64_t i, int6
     std::memcpy(out, stack[0], sizeof(T) * static_cast<size_t>(n));
   }
   for (int64_t r = 0; r < rows; ++r) {
-    T* row = p.o + p.batch.o[bi] + p.m.o[static_cast<size_t>(i + r)];
+    T* row = p.o + p.l.batch.o[bi] + p.l.m.o[static_cast<size_t>(i + r)];
     if (o_rows) std::memcpy(row + no[0], out + r * cols, sizeof(T) * static_cast<size_t>(cols));
     else
       for (int64_t c = 0; c < cols; ++c) row[no[c]] = out[r * cols + c];
@@ -468,8 +471,9 @@ struct Target {
 
 template <typename T>
 Target<T> target(const Problem<T>& p, const Task& t) {
-  if (t.part > 0) return {p.partial + (t.part - 1) * p.m.size * p.n.size, p.partial_m.data(), p.partial_n.data(), false};
-  return {p.o + p.batch.o[static_cast<size_t>(t.batch)], p.m.o.data(), p.n.o.data(),
+  const Layout<T>& l = p.l;
+  if (t.part > 0) return {p.partial + (t.part - 1) * l.m.size * l.n.size, l.partial_m.data(), l.partial_n.data(), false};
+  return {p.o + l.batch.o[static_cast<size_t>(t.batch)], l.m.o.data(), l.n.o.data(),
           !p.epilogue->empty() && p.partial == nullptr};
 }
 
@@ -515,15 +519,15 @@ TC_VECTORISE inline void add_runs(T* __restrict row, const T* __restrict tile, c
 template <typename T>
 void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i, int64_t rows, int64_t j, int64_t cols,
                 const ColumnRuns& runs, const T* a, const T* b, int64_t kb, bool add, bool last) {
-  const int mr = p.uk.mr, nr = p.uk.nr;
+  const int mr = p.l.uk.mr, nr = p.l.uk.nr;
   int64_t offs[kMaxMR];
   if (rows == mr && cols == nr && runs.count == 1) {
     for (int r = 0; r < mr; ++r) offs[r] = out.m[i + r];
-    p.uk.run(kb, a, b, out.base + out.n[j], offs, add);
+    p.l.uk.run(kb, a, b, out.base + out.n[j], offs, add);
   } else {
     alignas(64) T tile[kMaxMR * kMaxNR];
     for (int r = 0; r < mr; ++r) offs[r] = int64_t{r} * nr;
-    p.uk.run(kb, a, b, tile, offs, false);
+    p.l.uk.run(kb, a, b, tile, offs, false);
     for (int64_t r = 0; r < rows; ++r) add_runs(out.base + out.m[i + r], tile + r * nr, out.n + j, runs, add);
   }
   if (last && out.epilogue) apply_epilogue(p, bi, i, rows, j, cols);
@@ -541,21 +545,21 @@ int64_t balanced_block(int64_t extent, int64_t most, int64_t unit) {
 
 template <typename T>
 void run_task(const Problem<T>& p, const Task& t) {
-  const int mr = p.uk.mr, nr = p.uk.nr;
+  const int mr = p.l.uk.mr, nr = p.l.uk.nr;
   const int64_t K = t.k1 - t.k0;
-  int64_t kc = balanced_block(K, p.kc, p.k_unit());
-  int64_t nc = balanced_block(t.n1 - t.n0, p.nc, nr);
-  int64_t mc = std::min(p.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
+  int64_t kc = balanced_block(K, p.l.kc, p.l.k_unit());
+  int64_t nc = balanced_block(t.n1 - t.n0, p.l.nc, nr);
+  int64_t mc = std::min(p.l.mc, (t.m1 - t.m0 + mr - 1) / mr * mr);
   // Where the task's N is one block and K one block, each A block serves that block alone, at
   // once: sized like the B block (in L2) instead of from L3, packing it and reading it back stay
   // in cache (a skinny product, N of 64 against M of 65536, is otherwise bound by the packed
   // block's trips to memory).
-  if (t.n1 - t.n0 <= nc && K <= kc) mc = std::min(mc, std::max<int64_t>(mr, p.nc / mr * mr));
+  if (t.n1 - t.n0 <= nc && K <= kc) mc = std::min(mc, std::max<int64_t>(mr, p.l.nc / mr * mr));
   PackBuffers& buf = thread_buffers();
   T* ap = static_cast<T*>(PackBuffers::grow(buf.a, buf.a_bytes, sizeof(T) * static_cast<size_t>(mc * kc)));
   T* bp = static_cast<T*>(PackBuffers::grow(buf.b, buf.b_bytes, sizeof(T) * static_cast<size_t>(nc * kc)));
   size_t bi = static_cast<size_t>(t.batch);
-  int64_t ab = p.batch.a[bi], bb = p.batch.b[bi];
+  int64_t ab = p.l.batch.a[bi], bb = p.l.batch.b[bi];
   const Target<T> out = target(p, t);
   std::vector<ColumnRuns> runs(static_cast<size_t>((nc + nr - 1) / nr));  // per micro-panel of the B block
   int64_t packed_j0 = -1, packed_p0 = -1;  // the B block in bp (one N block, one K block: packed once)
@@ -588,7 +592,7 @@ template <typename T>
 int task_entry(void*, int index, uint8_t* closure) {
   auto& p = *reinterpret_cast<Problem<T>*>(closure);
   try {
-    run_task(p, p.tasks[static_cast<size_t>(index)]);
+    run_task(p, p.l.tasks[static_cast<size_t>(index)]);
     return 0;
   } catch (...) {
     return 1;  // std::bad_alloc, the only thing that throws here: reported by run_gett
@@ -649,18 +653,19 @@ std::vector<Task> cut(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t 
 template <typename T>
 int reduce_entry(void*, int index, uint8_t* closure) {
   auto& p = *reinterpret_cast<Problem<T>*>(closure);
-  const int64_t M = p.m.size, N = p.n.size, i0 = int64_t{index} * p.uk.mr, rows = std::min<int64_t>(p.uk.mr, M - i0);
-  const size_t parts = p.tasks.size();
-  T* o = p.o + p.batch.o[0];
+  const int64_t M = p.l.m.size, N = p.l.n.size, i0 = int64_t{index} * p.l.uk.mr;
+  const int64_t rows = std::min<int64_t>(p.l.uk.mr, M - i0);
+  const size_t parts = p.l.tasks.size();
+  T* o = p.o + p.l.batch.o[0];
   for (int64_t i = i0; i < i0 + rows; ++i) {
-    T* row = o + p.m.o[static_cast<size_t>(i)];
+    T* row = o + p.l.m.o[static_cast<size_t>(i)];
     for (size_t q = 1; q < parts; ++q) {
       const T* src = p.partial + (static_cast<int64_t>(q) - 1) * M * N + i * N;
-      for (int64_t j = 0; j < N; ++j) row[p.n.o[static_cast<size_t>(j)]] += src[j];
+      for (int64_t j = 0; j < N; ++j) row[p.l.n.o[static_cast<size_t>(j)]] += src[j];
     }
   }
   if (!p.epilogue->empty())
-    for (int64_t j = 0; j < N; j += p.uk.nr) apply_epilogue(p, 0, i0, rows, j, std::min<int64_t>(p.uk.nr, N - j));
+    for (int64_t j = 0; j < N; j += p.l.uk.nr) apply_epilogue(p, 0, i0, rows, j, std::min<int64_t>(p.l.uk.nr, N - j));
   return 0;
 }
 
@@ -1000,37 +1005,38 @@ std::vector<int64_t> layout_key(size_t stage, const Contraction& c, const Operan
 template <typename T>
 void run_typed(const Contraction& c, const Operands& x, int threads, const GettOptions& options, GettLayouts* layouts,
                const std::vector<int64_t>& key) {
-  Problem<T> p;
-  Layout<T>& layout = p;
+  Layout<T> fresh;
   std::shared_ptr<const void> kept = layouts ? layouts->find(key) : nullptr;
-  if (kept) {
-    layout = *static_cast<const Layout<T>*>(kept.get());
-  } else {
-    lay_out(layout, c, x.a, x.b, x.o, x.epilogue, options);
-    plan_tasks(layout, c, threads, options);
-    if (layouts) layouts->keep(key, std::make_shared<const Layout<T>>(layout));
+  if (!kept) {
+    lay_out(fresh, c, x.a, x.b, x.o, x.epilogue, options);
+    plan_tasks(fresh, c, threads, options);
+    if (layouts) {
+      kept = std::make_shared<const Layout<T>>(std::move(fresh));
+      layouts->keep(key, kept);
+    }
   }
+  Problem<T> p{kept ? *static_cast<const Layout<T>*>(kept.get()) : fresh};
   p.a = reinterpret_cast<const T*>(x.a.data);
   p.b = reinterpret_cast<const T*>(x.b.data);
   p.o = reinterpret_cast<T*>(x.o.data);
   p.accumulate = c.accumulate;
   p.epilogue = &c.epilogue;
   for (const TensorView* v : x.epilogue) p.e.push_back(reinterpret_cast<const T*>(v->data));
-  if (p.batch.size == 0 || p.m.size == 0 || p.n.size == 0) return;
-  if (p.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is; the epilogue follows
-    for (size_t bi = 0; bi < p.batch.o.size(); ++bi)
-      for (int64_t i = 0; i < p.m.size; ++i) {
+  if (p.l.batch.size == 0 || p.l.m.size == 0 || p.l.n.size == 0) return;
+  if (p.l.k.size == 0) {  // an empty sum: `+=!` writes 0, `+=` leaves O as it is; the epilogue follows
+    for (size_t bi = 0; bi < p.l.batch.o.size(); ++bi)
+      for (int64_t i = 0; i < p.l.m.size; ++i) {
         if (!c.accumulate)
-          for (int64_t ni : p.n.o) p.o[p.batch.o[bi] + p.m.o[static_cast<size_t>(i)] + ni] = T(0);
+          for (int64_t ni : p.l.n.o) p.o[p.l.batch.o[bi] + p.l.m.o[static_cast<size_t>(i)] + ni] = T(0);
         if (!c.epilogue.empty())
-          for (int64_t j = 0; j < p.n.size; j += p.uk.nr)
-            apply_epilogue(p, bi, i, 1, j, std::min<int64_t>(p.uk.nr, p.n.size - j));
+          for (int64_t j = 0; j < p.l.n.size; j += p.l.uk.nr)
+            apply_epilogue(p, bi, i, 1, j, std::min<int64_t>(p.l.uk.nr, p.l.n.size - j));
       }
     return;
   }
   std::unique_ptr<T[]> partial;
-  if (!p.partial_m.empty()) {
-    size_t elements = static_cast<size_t>(p.m.size * p.n.size) * (p.tasks.size() - 1);
+  if (!p.l.partial_m.empty()) {
+    size_t elements = static_cast<size_t>(p.l.m.size * p.l.n.size) * (p.l.tasks.size() - 1);
     partial.reset(new (std::nothrow) T[elements]);
     if (!partial)
       fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's partial sums (" +
@@ -1038,13 +1044,13 @@ void run_typed(const Contraction& c, const Operands& x, int threads, const GettO
     p.partial = partial.get();
   }
   auto run = [&](runtime::Task entry, int count) {
-    int status = runtime::parallel_for(p.threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
+    int status = runtime::parallel_for(p.l.threads, entry, nullptr, 0, count, reinterpret_cast<uint8_t*>(&p));
     if (status == runtime::kThreadStartFailed)
       fail(TC_ERROR_NO_MEMORY, "cpu backend: could not start a thread: " + runtime::thread_start_failure());
     if (status != 0) fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory for the contraction's packed blocks");
   };
-  run(task_entry<T>, static_cast<int>(p.tasks.size()));
-  if (p.partial) run(reduce_entry<T>, static_cast<int>((p.m.size + p.uk.mr - 1) / p.uk.mr));
+  run(task_entry<T>, static_cast<int>(p.l.tasks.size()));
+  if (p.partial) run(reduce_entry<T>, static_cast<int>((p.l.m.size + p.l.uk.mr - 1) / p.l.uk.mr));
 }
 
 int64_t round_down(int64_t v, int64_t to, int64_t lo, int64_t hi) { return std::clamp(v / to * to, lo, hi); }
