@@ -375,6 +375,16 @@ def main(float64(L) A) -> (int16(L,L,5) O3, O4, O5) {
        note="int16 of uint16(-1): Halide's simplifier failed on signed integer overflow (seed 155120966, "
             "program 24)")
 
+accept("fuzz_comparison_with_a_constant_beyond_any_index", """
+def main(half(2,N,N) A, int16(N) I) -> (O3, O4) {
+  O2(i, j, k) = I(j) where exists A(i, 0, k)
+  O3 +=! (2147483647 <= i) ? O2(0, 0, 2 * i) : 0
+  O4 +=! (-2147483647 <= i) ? O2(0, 0, 2 * i) : 0
+}""", [np.zeros((2, 1, 1), np.float16), np.array([7], np.int16)],
+       lambda A, I: [np.array(0, np.int16), np.array(7, np.int16)],
+       note="2147483647 <= i in a value: Halide's bounds took i >= 2147483647 and overflowed folding 2 * i "
+            "(TC_ERROR_INTERNAL at compile; differential fuzzer, CI at d0e4b96, program 160)")
+
 accept("fuzz_vector_of_reads_clamped_to_one_element", """
 def main(float32(M,M) A, float32(M) B) -> (O1, O2, O3) {
   O1(i) min=! 0 ? A(0, i - 1) : 0 where i in 0:2

@@ -334,17 +334,34 @@ Expr fused_multiply_add(const Expr& a, const Expr& b, const Expr& c) {
   return HI::Call::make(c.type(), name, {a, b, c}, HI::Call::PureExtern);
 }
 
+namespace {
+
+Expr comparison(ir::BinOp op, const Expr& a, const Expr& b) {
+  // Halide's x86 code generator emits a <= b as !(a > b), true for NaN: spelled out instead,
+  // each comparison opaque so that the simplifier cannot merge them back.
+  if (a.type().is_float() && (op == ir::BinOp::Le || op == ir::BinOp::Ge)) {
+    ir::BinOp strict = op == ir::BinOp::Le ? ir::BinOp::Lt : ir::BinOp::Gt;
+    return strict_compare(infer::binary_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
+  }
+  return strict_compare(infer::binary_op(op, a, b), a.type());
+}
+
+}  // namespace
+
 Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
-  if (ir::is_comparison(op)) {
-    // Halide's x86 code generator emits a <= b as !(a > b), true for NaN: spelled out instead,
-    // each comparison opaque so that the simplifier cannot merge them back.
-    if (a.type().is_float() && (op == ir::BinOp::Le || op == ir::BinOp::Ge)) {
-      BinOp strict = op == ir::BinOp::Le ? ir::BinOp::Lt : ir::BinOp::Gt;
-      return strict_compare(infer::binary_op(strict, a, b), a.type()) || strict_compare(a == b, a.type());
-    }
-    return strict_compare(infer::binary_op(op, a, b), a.type());
+  if (ir::is_comparison(op) && !native && !a.type().is_float()) {
+    // An integer constant beyond any index's reach (|c| >= 2^30) compared in a value is opaque:
+    // under `2147483647 <= i ? O2(0, 0, 2 * i) : 0` Halide's bounds take i >= 2147483647 and
+    // fold 2 * i, which overflows while folding (differential fuzzer, CI at d0e4b96).
+    auto far = [](const Expr& x) {
+      const int64_t* v = HI::as_const_int(x);
+      const uint64_t* u = HI::as_const_uint(x);
+      return (v && (*v >= (int64_t{1} << 30) || *v <= -(int64_t{1} << 30))) || (u && *u >= (uint64_t{1} << 30));
+    };
+    if (far(a) || far(b)) return comparison(op, far(a) ? opaque(a) : a, far(b) ? opaque(b) : b);
   }
+  if (ir::is_comparison(op)) return comparison(op, a, b);
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
     return rounded_to(infer::binary_op(op, a, b), t);
