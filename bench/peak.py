@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FLAGS = ["-O2", "-march=native", "-ffp-contract=fast", "-pthread"]  # what peak.c is compiled with
 LINE = re.compile(r"^peak threads=(\d+) gflops=([0-9.]+) best=([0-9.]+) runs=(\d+) lanes=(\d+) chains=(\d+)$")
 
 
@@ -25,8 +26,7 @@ def measure(threads, seconds=1.0):
     with tempfile.TemporaryDirectory(prefix="tc-peak-") as tmp:
         exe = os.path.join(tmp, "peak")
         cc = os.environ.get("CC", "cc")
-        cmd = [cc, "-O2", "-march=native", "-ffp-contract=fast", "-pthread",
-               os.path.join(HERE, "peak.c"), "-o", exe]
+        cmd = [cc] + FLAGS + [os.path.join(HERE, "peak.c"), "-o", exe]
         try:
             built = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as e:
