@@ -16,8 +16,14 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FLAGS = ["-O2", "-march=native", "-ffp-contract=fast", "-pthread"]  # what peak.c is compiled with
 LINE = re.compile(r"^peak threads=(\d+) gflops=([0-9.]+) best=([0-9.]+) runs=(\d+) lanes=(\d+) chains=(\d+)$")
+
+
+def build_command(output, assembly=False):
+    """The command compiling peak.c into `output` with $CC (default cc): a program, or where
+    `assembly` its assembly text (what tests/bench checks)."""
+    flags = ["-O2", "-march=native", "-ffp-contract=fast", "-pthread"] + (["-S"] if assembly else [])
+    return [os.environ.get("CC", "cc")] + flags + [os.path.join(HERE, "peak.c"), "-o", output]
 
 
 def measure(threads, seconds=1.0):
@@ -25,12 +31,11 @@ def measure(threads, seconds=1.0):
     RuntimeError naming what failed (no compiler, a compile error, a bad output)."""
     with tempfile.TemporaryDirectory(prefix="tc-peak-") as tmp:
         exe = os.path.join(tmp, "peak")
-        cc = os.environ.get("CC", "cc")
-        cmd = [cc] + FLAGS + [os.path.join(HERE, "peak.c"), "-o", exe]
+        cmd = build_command(exe)
         try:
             built = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as e:
-            raise RuntimeError("cannot run the C compiler %r: %s" % (cc, e))
+            raise RuntimeError("cannot run the C compiler %r: %s" % (cmd[0], e))
         if built.returncode != 0:
             raise RuntimeError("%s failed: %s" % (" ".join(cmd), built.stderr.strip()[:500]))
         ran = subprocess.run([exe, str(threads), str(seconds)], capture_output=True, text=True)

@@ -10,8 +10,8 @@ By hand: TC_LIBRARY=build/src/libtc.so /usr/bin/python3 -m unittest -v test_benc
 import importlib.util
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -178,8 +178,7 @@ class PeakProbe(unittest.TestCase):
         # quarter below the rate OpenBLAS's sgemm reached, and every '% peak' came out high.
         with tempfile.TemporaryDirectory(prefix="tc-peak-asm-") as tmp:
             asm = os.path.join(tmp, "peak.s")
-            cc = os.environ.get("CC", "cc")
-            subprocess.run([cc] + peak.FLAGS + ["-S", str(REPO / "bench" / "peak.c"), "-o", asm], check=True)
+            subprocess.run(peak.build_command(asm, assembly=True), check=True)
             fmas = [l.strip() for l in open(asm) if l.strip().startswith("vfmadd") and "ps" in l.split()[0]]
         if not fmas:
             self.skipTest("no vector multiply-add on this CPU (-march=native)")

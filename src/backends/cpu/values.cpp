@@ -322,8 +322,7 @@ Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);
   std::vector<Expr> a;
   // Arguments are opaque: LLVM would fold sinhf(4) or sinf(M) (M a size, so a constant) with
-  // its own arithmetic, correctly rounded, where glibc's sinf(34) is 1 ulp below (differential
-  // fuzzer, CI at f2d566f). One xor per call of a function libm computes one lane at a time.
+  // its own arithmetic, correctly rounded, where glibc's sinf(34) is 1 ulp below. One xor per call of a function libm computes one lane at a time.
   for (const Expr& x : args) a.push_back(opaque_to_llvm(Halide::cast(ft, x)));
   Expr r = HI::Call::make(ft, dbl ? name : std::string(name) + "f", a, HI::Call::PureExtern);
   return rounded_to(r, t);
@@ -346,22 +345,25 @@ Expr comparison(ir::BinOp op, const Expr& a, const Expr& b) {
   return strict_compare(infer::binary_op(op, a, b), a.type());
 }
 
+// An integer constant beyond any index's reach (|c| >= 2^30), opaque: compared in a value, as in
+// `2147483647 <= i ? O2(0, 0, 2 * i) : 0`, Halide's bounds took i >= 2147483647 and folding
+// 2 * i overflowed. Other values as they are.
+Expr opaque_if_beyond_indices(const Expr& x) {
+  constexpr int64_t kReach = int64_t{1} << 30;
+  const int64_t* v = HI::as_const_int(x);
+  const uint64_t* u = HI::as_const_uint(x);
+  const bool beyond = (v && (*v >= kReach || *v <= -kReach)) || (u && *u >= static_cast<uint64_t>(kReach));
+  return beyond ? opaque(x) : x;
+}
+
 }  // namespace
 
 Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
-  if (ir::is_comparison(op) && !native && !a.type().is_float()) {
-    // An integer constant beyond any index's reach (|c| >= 2^30) compared in a value is opaque:
-    // under `2147483647 <= i ? O2(0, 0, 2 * i) : 0` Halide's bounds take i >= 2147483647 and
-    // fold 2 * i, which overflows while folding (differential fuzzer, CI at d0e4b96).
-    auto far = [](const Expr& x) {
-      const int64_t* v = HI::as_const_int(x);
-      const uint64_t* u = HI::as_const_uint(x);
-      return (v && (*v >= (int64_t{1} << 30) || *v <= -(int64_t{1} << 30))) || (u && *u >= (uint64_t{1} << 30));
-    };
-    if (far(a) || far(b)) return comparison(op, far(a) ? opaque(a) : a, far(b) ? opaque(b) : b);
+  if (ir::is_comparison(op)) {
+    if (native || a.type().is_float()) return comparison(op, a, b);
+    return comparison(op, opaque_if_beyond_indices(a), opaque_if_beyond_indices(b));
   }
-  if (ir::is_comparison(op)) return comparison(op, a, b);
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
     return rounded_to(infer::binary_op(op, a, b), t);
