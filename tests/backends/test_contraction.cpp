@@ -502,7 +502,9 @@ TEST(Contraction, NIsOrderedInTilesWhereAGatheredPanelsRowsShareL2Sets) {
 
 // O written a value at a time in tiles of c (B's rows), whose values lie 64 KiB apart in O: the
 // lines a block of M writes between two values of one line fit in L2 but crowd into one of its
-// sets (64 KiB span), so N is not tiled; with a = 31 they spread and it is.
+// sets (64 KiB span), so N is not tiled; with a = 31 they spread and it is. With a = 32, B's
+// rows (a) crowd one set too, so a panel gathered along O's order reads a line per value: N
+// follows O with B's c second, and B's blocks are packed by lines (each line read once).
 TEST(Contraction, NIsNotTiledWhereTheLinesOfOBetweenTwoValuesShareL2Sets) {
   const char* t = "def t(float(A,K,D,B,C) X, float(J,K) Y) -> (Z) { Z(c,j,b,d,a) +=! X(a,k,d,b,c) * Y(j,k) }";
   for_each_float_kernel([&](const std::string& isa, const std::string& nr) {
@@ -513,10 +515,71 @@ TEST(Contraction, NIsNotTiledWhereTheLinesOfOBetweenTwoValuesShareL2Sets) {
       GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
       blocks.isa = isa;
       EXPECT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], dense_views(shapes), blocks),
-                a == 32 ? "M j; N c b d a; K k" : "M j; N b d c/" + nr + " a c%" + nr + "; K k")
+                a == 32 ? "M j; N b d c a by lines; K k" : "M j; N b d c/" + nr + " a c%" + nr + "; K k")
           << isa << ", a " << a;
     }
   });
+}
+
+// B's blocks packed by lines give the product: the layout above (B's rows crowding an L2 set),
+// blocks of a few panels, so each thread packs several; exact sums of small integers.
+TEST(Contraction, BlocksPackedByLinesGiveTheProduct) {
+  const char* t = "def t(float(A,K,D,B,C) X, float(J,K) Y) -> (Z) { Z(c,j,b,d,a) +=! X(a,k,d,b,c) * Y(j,k) }";
+  const int64_t A = 32, K = 8, D = 8, B = 8, C = 32, J = 8;
+  const std::vector<Shape> shapes = {{A, K, D, B, C}, {J, K}, {C, J, B, D, A}};
+  for_each_float_kernel([&](const std::string& isa, const std::string&) {
+    auto plan = plan_of(t, {shapes[0], shapes[1]});
+    ASSERT_TRUE(plan);
+    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
+    blocks.isa = isa;
+    blocks.nc = 3 * tc::backends::cpu::microkernel_for<float>(isa).nr;
+    std::vector<TensorView> views = dense_views(shapes);
+    ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M j; N b d c a by lines; K k") << isa;
+    std::vector<float> x(static_cast<size_t>(A * K * D * B * C)), y(static_cast<size_t>(J * K));
+    std::vector<float> z(static_cast<size_t>(C * J * B * D * A), -1.f);
+    for (size_t q = 0; q < x.size(); ++q) x[q] = static_cast<float>(q % 7) - 3;
+    for (size_t q = 0; q < y.size(); ++q) y[q] = static_cast<float>(q % 5) - 2;
+    views[0].data = reinterpret_cast<char*>(x.data());
+    views[1].data = reinterpret_cast<char*>(y.data());
+    views[2].data = reinterpret_cast<char*>(z.data());
+    tc::backends::cpu::run_gett(plan->stages[0], views, 2, blocks);
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = 0; j < J; ++j)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t d = 0; d < D; ++d)
+            for (int64_t a = 0; a < A; ++a) {
+              float want = 0;
+              for (int64_t k = 0; k < K; ++k)
+                want += x[static_cast<size_t>((((a * K + k) * D + d) * B + b) * C + c)] * y[static_cast<size_t>(j * K + k)];
+              ASSERT_EQ(z[static_cast<size_t>((((c * J + j) * B + b) * D + d) * A + a)], want)
+                  << isa << ": Z(" << c << "," << j << "," << b << "," << d << "," << a << ")";
+            }
+  });
+}
+
+// The packing by lines against its definition: rows in no order (some twice: a broadcast), a
+// short last panel padded with zeros over stale values.
+TEST(Contraction, PackingByLinesEqualsTheDefinition) {
+  std::mt19937 rng(7);
+  std::vector<double> src(4096);
+  for (size_t q = 0; q < src.size(); ++q) src[q] = static_cast<double>(q) + 1;
+  for (int width : {16, 32})
+    for (int64_t count : {int64_t{45}, int64_t{64}, int64_t{3}}) {
+      const int64_t kb = 7;
+      std::vector<int64_t> lines(static_cast<size_t>(count)), ko(static_cast<size_t>(kb));
+      for (auto& l : lines) l = static_cast<int64_t>(rng() % 3000);
+      if (count > 2) lines[2] = lines[0];
+      for (int64_t k = 0; k < kb; ++k) ko[static_cast<size_t>(k)] = k * 131;
+      const int64_t panels = (count + width - 1) / width;
+      std::vector<double> dst(static_cast<size_t>(panels * width * kb), -7.0);
+      tc::backends::cpu::pack_block_by_lines(src.data(), lines.data(), ko.data(), dst.data(), count, kb, width);
+      for (int64_t r = 0; r < panels * width; ++r)
+        for (int64_t k = 0; k < kb; ++k) {
+          const double want = r < count ? src[static_cast<size_t>(ko[static_cast<size_t>(k)] + lines[static_cast<size_t>(r)])] : 0.0;
+          ASSERT_EQ(dst[static_cast<size_t>(r / width * width * kb + k * width + r % width)], want)
+              << "width " << width << ", count " << count << ", row " << r << ", step " << k;
+        }
+    }
 }
 
 TEST(Contraction, DefaultBlocksFitTheCaches) {

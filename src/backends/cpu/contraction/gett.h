@@ -57,9 +57,18 @@ void run_gett(const Contraction& c, const std::vector<runtime::TensorView>& tens
 
 // How run_gett flattens each group for these tensors, the slowest index first:
 // "M k c b; N j i a; K m" ("K in tiles" where K is ordered in tiles; N in tiles: "N b c/16 a
-// c%16", the other indices, B's index by tiles of 16, O's index, the tile's values).
+// c%16", the other indices, B's index by tiles of 16, O's index, the tile's values; "N b d c a
+// by lines" where B's blocks are packed in B's memory order).
 std::string describe_layout(const Contraction& c, const std::vector<runtime::TensorView>& tensors,
                             const GettOptions& options);
+
+// The packing behind "by lines" (describe_layout): a block of `count` rows (offsets `lines` from
+// `base`) over `kb` steps of K (offsets `ko`) into micro-panels of `width` rows, dst[(r / width)
+// * width * kb + k * width + r % width] = base[ko[k] + lines[r]], a short last panel padded with
+// zeros; read at each step in the order of the rows' offsets. Exposed for tests.
+template <typename T>
+void pack_block_by_lines(const T* base, const int64_t* lines, const int64_t* ko, T* dst, int64_t count, int64_t kb,
+                         int width);
 
 // The layouts (each group's order and tables, the tasks) one kernel's calls have had, by the
 // shapes and strides of the tensors each was chosen for: choosing one builds a table of every
