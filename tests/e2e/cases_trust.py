@@ -385,6 +385,15 @@ def main(half(2,N,N) A, int16(N) I) -> (O3, O4) {
        note="2147483647 <= i in a value: Halide's bounds took i >= 2147483647 and overflowed folding 2 * i "
             "(TC_ERROR_INTERNAL at compile; differential fuzzer, CI at d0e4b96, program 160)")
 
+accept("fuzz_strided_max_over_an_intermediate", """
+def main(int32(2) A, int32(15) I) -> (O2) {
+  t1(i, j) +=! I(j) where i in 0:I.0
+  O2(i) max=! t1(i, 2 * j) / A.0
+}""", [np.array([0, 1], np.int32), (np.arange(15, dtype=np.int32) * 5) % 11],
+       lambda A, I: [np.full(15, (((np.arange(15) * 5) % 11)[0::2] // 2).max(), np.int32)],
+       note="a max read along 2 * j was split into vector lanes as if j stepped it by one, and Halide 14's "
+            "code for that split crashed at run time (SIGSEGV; differential fuzzer, CI at c50add2, program 56)")
+
 accept("fuzz_vector_of_reads_clamped_to_one_element", """
 def main(float32(M,M) A, float32(M) B) -> (O1, O2, O3) {
   O1(i) min=! 0 ? A(0, i - 1) : 0 where i in 0:2

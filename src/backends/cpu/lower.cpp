@@ -509,11 +509,15 @@ class Builder {
     for (const ir::Read& r : st.reads) {
       if (r.subscripts.empty()) continue;
       auto pack = pack_dims_.find(r.tensor);
-      std::set<int> last = subscript_vars(r, pack != pack_dims_.end() ? pack->second : r.subscripts.size() - 1);
+      const size_t last_dim = pack != pack_dims_.end() ? pack->second : r.subscripts.size() - 1;
+      std::set<int> last = subscript_vars(r, last_dim);
       std::set<int> all;
       for (size_t d = 0; d < r.subscripts.size(); ++d) ir::collect_vars(*r.subscripts[d].index, all);
       if (last.count(inner)) inner_contiguous = true;
-      for (int v : last)
+      // Split into vector lanes only along a variable that steps the read by one element: the
+      // lanes of `t(i, 2 * j)` read every other value (and Halide 14's code for that split of
+      // a max over an intermediate crashed).
+      for (int v : unit_step_vars(r, last_dim))
         if (v >= static_cast<int>(n)) contiguous_red.insert(v);
       if (all.count(inner)) with_inner.insert(all.begin(), all.end());
     }

@@ -9,6 +9,33 @@ std::set<int> subscript_vars(const ir::Read& read, size_t d) {
   return out;
 }
 
+namespace {
+
+// Adds to `out` the variables of e that step it by +1 (`sign` the sign e enters the subscript
+// with), to `other` those that step it any other way.
+void stepping_vars(const ir::Node& e, int sign, std::set<int>& out, std::set<int>& other) {
+  if (e.op == ir::ExprOp::Var) {
+    (sign > 0 ? out : other).insert(e.index);
+  } else if (e.op == ir::ExprOp::Binary && (e.binop == ir::BinOp::Add || e.binop == ir::BinOp::Sub)) {
+    stepping_vars(*e.args[0], sign, out, other);
+    stepping_vars(*e.args[1], e.binop == ir::BinOp::Sub ? -sign : sign, out, other);
+  } else if (e.op == ir::ExprOp::Cast && !e.args.empty()) {
+    stepping_vars(*e.args[0], sign, out, other);
+  } else {
+    ir::collect_vars(e, other);
+  }
+}
+
+}  // namespace
+
+std::set<int> unit_step_vars(const ir::Read& read, size_t d) {
+  std::set<int> out, other;
+  if (read.subscripts[d].kind == ir::IndexKind::DataDependent) return out;
+  stepping_vars(*read.subscripts[d].index, 1, out, other);
+  for (int v : other) out.erase(v);  // `k + k`, `k - k`: not one step
+  return out;
+}
+
 bool whole_reduction(const ir::BoundDef& bound, int si) {
   const ir::Stmt& st = bound.def().stmts[si];
   size_t n = st.num_lhs_vars();

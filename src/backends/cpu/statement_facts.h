@@ -14,6 +14,10 @@ namespace tc::backends::cpu {
 // The statement variables subscript d of `read` uses.
 std::set<int> subscript_vars(const ir::Read& read, size_t d);
 
+// The variables of subscript d that step it by exactly one (`k`, `i + k`, `k - 1`): along them
+// consecutive values are consecutive elements. Not `2 * k`, `-k`, `k / 2` or a gather's.
+std::set<int> unit_step_vars(const ir::Read& read, size_t d);
+
 // Statement si reduces with '!' (`+=!`, `max=!`, ...) over reduction variables, not as a
 // scatter, writing the whole of its tensor, with no empty range (it writes and sums something).
 bool whole_reduction(const ir::BoundDef& bound, int si);

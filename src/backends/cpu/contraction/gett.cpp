@@ -861,7 +861,8 @@ bool crowds_l2_sets(const std::vector<int64_t>& rows, const std::vector<int64_t>
 // per K block, A packed once, B once per A block (mostly once: an A block is large). Per
 // element: 0.3 for a vector or a copy, 1.5 for a transposing pack along K, 0.8 for a value
 // gathered from a line the next panels read again (but 3.0 where a panel's rows cross so many
-// pages that the TLBs miss, or crowd into a few sets of L2: crowds_l2_sets), 1.0 for a value of
+// pages that the TLBs miss, or crowd into a few sets of L2: crowds_l2_sets; 2.5 where that
+// order's B blocks are then packed by lines: pack_block_by_lines), 1.0 for a value of
 // O written alone into a line that stays in L2 until its next value comes (the lines written in
 // between fit, and do not crowd into a few sets), else a gather (about 3.0). M is flattened by
 // A's strides (its rows are addressed through a table anyway). `l2`: each thread's L2, in bytes.

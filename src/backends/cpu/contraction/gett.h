@@ -8,7 +8,9 @@
 // reads, or shares of K where the output is small against the sum (partial sums, added at the
 // end); where A's and B's K values lie along different indices, K is ordered in tiles so that
 // both are packed along their runs, and where B's and O's N values do, N is, so that B is
-// packed along its runs and O's lines fill while they are in cache; the epilogue runs on each
+// packed along its runs and O's lines fill while they are in cache, and where B's values are
+// gathered from lines that crowd a few sets of L2, B's blocks are packed whole in the order of
+// its memory (each line read once); the epilogue runs on each
 // block of O once its sum is finished, while the block is in cache. What it does not do: decide
 // whether a def takes this route (cpu.contract) or recognise one (plan_contraction).
 #pragma once
