@@ -17,7 +17,8 @@
 #      scatter), racecheck and synccheck with shared memory and shuffles and on the row route,
 #      memcheck of a matmul through cuBLAS;
 #   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
-#      a short tc_tune.
+#      a short tc_tune; matrix products against cuBLAS: generated, cuda.blas=1, TF32, float16
+#      and bfloat16 (bench/gpu_gemm.py).
 # Everything is logged under ${OUT:-gpu-check-out}/ (with GPU_CHECK_TAR=FILE, the logs go to a
 # temporary folder and are packed into FILE instead: the device tool returns at most 8 files);
 # the exit status is non-zero if any step failed. GPU_CHECK_ONLY=REGEX runs only the steps
@@ -33,7 +34,7 @@ only=${GPU_CHECK_ONLY:-.}
 step_timeout=${GPU_CHECK_STEP_TIMEOUT:-600}
 if [ -f .gpu/lib/libtc.so ]; then
   source .gpu/bundle/unpack.sh
-  export TC_LIBRARY=$PWD/.gpu/lib/libtc.so LD_LIBRARY_PATH=$PWD/.gpu/lib:$LD_LIBRARY_PATH  # the runner's libtc too
+  export TC_LIBRARY=$PWD/.gpu/lib/libtc.so LD_LIBRARY_PATH=$PWD/.gpu/lib:$PWD/.gpu/deps:$LD_LIBRARY_PATH  # the runner's libtc too
 else
   [ -f .bundle/unpack.sh ] && source .bundle/unpack.sh
   export TC_LIBRARY=$PWD/build/src/libtc.so
@@ -104,6 +105,7 @@ for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the l
 done
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
+step bench_gemm "$py" bench/gpu_gemm.py
 wait; for name in "${steps[@]}"; do echo "== $name"; report "$name"; done
 echo "gpu-check: $( [ $status = 0 ] && echo all steps passed || echo some steps FAILED ) (logs in $out/)"
 [ -n "${GPU_CHECK_TAR:-}" ] && tar czf "$GPU_CHECK_TAR" -C "$out" . && echo "gpu-check: logs packed in $GPU_CHECK_TAR"

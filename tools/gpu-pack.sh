@@ -12,15 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 lib=$(readlink -f build/src/libtc.so 2>/dev/null || true)
 [ -f "$lib" ] || { echo "gpu-pack: no build/src/libtc.so: build first (bash tools/setup.sh)" >&2; exit 1; }
-rm -rf .gpu/lib .gpu/bin
-mkdir -p .gpu/lib/tc .gpu/bin
+rm -rf .gpu/lib .gpu/bin .gpu/deps
+mkdir -p .gpu/lib/tc .gpu/bin .gpu/deps
 strip -g -o ".gpu/lib/${lib##*/}" "$lib"
 ln -s "${lib##*/}" .gpu/lib/libtc.so.0
 ln -s libtc.so.0 .gpu/lib/libtc.so
 cp build/src/tc/candidate-runner .gpu/lib/tc/
 strip -g -o .gpu/lib/tc/faulty-runner build/tests/tune/faulty-runner
 # hiredis (the cache's remote tier) is not in bundle-runtime.sh's list: its one library, as is.
-cp -L "$(ldd "$lib" | awk '/libhiredis/ {print $3}')" .gpu/lib/
+cp -L "$(ldd "$lib" | awk '/libhiredis/ {print $3}')" .gpu/deps/
 cp build/programs/tc/tc .gpu/bin/
 rm -rf .gpu/bundle/root  # unpacked by a run of gpu-check.sh here: not carried
 [ -f .gpu/bundle/unpack.sh ] || bash ../shared/tools/bundle-runtime.sh pack .gpu/bundle

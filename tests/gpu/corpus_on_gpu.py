@@ -23,10 +23,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import corpus  # noqa: E402
 import run_corpus  # noqa: E402
 import tc  # noqa: E402
+import tclib  # noqa: E402
 
 
 def to_gpu(a):
-    return torch.from_numpy(np.array(a, order="C")).cuda()  # not ascontiguousarray: it makes 0-d arrays 1-d
+    a = np.array(a, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+    if tclib.is_bf16(a.dtype):  # the corpus's bfloat16 is a uint16 array of the bits
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).cuda()
+    return torch.from_numpy(a).cuda()
+
+
+def to_host(t):
+    t = t.cpu()
+    return t.view(torch.int16).numpy().view(tclib.BF16) if t.dtype == torch.bfloat16 else t.numpy()
 
 
 def run_case(case, options):
@@ -51,7 +60,7 @@ def run_case(case, options):
             rtol, atol = (case.rtol or 0.0), (case.atol or 0.0)
         else:
             rtol, atol = corpus.tolerance(e.dtype, case.red, case.ulps)
-        corpus.compare("output %d" % i, o.cpu().numpy(), e, rtol, atol)
+        corpus.compare("output %d" % i, to_host(o), e, rtol, atol)
 
 
 def main():

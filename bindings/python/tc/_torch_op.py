@@ -29,7 +29,8 @@ Two registrations, chosen by the PyTorch in use:
   torch.jit.script (tests/python: test_custom_op.py).
 
 An operator lives as long as the process (PyTorch has no way to remove one); registering the
-same "ns::name" twice is PyTorch's error. This module imports torch: tc imports it only when
+same "ns::name" twice is a RuntimeError, raised here on every PyTorch (2.11 itself lets a
+second torch.library.custom_op of a name pass). This module imports torch: tc imports it only when
 tc.custom_op is first called.
 """
 import re
@@ -50,6 +51,9 @@ _HOST_BACKENDS = ("cpu", "reference")
 # One Library("ns", "DEF") per namespace (PyTorch < 2.4 allows one): ops are defined into it.
 _LIBRARIES = {}
 _LIBRARIES_LOCK = threading.Lock()
+# The "ns::name" tc.custom_op registered in this process.
+_REGISTERED = set()
+_REGISTERED_LOCK = threading.Lock()
 
 
 def _modern_torch():
@@ -212,4 +216,11 @@ def _register_legacy(op):
 def custom_op(program, entry, qualname, **options):
     """See tc.custom_op."""
     op = _Op(program, entry, qualname, options)
-    return _register_modern(op) if _modern_torch() else _register_legacy(op)
+    qualname = "%s::%s" % (op.namespace, op.name)
+    with _REGISTERED_LOCK:
+        if qualname in _REGISTERED:
+            raise RuntimeError("tc.custom_op: '%s' is already registered in this process (PyTorch cannot remove "
+                               "an operator): choose another name" % qualname)
+        registered = _register_modern(op) if _modern_torch() else _register_legacy(op)
+        _REGISTERED.add(qualname)
+    return registered

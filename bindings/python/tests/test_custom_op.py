@@ -160,8 +160,9 @@ class CustomOp(unittest.TestCase):
         with self.assertRaises(tc.TcInvalidArgumentError):
             tc.custom_op(prog, "nothere", "tctest::no_def")
         mm_op()
-        with self.assertRaises(RuntimeError):  # PyTorch's: one operator per name
+        with self.assertRaises(RuntimeError) as e:  # one operator per name
             tc.custom_op(prog, "mm", "tctest::mm")
+        self.assertIn("'tctest::mm' is already registered", str(e.exception))
 
 
 if __name__ == "__main__":

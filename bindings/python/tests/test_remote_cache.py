@@ -22,6 +22,7 @@ MM = "def mm(float(M,K) A, float(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }"
 SMALL = {"tune.population": 4, "tune.generations": 2, "tune.patience": 0}
 
 
+@unittest.skipUnless(shutil.which("redis-server"), "no redis-server (Debian's redis-server; tools/install-deps.sh installs it)")
 class RemoteCache(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="tc-test-remote-")
