@@ -103,6 +103,10 @@ void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int6
 
 // Groups of kLanes runs, kLanes steps of K at a time through registers; a group of fewer runs
 // (a width of 6 or 12) repeats its first run in the lanes it lacks and stores only its own.
+// Each step also fetches the next group's runs at the same place: a panel's runs are often far
+// apart (intensli1's 16 rows of A 453 KB apart) and a run is only kc long, too short for the
+// hardware's stream prefetchers to start before it ends, so without it every line is a
+// demand miss (intensli1 float64 on Zen 5: 9.8 ms, 6.7 with the fetch; 66% of it packing).
 template <typename Ops, typename T>
 void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int step) {
   const int64_t row = int64_t{step} * width;  // between one step of a run and the next in dst
@@ -111,9 +115,14 @@ void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int ste
     int n = width - c0 < L ? width - c0 : L;
     const T* s[L];
     for (int c = 0; c < L; ++c) s[c] = src[c0 + (c < n ? c : 0)];
+    const int next = c0 + L < width ? width - c0 - L : 0;  // runs in the next group
+    const T* ahead[L];
+    for (int c = 0; c < L; ++c) ahead[c] = next > 0 ? src[c0 + L + (c < next ? c : 0)] : s[c];
     int64_t k = 0;
     for (; k + L <= kc; k += L) {
       typename Ops::V r[L];
+#pragma GCC unroll 16
+      for (int c = 0; c < L; ++c) __builtin_prefetch(ahead[c] + k);  // the last group: its own, a no-op
       for (int c = 0; c < L; ++c) r[c] = Ops::loadu(s[c] + k);
       Ops::transpose(r);
       for (int i = 0; i < L; ++i) {
