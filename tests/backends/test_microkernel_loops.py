@@ -40,25 +40,20 @@ def symbols_containing(library, text):
     return sorted({line.split()[-1] for line in out.splitlines() if text in line and len(line.split()) == 3})
 
 
-def has_a_loop(code):
-    """A backward branch to an address of the code's own (a tail call jumps out of it)."""
-    return any(m.startswith("j") and re.match(r"([0-9a-f]+)\b", o) and code[0][0] <= int(o.split()[0], 16) < a
-               for a, m, o in code)
+def loops(code):
+    """(first, last) address of each loop: a backward branch to an address of the code's own (a
+    tail call jumps out of it) and its target."""
+    first = code[0][0] if code else 0
+    for address, mnemonic, operands in code:
+        target = re.match(r"([0-9a-f]+)\b", operands) if mnemonic.startswith("j") else None
+        if target and first <= int(target.group(1), 16) < address:
+            yield int(target.group(1), 16), address
 
 
 def most_in_a_loop(code, prefix):
-    """The most instructions whose mnemonic starts with `prefix` between a backward branch and
-    its target."""
-    best = 0
-    for address, mnemonic, operands in code:
-        if not mnemonic.startswith("j"):
-            continue
-        target = re.match(r"([0-9a-f]+)\b", operands)
-        if not target or int(target.group(1), 16) >= address:
-            continue
-        start = int(target.group(1), 16)
-        best = max(best, sum(1 for a, m, _ in code if start <= a <= address and m.startswith(prefix)))
-    return best
+    """The most instructions whose mnemonic starts with `prefix` in one loop."""
+    return max((sum(1 for a, m, _ in code if start <= a <= end and m.startswith(prefix)) for start, end in loops(code)),
+               default=0)
 
 
 def most_multiply_adds_in_a_loop(code):
@@ -79,7 +74,7 @@ class MicroKernelLoops(unittest.TestCase):
         checked = 0
         for symbol in symbols_containing(library, PACKS):
             code = instructions(library, symbol)
-            if not has_a_loop(code):  # a wrapper that jumps to the template's code
+            if not any(loops(code)):  # a wrapper that jumps to the template's code
                 continue
             checked += 1
             with self.subTest(pack=symbol):

@@ -71,6 +71,7 @@ class _Op:
         if not m:
             raise ValueError("tc.custom_op: the operator's name must be 'namespace::name' with two "
                              "identifiers, got %r" % (qualname,))
+        self.qualname = qualname
         self.namespace, self.name = m.groups()
         self.program = program
         self.entry = entry if entry is not None else program.defs[0] if len(program.defs) == 1 else None
@@ -151,7 +152,7 @@ def _numpy(obj):
 
 
 def _register_modern(op):
-    qualname = "%s::%s" % (op.namespace, op.name)
+    qualname = op.qualname
 
     def forward(*inputs):
         return op.single(op.run(*inputs))
@@ -216,11 +217,10 @@ def _register_legacy(op):
 def custom_op(program, entry, qualname, **options):
     """See tc.custom_op."""
     op = _Op(program, entry, qualname, options)
-    qualname = "%s::%s" % (op.namespace, op.name)
     with _REGISTERED_LOCK:
-        if qualname in _REGISTERED:
+        if op.qualname in _REGISTERED:
             raise RuntimeError("tc.custom_op: '%s' is already registered in this process (PyTorch cannot remove "
-                               "an operator): choose another name" % qualname)
+                               "an operator): choose another name" % op.qualname)
         registered = _register_modern(op) if _modern_torch() else _register_legacy(op)
-        _REGISTERED.add(qualname)
+        _REGISTERED.add(op.qualname)
     return registered

@@ -122,7 +122,7 @@ void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int ste
     for (; k + L <= kc; k += L) {
       typename Ops::V r[L];
 #pragma GCC unroll 16
-      for (int c = 0; c < L; ++c) __builtin_prefetch(ahead[c] + k);  // the last group: its own, a no-op
+      for (int c = 0; c < L; ++c) __builtin_prefetch(ahead[c] + k);  // the last group: its own lines, already loading
       for (int c = 0; c < L; ++c) r[c] = Ops::loadu(s[c] + k);
       Ops::transpose(r);
       for (int i = 0; i < L; ++i) {
