@@ -16,7 +16,8 @@
 #   4. compute-sanitizer memcheck and racecheck on a few kernels (matmul, softmax, a gather, a
 #      scatter), racecheck and synccheck with shared memory and shuffles and on the row route,
 #      memcheck of a matmul through cuBLAS;
-#   5. the benchmark kernels against PyTorch eager CUDA (bench/gpu.py), default knobs and after
+#   5. where a call's time goes, GPU and host (bench/gpu_call.py); the benchmark kernels
+#      against PyTorch eager CUDA (bench/gpu.py), default knobs and after
 #      a short tc_tune; matrix products against cuBLAS: generated, cuda.blas=1, TF32, float16
 #      and bfloat16 (bench/gpu_gemm.py).
 # Everything is logged under ${OUT:-gpu-check-out}/ (with GPU_CHECK_TAR=FILE, the logs go to a
@@ -103,6 +104,7 @@ for k in accept.matmul accept.softmax_temporaries; do  # shared memory and the l
   step "racecheck.block_tree.$k" compute-sanitizer --tool racecheck --error-exitcode 1 "$py" tests/gpu/corpus_on_gpu.py \
     --option cuda.reduction=tree --option cuda.block=128x2 --option cuda.tile=16x16x128 "$k"
 done
+step bench_call "$py" bench/gpu_call.py
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
 step bench_gemm "$py" bench/gpu_gemm.py

@@ -371,6 +371,11 @@ TC_API int tc_cache_clear(const char *cache_dir);
 /* Outputs of a compiled kernel: count, and dtype/shape of each (what tc_run expects). */
 TC_API int tc_kernel_num_outputs(const tc_kernel *kernel, size_t *count);
 TC_API int tc_kernel_output_info(const tc_kernel *kernel, size_t index, tc_tensor_info *info);
+/* Whether tc_run sets every element of output `index` without reading what it held (1): the
+ * caller may pass uninitialised memory (torch.empty rather than torch.zeros). 0: some element's
+ * result may depend on its prior contents (a reduction without '!' adds to them, or the output's
+ * first writer covers only part of it); pass the memory initialised as the def expects. */
+TC_API int tc_kernel_output_overwritten(const tc_kernel *kernel, size_t index, int *overwritten);
 /* A description of the compiled kernel: all options with their values, where its knob values
  * came from (a cache hit with its path, tuning date and speed-up over the default; a miss; or
  * why the cache was not used), the backend, and for cpu the target, thread count and the

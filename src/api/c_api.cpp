@@ -154,6 +154,12 @@ void require_index(size_t index, size_t count, const char* what) {
                                         std::to_string(count) + ")");
 }
 
+void require_output_index(const tc_kernel& kernel, size_t index) {
+  if (index >= kernel.outputs.size())
+    fail(TC_ERROR_INVALID_ARGUMENT, "output index " + std::to_string(index) + " is out of range (the kernel has " +
+                                        std::to_string(kernel.outputs.size()) + ")");
+}
+
 void require_listing(const tc_cache_listing* l) { require(l, "listing"); }
 
 // The device types `backend` accepts, as the runtime's validator checks them.
@@ -177,6 +183,11 @@ Binding bind_entry(const tc_program* program, const char* entry, const DLTensor*
             std::make_unique<tc_kernel>()};
   b.kernel->inputs = b.bound.expected(tc::lang::TensorRole::Input);
   b.kernel->outputs = b.bound.expected(tc::lang::TensorRole::Output);
+  b.kernel->outputs_overwritten.assign(b.kernel->outputs.size(), 0);
+  const auto& tensors = b.bound.def().tensors;
+  for (size_t t = 0; t < tensors.size(); ++t)
+    if (tensors[t].role == tc::lang::TensorRole::Output)
+      b.kernel->outputs_overwritten[static_cast<size_t>(tensors[t].param_index)] = b.bound.overwrites(t) ? 1 : 0;
   return b;
 }
 
@@ -564,10 +575,17 @@ TC_API int tc_kernel_output_info(const tc_kernel* kernel, size_t index, tc_tenso
   return guarded([&] {
     require(kernel, "kernel");
     require(info, "info");
-    if (index >= kernel->outputs.size())
-      fail(TC_ERROR_INVALID_ARGUMENT, "output index " + std::to_string(index) + " is out of range (the kernel has " +
-                                          std::to_string(kernel->outputs.size()) + ")");
+    require_output_index(*kernel, index);
     fill_sized(info, "tc_tensor_info", "info", tensor_info(kernel->outputs[index].sig));
+  });
+}
+
+TC_API int tc_kernel_output_overwritten(const tc_kernel* kernel, size_t index, int* overwritten) {
+  return guarded([&] {
+    require(kernel, "kernel");
+    require(overwritten, "overwritten");
+    require_output_index(*kernel, index);
+    *overwritten = kernel->outputs_overwritten[index];
   });
 }
 

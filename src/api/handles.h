@@ -26,6 +26,7 @@ struct tc_kernel {
   tc::runtime::DeviceRule devices;                  // the backend's, for tc_run
   std::shared_ptr<const tc::backends::Kernel> kernel;
   std::vector<tc::runtime::ExpectedTensor> inputs, outputs;
+  std::vector<int> outputs_overwritten;  // per output: tc_kernel_output_overwritten
   int cache_hit = 0;         // where its knob values came from: TC_CACHE_MISS, _HIT_LOCAL, _HIT_REMOTE
   std::string description;  // tc_kernel_describe
   mutable std::once_flag code_once;  // tc_kernel_code: made on first use (a throw: the next call tries again)

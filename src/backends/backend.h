@@ -77,7 +77,7 @@ class Backend {
   // Memory for tensors the caller does not hand in (the tuner's outputs, on its inputs'
   // device), and the wait that makes a run's time its kernels' time. Every backend gives
   // host memory for kDLCPU; one whose kernels use another device's memory overrides
-  // allocate() for it (cuda: cuMemAllocAsync), others are TC_ERROR_UNSUPPORTED.
+  // allocate() for it (cuda: cuMemAllocFromPoolAsync), others are TC_ERROR_UNSUPPORTED.
   virtual std::unique_ptr<DeviceMemory> allocate(const DLDevice& device, size_t bytes) const;
   // Returns when the work run() queued on `device` with a NULL stream is done. Host backends'
   // runs return when done: they keep this default, which returns at once.

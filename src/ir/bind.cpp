@@ -37,6 +37,26 @@ std::vector<runtime::ExpectedTensor> BoundDef::expected(TensorRole role) const {
   return out;
 }
 
+bool BoundDef::overwrites(size_t t) const {
+  const int tensor = static_cast<int>(t);
+  for (size_t k = 0; k < def().stmts.size(); ++k) {
+    const Stmt& st = def().stmts[k];
+    bool reads = false;
+    for (const Read& r : st.reads) reads = reads || r.tensor == tensor;
+    if (st.lhs_tensor != tensor) {
+      if (reads) return false;
+      continue;
+    }
+    if (reads || (st.reduce != ReduceOp::None && !st.init)) return false;
+    if (st.scatter) return true;  // with '!': the whole tensor is set to 0 first
+    const auto& shape = tensors[t].shape;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (ranges[k][d].first > 0 || ranges[k][d].second < shape[d]) return false;
+    return true;
+  }
+  return true;
+}
+
 namespace {
 
 using lang::kMaxExtent;

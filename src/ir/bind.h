@@ -43,6 +43,13 @@ struct BoundDef {
     return false;
   }
 
+  // Whether a call sets every element of tensor t without reading what t held (so an output
+  // may be passed uninitialised): the first statement that reads or writes t writes all of it,
+  // plainly or with '!' (a scatter with '!': it sets the whole tensor first), and does not read
+  // it; or no statement touches t (its elements are set to 0). Conservative: false where a
+  // reduction without '!' adds to t's contents, and where t's first writer covers only part.
+  bool overwrites(size_t t) const;
+
   const Def& def() const { return *program->ir[def_index]; }
   std::vector<TensorSig> outputs() const;
   std::vector<TensorSig> inputs() const;

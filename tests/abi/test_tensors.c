@@ -1,4 +1,6 @@
 /* test_tensors.c — tc_run with real data: layouts, offsets, 0-d tensors, output validation. */
+#include <math.h>
+
 #include "abi_util.h"
 
 enum { M = 5, K = 7, N = 3 };
@@ -148,6 +150,56 @@ static void test_accumulate_without_bang(void **state) {
   assert_close(y[1], 200 + 4 + 5 + 12);
   assert_tc_ok(tc_run(k, in, 2, &out, 1));
   assert_close(y[0], 100 + 2 * 9);
+  tc_kernel_destroy(k);
+  tc_program_destroy(p);
+}
+
+/* Which outputs tc_run sets whole, whatever they held: '=' and '+=!' over the whole tensor and a
+ * scatter with '!' do; '+=', a first writer over part of the tensor, and reading the output
+ * before it is written do not. The claim is then checked by running on outputs full of NaN. */
+static void test_output_overwritten(void **state) {
+  (void)state;
+  tc_program *p = define_ok(
+      "def f(float(N) a, int32(N) ix) -> (plain, bang, acc, part, float(N) hist, later) {\n"
+      "  plain(i) = a(i) * 2\n"
+      "  bang(j) +=! a(i) * a(j)\n"
+      "  acc(j) += a(j)\n"
+      "  part(i) = 1 where i in 0:2\n"
+      "  part(i) = a(i) where i in 2:N\n"
+      "  hist(ix(i)) +=! 1.0\n"
+      "  later(i) = plain(i) + acc(i)\n"
+      "}\n");
+  float a[4] = {1, 2, 3, 4};
+  int32_t ix[4] = {0, 3, 3, 1};
+  int64_t s4[1] = {4};
+  DLTensor in[2] = {make_tensor(a, dt_f32(), 1, s4, NULL), make_tensor(ix, dt_i32(), 1, s4, NULL)};
+  tc_kernel *k = NULL;
+  assert_tc_ok(tc_compile(&k, p, "f", in, 2, NULL));
+  const int expected[6] = {1, 1, 0, 0, 1, 1};
+  for (size_t o = 0; o < 6; ++o) {
+    int overwritten = -1;
+    assert_tc_ok(tc_kernel_output_overwritten(k, o, &overwritten));
+    assert_int_equal(overwritten, expected[o]);
+  }
+  int overwritten = -1;
+  assert_fails_with(tc_kernel_output_overwritten(k, 6, &overwritten), TC_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(tc_last_error_message(), "output index 6 is out of range (the kernel has 6)"));
+  assert_fails_with(tc_kernel_output_overwritten(k, 0, NULL), TC_ERROR_INVALID_ARGUMENT);
+  /* The outputs said to be set whole come out right from memory full of NaN. */
+  float out[6][4];
+  DLTensor outs[6];
+  for (int o = 0; o < 6; ++o) {
+    for (int i = 0; i < 4; ++i) out[o][i] = expected[o] ? NAN : 0.0f;
+    outs[o] = make_tensor(out[o], dt_f32(), 1, s4, NULL);
+  }
+  assert_tc_ok(tc_run(k, in, 2, outs, 6));
+  for (int i = 0; i < 4; ++i) {
+    assert_close(out[0][i], 2 * a[i]);
+    assert_close(out[1][i], 10 * a[i]);
+    assert_close(out[5][i], 3 * a[i]);
+  }
+  const float hist[4] = {1, 1, 0, 2};
+  for (int i = 0; i < 4; ++i) assert_close(out[4][i], hist[i]);
   tc_kernel_destroy(k);
   tc_program_destroy(p);
 }
@@ -470,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_matmul_fortran_order_and_offsets),
       cmocka_unit_test(test_zero_d_tensors),
       cmocka_unit_test(test_accumulate_without_bang),
+      cmocka_unit_test(test_output_overwritten),
       cmocka_unit_test(test_unchecked_option_runs),
       cmocka_unit_test(test_bad_outputs),
       cmocka_unit_test(test_two_outputs_overlapping),

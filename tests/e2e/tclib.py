@@ -396,6 +396,15 @@ class Kernel:
             res.append(_info_to_py(info))
         return res
 
+    def output_overwritten(self):
+        """tc_kernel_output_overwritten per output: True where tc_run sets every element."""
+        res = []
+        for i in range(len(self.output_info())):
+            flag = ctypes.c_int()
+            _check(lib().tc_kernel_output_overwritten(self.h, i, ctypes.byref(flag)), "kernel_output_overwritten")
+            res.append(bool(flag.value))
+        return res
+
     def describe(self):
         s = ctypes.c_char_p()
         _check(lib().tc_kernel_describe(self.h, ctypes.byref(s)), "kernel_describe")

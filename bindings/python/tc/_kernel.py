@@ -8,7 +8,7 @@ import re
 from . import _library
 from ._handle import _Handle, _dec, _enc
 from ._library import lib
-from ._tensors import Tensor, _borrow_all, _gpu_library, _same_kind, _tensor_info
+from ._tensors import Tensor, _borrow_all, _gpu_library, _host_library, _same_kind, _tensor_info
 from .errors import check
 
 
@@ -25,12 +25,17 @@ class Kernel(_Handle):
         self.entry = entry
         count = ctypes.c_size_t()
         check(lib.tc_kernel_num_outputs(self._handle, ctypes.byref(count)))
-        infos = []
+        infos, overwritten = [], []
         for i in range(count.value):
-            info = _library.TensorInfo()
+            info, flag = _library.TensorInfo(), ctypes.c_int()
             check(lib.tc_kernel_output_info(self._handle, i, ctypes.byref(info)))
+            check(lib.tc_kernel_output_overwritten(self._handle, i, ctypes.byref(flag)))
             infos.append(_tensor_info(info))
+            overwritten.append(bool(flag.value))
         self.outputs = tuple(infos)  # what tc_run expects: TensorInfo per output
+        # per output: the kernel sets every element (tc_kernel_output_overwritten), so a GPU
+        # output is allocated without zeroing it (one fill kernel less per call)
+        self._overwritten = tuple(overwritten)
 
     @property
     def cache_hit(self):
@@ -128,9 +133,12 @@ class Kernel(_Handle):
 
     def _run(self, stack, input_array, inputs, out, gpu=None):
         """gpu: what _gpu_library gave for the first input (None: host tensors)."""
+        maker = None  # the library that allocates the outputs: the inputs' (PyTorch, CuPy), else tc.Tensor
         if out is None:
-            if gpu is not None:  # outputs on the inputs' device, by their library
-                results = [gpu.zeros(info, inputs[0]) for info in self.outputs]
+            maker = gpu if gpu is not None else _host_library(inputs[0]) if inputs else None
+            if maker is not None:  # outputs on the inputs' device, by their library
+                results = [maker.empty(info, inputs[0]) if whole else maker.zeros(info, inputs[0])
+                           for info, whole in zip(self.outputs, self._overwritten)]
             else:
                 results = [Tensor(info.dtype, info.shape) for info in self.outputs]
         else:
@@ -141,7 +149,7 @@ class Kernel(_Handle):
                                    ctypes.c_void_p(gpu.stream(inputs[0]))))
         else:
             check(lib.tc_run(self._handle, input_array, len(inputs), output_array, len(results)))
-        if out is None and gpu is None:
+        if out is None and maker is None:
             results = [_same_kind(inputs[0] if inputs else None, r) for r in results]
         return results[0] if len(results) == 1 else tuple(results)
 

@@ -169,6 +169,7 @@ def _declare(lib):
         "tc_cache_clear": (i, [cs]),
         "tc_kernel_num_outputs": (i, [vp, P(sz)]),
         "tc_kernel_output_info": (i, [vp, sz, P(TensorInfo)]),
+        "tc_kernel_output_overwritten": (i, [vp, sz, P(ctypes.c_int)]),
         "tc_kernel_describe": (i, [vp, P(cs)]),
         "tc_kernel_code": (i, [vp, P(cs)]),
         "tc_kernel_cache_hit": (i, [vp, P(i)]),

@@ -698,32 +698,22 @@ class CudaKernel : public Kernel {
       return;
     }
     const std::vector<void*>& functions = functions_on(device);
-    // The tensors, the fault record, the scratch buffer where the text has one.
+    // The kernels' parameters: the tensors, the fault record, the scratch buffer where the text
+    // has one. What the call allocates (the fault record, the temporaries, the scratch buffer)
+    // is one block of the device's pool, its zeroed part first, so that a call costs one
+    // allocation, at most one memset and one free besides its launches.
+    const CallMemory memory = call_memory(v);
     const size_t fault_at = v.size();
-    const size_t scratch_bytes = generated_.source.scratch_bytes;
-    std::vector<unsigned long long> pointers(v.size() + (scratch_bytes > 0 ? 2 : 1), 0);
-    std::vector<size_t> allocated;  // the temporaries and the scratch buffer, freed after the launches
-    for (size_t t = 0; t < v.size(); ++t) {
-      if (v[t] != nullptr) {
-        pointers[t] = reinterpret_cast<unsigned long long>(v[t]->data);
-        continue;
-      }
-      size_t n = std::max<size_t>(tensor_bytes(t), 1);
-      pointers[t] = driver.allocate(device, n, context.stream);
-      allocated.push_back(t);
-      driver.zero(device, pointers[t], n, context.stream);
+    std::vector<unsigned long long> pointers(v.size() + (memory.scratch ? 2 : 1), 0);
+    unsigned long long block = 0;
+    if (memory.bytes > 0) {
+      block = driver.allocate(device, memory.bytes, context.stream);
+      if (memory.zeroed > 0) driver.zero(device, block, memory.zeroed, context.stream);
     }
-    if (scratch_bytes > 0) {
-      pointers.back() = driver.allocate(device, scratch_bytes, context.stream);
-      allocated.push_back(pointers.size() - 1);
-    }
-    // The fault record, where the text has checks (without, the kernels never touch it).
-    bool faults = !generated_.source.checks.empty();
-    size_t fault_bytes = generated_.source.fault_words * sizeof(unsigned long long);
-    if (faults) {
-      pointers[fault_at] = driver.allocate(device, fault_bytes, context.stream);
-      driver.zero(device, pointers[fault_at], fault_bytes, context.stream);
-    }
+    for (size_t t = 0; t < v.size(); ++t)
+      pointers[t] = v[t] != nullptr ? reinterpret_cast<unsigned long long>(v[t]->data) : block + memory.offsets[t];
+    if (memory.faults) pointers[fault_at] = block;
+    if (memory.scratch) pointers.back() = block + memory.scratch_at;
     std::vector<void*> args;
     for (auto& p : pointers) args.push_back(&p);
     try {
@@ -731,17 +721,53 @@ class CudaKernel : public Kernel {
         driver.launch(device, functions[k], generated_.dims[k].grid.data(), generated_.dims[k].block.data(),
                       context.stream, args.data());
     } catch (...) {
-      for (size_t t : allocated) driver.release(device, pointers[t], context.stream);
-      if (faults) driver.release(device, pointers[fault_at], context.stream);
+      if (block) driver.release(device, block, context.stream);
       throw;
     }
-    for (size_t t : allocated) driver.release(device, pointers[t], context.stream);
-    if (!faults) return;  // queued; nothing to read back
+    if (!memory.faults) {
+      if (block) driver.release(device, block, context.stream);
+      return;  // queued; nothing to read back
+    }
     // The fault record read back (which waits for the stream).
     std::vector<unsigned long long> fault(generated_.source.fault_words, 0);
-    driver.copy_to_host(device, fault.data(), pointers[fault_at], fault_bytes, context.stream);
-    driver.release(device, pointers[fault_at], context.stream);
+    driver.copy_to_host(device, fault.data(), block, fault.size() * sizeof(unsigned long long), context.stream);
+    driver.release(device, block, context.stream);
     report(fault);
+  }
+
+  // Where a call's own device memory goes in its one block: the fault record (where the text
+  // has checks) and the temporaries whose first values matter (a reduction without '!' into
+  // one: BoundDef::overwrites) in the first `zeroed` bytes, then the other temporaries, then
+  // the scratch buffer; each piece 256-byte aligned, as cuMemAlloc's own blocks are.
+  struct CallMemory {
+    bool faults = false;
+    std::vector<size_t> offsets;  // per tensor of the def: a temporary's offset in the block
+    bool scratch = false;
+    size_t scratch_at = 0;
+    size_t zeroed = 0, bytes = 0;
+  };
+
+  CallMemory call_memory(const std::vector<const TensorView*>& v) const {
+    constexpr size_t kAlign = 256;
+    auto place = [&](size_t& end, size_t n) {
+      size_t at = (end + kAlign - 1) / kAlign * kAlign;
+      end = at + std::max<size_t>(n, 1);
+      return at;
+    };
+    CallMemory m;
+    m.offsets.assign(v.size(), 0);
+    size_t end = 0;
+    m.faults = !generated_.source.checks.empty();  // without checks, the kernels never touch the record
+    if (m.faults) place(end, generated_.source.fault_words * sizeof(unsigned long long));
+    for (int zeroed = 1; zeroed >= 0; --zeroed) {
+      for (size_t t = 0; t < v.size(); ++t)
+        if (v[t] == nullptr && b_.overwrites(t) != static_cast<bool>(zeroed)) m.offsets[t] = place(end, tensor_bytes(t));
+      if (zeroed) m.zeroed = end;
+    }
+    m.scratch = generated_.source.scratch_bytes > 0;
+    if (m.scratch) m.scratch_at = place(end, generated_.source.scratch_bytes);
+    m.bytes = end;
+    return m;
   }
 
   // The kernel's functions on `device`, its module loaded there on first need.

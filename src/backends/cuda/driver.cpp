@@ -21,8 +21,21 @@ using Function = void*;
 using Stream = void*;
 using DevicePointer = unsigned long long;  // CUdeviceptr
 
+using MemoryPool = void*;  // CUmemoryPool
+
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int kPoolReleaseThreshold = 4;      // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+
+// CUmemPoolProps with the fields libtc sets; the rest (handle types, sizes, usage, reserved
+// bytes) zero, with room to spare: the driver reads its own struct's size.
+struct PoolProps {
+  int alloc_type = 1;     // CU_MEM_ALLOCATION_TYPE_PINNED
+  int handle_types = 0;   // CU_MEM_HANDLE_TYPE_NONE
+  int location_type = 1;  // CU_MEM_LOCATION_TYPE_DEVICE
+  int location_id = 0;    // the device ordinal
+  unsigned char rest[256] = {};
+};
 
 struct Driver::Api {
   Result (*init)(unsigned);
@@ -43,7 +56,9 @@ struct Driver::Api {
   Result (*launch)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
                    void**);
   Result (*stream_synchronize)(Stream);
-  Result (*mem_alloc_async)(DevicePointer*, size_t, Stream);
+  Result (*mem_pool_create)(MemoryPool*, const PoolProps*);
+  Result (*mem_pool_set_attribute)(MemoryPool, int, void*);
+  Result (*mem_alloc_from_pool_async)(DevicePointer*, size_t, MemoryPool, Stream);
   Result (*mem_free_async)(DevicePointer, Stream);
   Result (*memset_d8_async)(DevicePointer, unsigned char, size_t, Stream);
   Result (*memcpy_dtoh_async)(void*, DevicePointer, size_t, Stream);
@@ -88,7 +103,9 @@ Driver::Driver(const std::vector<std::string>& candidates) {
         bind_function(h, "cuModuleGetFunction", api->module_function, missing);
         bind_function(h, "cuLaunchKernel", api->launch, missing);
         bind_function(h, "cuStreamSynchronize", api->stream_synchronize, missing);
-        bind_function(h, "cuMemAllocAsync", api->mem_alloc_async, missing);
+        bind_function(h, "cuMemPoolCreate", api->mem_pool_create, missing);
+        bind_function(h, "cuMemPoolSetAttribute", api->mem_pool_set_attribute, missing);
+        bind_function(h, "cuMemAllocFromPoolAsync", api->mem_alloc_from_pool_async, missing);
         bind_function(h, "cuMemFreeAsync", api->mem_free_async, missing);
         bind_function(h, "cuMemsetD8Async", api->memset_d8_async, missing);
         bind_function(h, "cuMemcpyDtoHAsync_v2", api->memcpy_dtoh_async, missing);
@@ -208,9 +225,35 @@ void Driver::launch(int ordinal, void* function, const unsigned grid[3], const u
   });
 }
 
+// The device's pool is libtc's own, not the device's default one (whose settings belong to
+// the process): freed memory up to kPoolKeeps stays mapped through synchronisations, so a
+// call's temporaries cost no mapping when the next call asks for them again.
+void* Driver::pool(int ordinal) const {
+  static std::mutex mutex;
+  static std::map<int, MemoryPool> pools;  // kept for the process, as the contexts are
+  void* c = context(ordinal);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = pools.find(ordinal);
+  if (it != pools.end()) return it->second;
+  PoolProps props;
+  props.location_id = ordinal;
+  MemoryPool p = nullptr;
+  check(api_->ctx_push(c), "cuCtxPushCurrent");
+  Result created = api_->mem_pool_create(&p, &props);
+  unsigned long long keep = kPoolKeeps;
+  Result set = created == 0 ? api_->mem_pool_set_attribute(p, kPoolReleaseThreshold, &keep) : 0;
+  Context popped = nullptr;
+  api_->ctx_pop(&popped);
+  check(created, "cuMemPoolCreate");
+  check(set, "cuMemPoolSetAttribute");
+  pools[ordinal] = p;
+  return p;
+}
+
 unsigned long long Driver::allocate(int ordinal, size_t bytes, void* stream) const {
   DevicePointer p = 0;
-  in_context(ordinal, [&] { check(api_->mem_alloc_async(&p, bytes, stream), "cuMemAllocAsync"); });
+  void* from = pool(ordinal);
+  in_context(ordinal, [&] { check(api_->mem_alloc_from_pool_async(&p, bytes, from, stream), "cuMemAllocFromPoolAsync"); });
   return p;
 }
 

@@ -49,7 +49,9 @@ class Driver {
   // cuLaunchKernel on `stream` (NULL: the default stream), no dynamic shared memory.
   void launch(int ordinal, void* function, const unsigned grid[3], const unsigned block[3], void* stream,
               void** args) const;
-  // Stream-ordered device memory (cuMemAllocAsync, cuMemsetD8Async, cuMemFreeAsync).
+  // Stream-ordered device memory (cuMemAllocFromPoolAsync, cuMemsetD8Async, cuMemFreeAsync),
+  // from a pool per device that keeps up to kPoolKeeps bytes of freed memory for later calls.
+  static constexpr unsigned long long kPoolKeeps = 256ull << 20;
   unsigned long long allocate(int ordinal, size_t bytes, void* stream) const;
   void zero(int ordinal, unsigned long long pointer, size_t bytes, void* stream) const;
   void release(int ordinal, unsigned long long pointer, void* stream) const;
@@ -68,6 +70,7 @@ class Driver {
   struct Api;
   void check(int result, const char* call) const;  // TC_ERROR_RUNTIME with the driver's text
   void* context(int ordinal) const;                 // the retained primary context
+  void* pool(int ordinal) const;                    // libtc's memory pool on the device, made once
   template <typename F>
   void in_context(int ordinal, F&& f) const;        // f() with the device's context current
   std::string path_;
