@@ -203,7 +203,8 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
 }
 
 // float16 and bfloat16 products on tensor cores: mma.sync in the PTX for sm_80 and sm_90, no
-// spills, blocks of 128 threads (4 warps of 32 x 32 outputs).
+// spills, 128 x 128 tiles of 256 threads (8 warps of 64 x 32 outputs: 4 x 4 mma tiles, two
+// steps of 16 a stage) in a 2-stage pipeline whose copies are 16-byte cp.async.
 TEST(CudaResources, HalfProductsUseTensorCores) {
   try {
     Nvrtc::get();
@@ -223,12 +224,13 @@ TEST(CudaResources, HalfProductsUseTensorCores) {
       o.set("cuda.arch", arch);
       auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
       std::string described = kernel->describe();
-      EXPECT_NE(described.find("tile 64x64x16, tensor cores (mma.sync)"), std::string::npos) << described;
-      EXPECT_NE(described.find("mm_k0 grid 64x64x1 block 128x1x1"), std::string::npos) << described;
+      EXPECT_NE(described.find("tile 128x128x32, tensor cores (mma.sync), 2 stages"), std::string::npos) << described;
+      EXPECT_NE(described.find("mm_k0 grid 32x32x1 block 256x1x1"), std::string::npos) << described;
       EXPECT_NE(described.find(" registers, 0 bytes spilled,"), std::string::npos) << described;
       std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), "mm.cu", arch);
       std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (t == tc::ScalarType::Float16 ? "f16.f16" : "bf16.bf16");
-      EXPECT_EQ(occurrences(ptx, mma), 8u) << "2 x 4 mma a warp a step";
+      EXPECT_EQ(occurrences(ptx, mma), 32u) << "4 x 4 mma a warp, 2 steps a stage";
+      EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos) << "16-byte copies";
     }
   }
 }
@@ -263,7 +265,8 @@ TEST(CudaResources, RowKernelsAtBenchmarkSizes) {
 }
 
 // float32 as TF32 on tensor cores (cuda.tf32=1): mma.sync m16n8k8 in the PTX for sm_80 and
-// sm_90, each fragment value rounded by cvt.rna.tf32.f32, no spills, blocks of 128 threads.
+// sm_90, each fragment value rounded by cvt.rna.tf32.f32, no spills, 128 x 128 tiles of 256
+// threads in a 2-stage pipeline.
 TEST(CudaResources, Tf32ProductsUseTensorCores) {
   try {
     Nvrtc::get();
@@ -282,11 +285,12 @@ TEST(CudaResources, Tf32ProductsUseTensorCores) {
     o.set("cuda.tf32", "1");
     auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
     std::string described = kernel->describe();
-    EXPECT_NE(described.find("tile 64x64x8, tensor cores (mma.sync, TF32), 1 stage"), std::string::npos) << described;
-    EXPECT_NE(described.find("mm_k0 grid 64x64x1 block 128x1x1"), std::string::npos) << described;
+    EXPECT_NE(described.find("tile 128x128x16, tensor cores (mma.sync, TF32), 2 stages"), std::string::npos) << described;
+    EXPECT_NE(described.find("mm_k0 grid 32x32x1 block 256x1x1"), std::string::npos) << described;
     EXPECT_NE(described.find(" registers, 0 bytes spilled,"), std::string::npos) << described;
     std::string ptx = Nvrtc::get().compile_ptx(kernel->code(), "mm.cu", arch);
-    EXPECT_EQ(occurrences(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 8u) << "2 x 4 mma a warp a step";
+    EXPECT_EQ(occurrences(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 32u) << "4 x 4 mma a warp, 2 steps a stage";
+    EXPECT_NE(ptx.find("cp.async"), std::string::npos);
     EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
   }
 }

@@ -380,21 +380,33 @@ def contraction_route():
     # float16 and bfloat16 on tensor cores (the emulation runs mma.sync's fragments lane by lane):
     # float32 sums of the exact products, rounded once: within half an ulp of the output's type
     # of the exact result (the reference rounds every step); cuda.fma=0 keeps the reference's bits.
+    # Every tile: 64x64x16 (4 warps of 32 x 32), 128x128x16 and x32 (8 warps of 64 x 32, two mma
+    # steps a stage); operands whose K is contiguous ([row][step] tiles, 16-byte copies along K
+    # where K's extent allows) or whose rows are ([step][row] tiles, halves paired per fragment
+    # register), partial tiles, a batch.
     for tc_type, to_type, from_type, ulp in (("float16", lambda x: x.astype(np.float16), lambda x: x.astype(F64), 2.0**-10),
                                              ("bfloat16", tclib.bf16, tclib.from_bf16, 2.0**-7)):
-        for src, shapes in (("def mm(T(M,K) A, T(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 21), (21, 70)]),
-                            ("def tb(T(B,N,K) X, T(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }",
-                             [(2, 65, 33), (2, 9, 33)])):
+        for src, shapes, tile in (("def mm(T(M,K) A, T(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(37, 21), (21, 70)], "auto"),
+                                  ("def mm(T(M,K) A, T(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(136, 64), (64, 72)],
+                                   "128x128x32"),
+                                  ("def mm(T(M,K) A, T(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }", [(70, 40), (40, 130)],
+                                   "128x128x16"),
+                                  ("def tb(T(B,N,K) X, T(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }",
+                                   [(2, 65, 33), (2, 9, 33)], "auto"),
+                                  ("def tb(T(B,N,K) X, T(B,M,K) Y) -> (Z) { Z(b,n,m) +=! X(b,n,k) * Y(b,m,k) }",
+                                   [(2, 65, 48), (2, 20, 48)], "128x128x32")):
             src = src.replace("T(", tc_type + "(")
             name = src.split()[1].split("(")[0]
             prog = tclib.Program(src)
             ins = [to_type(r.standard_normal(sh).astype(np.float32)) for sh in shapes]
-            k = prog.compile(name, ins, EMULATE)
+            k = prog.compile(name, ins, dict(EMULATE, **{"cuda.gemm_tile": tile}))
             assert "tensor cores (mma.sync)" in k.describe() and "mma.sync.aligned.m16n8k16" in k.code(), k.describe()
+            if tile != "auto":
+                assert "tile %s, tensor cores (mma.sync), %d stages" % (tile, 2 if tile.endswith("32") else 3) in k.describe()
             (got,) = run(k, ins)
             a, b = (from_type(x).astype(F64) for x in ins)
             exact = a @ b if name == "mm" else np.einsum("bnk,bmk->bnm", a, b)
-            assert np.all(np.abs(from_type(got).astype(F64) - exact) <= ulp * np.maximum(np.abs(exact), 1) + 1e-3), name
+            assert np.all(np.abs(from_type(got).astype(F64) - exact) <= ulp * np.maximum(np.abs(exact), 1) + 1e-3), (name, tile)
             (ref,) = run(prog.compile(name, ins, {"backend": "reference"}), ins)
             (bits,) = run(prog.compile(name, ins, dict(EMULATE, **{"cuda.fma": "0"})), ins)
             assert bits.tobytes() == ref.tobytes(), tc_type
@@ -407,11 +419,16 @@ def contraction_route():
     TF32 = dict(EMULATE, **{"cuda.tf32": "1"})
     A2, B2 = r.standard_normal((130, 70)).astype(np.float32), r.standard_normal((70, 66)).astype(np.float32)
     k = p.compile("mm", [A2, B2], TF32)
-    assert "tile 64x64x8, tensor cores (mma.sync, TF32), 1 stage" in k.describe(), k.describe()
+    assert "tile 64x64x8, tensor cores (mma.sync, TF32), 3 stages" in k.describe(), k.describe()
     assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in k.code() and "cvt.rna.tf32.f32" in k.code()
     (C2,) = run(k, [A2, B2])
     np.testing.assert_allclose(C2, tf32(A2).astype(F64) @ tf32(B2).astype(F64), rtol=0, atol=1e-4)
     assert np.max(np.abs(C2 - A2.astype(F64) @ B2.astype(F64))) > 1e-3  # the rounding is there
+    A3, B3 = r.standard_normal((136, 64)).astype(np.float32), r.standard_normal((64, 72)).astype(np.float32)
+    k = p.compile("mm", [A3, B3], dict(TF32, **{"cuda.gemm_tile": "128x128x16"}))
+    assert "tile 128x128x16, tensor cores (mma.sync, TF32), 2 stages" in k.describe(), k.describe()
+    (C3,) = run(k, [A3, B3])
+    np.testing.assert_allclose(C3, tf32(A3).astype(F64) @ tf32(B3).astype(F64), rtol=0, atol=1e-4)
     for source, shapes in ROUTE_CASES:
         if "double" in source or any(0 in sh for sh in shapes):
             continue
@@ -424,7 +441,7 @@ def contraction_route():
     fma0 = p.compile("mm", [A2, B2], dict(TF32, **{"cuda.fma": "0"})).describe()
     assert "TF32" not in fma0 and "3 stages" in fma0, fma0  # the reference's bits: no TF32
     expect_error(lambda: p.compile("mm", [A2, B2], dict(TF32, **{"cuda.gemm_tile": "128x128x8"})),
-                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "(cuda.tf32=1)", "allowed: auto, 64x64x8")
+                 tclib.TC_ERROR_INVALID_ARGUMENT, "'cuda.gemm_tile'", "(cuda.tf32=1)", "allowed: auto, 128x128x16, 64x64x8")
     # cuda.contract=0: isl's schedule; a def that is no contraction: isl's schedule, described so
     assert "contraction route" not in p.compile("mm", [A, B], EMULATE_ISL).describe()
     relu = tclib.Program("def relu(float(N) X) -> (Y) { Y(i) = fmax(X(i), 0) }")

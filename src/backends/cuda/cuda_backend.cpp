@@ -141,8 +141,8 @@ std::vector<Knob> declare() {
   for (const GemmTile& t : gemm_tiles(ScalarType::Float32)) float_tiles += (float_tiles.empty() ? "" : ", ") + t.text();
   Knob gemm_tile{"cuda.gemm_tile", KnobKind::Text, "auto",
                  "the contraction route's block tile MxNxK (outputs along M and N, steps of the sum per stage): "
-                 "float32 " + float_tiles + "; float64 the same but 128x128x8; float16 and bfloat16 64x64x16 (tensor "
-                 "cores). auto: of those that give at least 132 blocks (an H100's SMs), the largest whose tiles the "
+                 "float32 " + float_tiles + "; float64 the same but 128x128x8; float16 and bfloat16 128x128x32, "
+                 "128x128x16, 64x64x16 (tensor cores; TF32: 128x128x16, 64x64x8). auto: of those that give at least 132 blocks (an H100's SMs), the largest whose tiles the "
                  "output fills within 5% as well as the best; else the fewest waves of blocks times outputs a "
                  "thread, then the best filled",
                  true};
@@ -175,7 +175,7 @@ std::vector<Knob> declare() {
   Knob tf32{"cuda.tf32", KnobKind::Boolean, "0",
             "float32 contractions on the route through tensor cores (mma.sync m16n8k8): each operand value rounded "
             "to TF32 (10 bits of mantissa, as PyTorch's allow_tf32), the sums in float32; about 1e-3 relative "
-            "error; tiles of 64x64x8, 128 threads, no split sums; never with cuda.fma=0 (not searched by the "
+            "error; tiles of 128x128x16 (256 threads) or 64x64x8 (128), no split sums; never with cuda.fma=0 (not searched by the "
             "tuner: it changes the results)"};
   Knob blas{"cuda.blas", KnobKind::Boolean, "0",
             "compute a def that is one plain matrix product (batched or not, either operand and the result in "
@@ -283,8 +283,9 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
   for (size_t s = 0; s < plan.stages.size(); ++s)
     g.route += "contraction route: " + plan.stages[s].describe(bound.def()) + "; tile " + k.shapes[s].tile.text() + ", " +
                (GemmMath(plan.stages[s].type, options.tf32).tensor_cores()
-                    ? std::string("tensor cores (mma.sync") + (options.tf32 ? ", TF32" : "") + "), 1 stage"
-                    : std::to_string(k.shapes[s].stages) + " stages") +
+                    ? std::string("tensor cores (mma.sync") + (options.tf32 ? ", TF32" : "") + "), "
+                    : std::string()) +
+               std::to_string(k.shapes[s].stages) + " stages" +
                (k.shapes[s].split > 1 ? ", the sum split in " + std::to_string(k.shapes[s].split) + " parts" : "") + "\n";
   if (g.source.scratch_bytes > 0) g.route += "scratch: " + std::to_string(g.source.scratch_bytes) + " bytes\n";
   return g;

@@ -368,9 +368,10 @@ class Generator:
             options["checked"] = "0"
         if self.on("knobs") and rng.random() < 0.2:
             options.update(random_knobs(rng))
-            # A tile a contraction's type does not have is an error (float16 and bfloat16 have one).
-            if any(ds.tensors[p.name].dtype in ("float16", "bfloat16") for p in d.inputs):
-                options.pop("cuda.gemm_tile", None)
+            # A tile a contraction's type does not have is an error: float16 and bfloat16 take the
+            # tensor cores' tiles.
+            if "cuda.gemm_tile" in options and any(ds.tensors[p.name].dtype in ("float16", "bfloat16") for p in d.inputs):
+                options["cuda.gemm_tile"] = rng.choice(HALF_TILES)
         return {
             "prog": self.prog,
             "inputs": inputs,
@@ -508,11 +509,12 @@ CUDA_KNOBS = [
     ("cuda.unroll", 0.2, ["4", "8"]),
     ("cuda.fusion", 0.2, ["min", "preserve3"]),
     ("cuda.contract", 0.25, ["0"]),
-    ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's
+    ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's (HALF_TILES)
     ("cuda.stages", 0.3, ["2", "4"]),
     ("cuda.split_k", 0.3, ["2", "3"]),
     ("cuda.rowwise", 0.3, ["1"]),
 ]
+HALF_TILES = ["128x128x32", "128x128x16", "64x64x16"]  # the tensor cores' tiles (float16, bfloat16)
 ROW_BLOCKS = ["32", "64x2", "96", "32x5"]
 
 

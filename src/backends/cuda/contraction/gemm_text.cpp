@@ -38,6 +38,8 @@ template <typename T> TC_DEVICE void tc_copy_16(T* dst, const T* base, long long
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(in ? base + at : base), "r"(in ? 16 : 0));
 }
 #define tc_copy_commit() asm volatile("cp.async.commit_group;\n" ::)
+// cp.async copies 4 bytes or more: 2-byte elements one by one, by plain loads and stores
+#define tc_copy_plain(dst, base, at, in) (*(dst) = (in) ? (base)[at] : 0)
 #define tc_copy_wait(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n))
 #else
 // Macros, so that each copy is an access of its own call site (the profile groups a warp's
@@ -46,6 +48,7 @@ struct alignas(16) tc_bytes16 { unsigned long long low, high; };
 #define tc_copy_1(dst, base, at, in) (*(dst) = (in) ? (base)[at] : 0)
 #define tc_copy_16(dst, base, at, in) \
   (*(tc_bytes16*)(dst) = (in) ? *(const tc_bytes16*)((base) + (at)) : tc_bytes16{0, 0})
+#define tc_copy_plain(dst, base, at, in) tc_copy_1(dst, base, at, in)
 #define tc_copy_commit()
 #define tc_copy_wait(n)
 #endif
@@ -59,6 +62,8 @@ struct alignas(16) tc_bytes16 { unsigned long long low, high; };
 // each lane puts its fragments in the warp's exchange area in shared memory, then computes its
 // own sums from the whole, so the emulation checks the fragments' layout the GPU relies on.
 constexpr const char* kMmaHelpers = R"(// the contraction route's tensor cores (libtc: src/backends/cuda/contraction/gemm_text.cpp)
+// A fragment register's two halves from an operand tile laid out [step][row] (steps k, k + 1)
+TC_DEVICE unsigned tc_pair(unsigned short low, unsigned short high) { return (unsigned)low | ((unsigned)high << 16); }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TC_MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32."
 #define TC_MMA_ARGS "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n" \
@@ -200,17 +205,23 @@ int64_t shift_offset(const std::vector<int64_t>& shape, const std::vector<int64_
 // contiguous index, so that a warp reads adjacent addresses.
 struct TileCopy {
   enum class Order { RowsFast, StepsFast } order = Order::StepsFast;
-  int64_t run = 1;  // elements per copy: 16 bytes' worth where rows are contiguous and aligned
+  // The tile in shared memory: [step][row], or on tensor cores where steps are copied fast
+  // [row][step] (a fragment register's two halves side by side).
+  bool k_major = false;
+  // Elements per copy: 16 bytes' worth where the copied-fast index is contiguous in the operand
+  // and whole runs stay inside it, aligned (along the rows; on tensor cores along K too).
+  int64_t run = 1;
   int64_t units = 0, per_thread = 0;
 };
 
-// The operand's tile copy: rows fast where the group's innermost index is its contiguous one
-// (with `runs`, runs of 16 bytes where whole runs stay inside that dimension and start 16-byte
-// aligned),
-// else steps fast (K's innermost index contiguous, or the smaller stride of the two).
+// The operand's tile copy: rows fast where the group's innermost index is its contiguous one,
+// else steps fast (K's innermost index contiguous, or the smaller stride of the two); runs of
+// 16 bytes along the index copied fast where it is contiguous, alone in its dimension (not a
+// convolution's kw beside w), and its runs stay whole and 16-byte aligned, tile and tensor.
+// Without `mma` (the SIMT kernel's [step][row] tiles) only along the rows, 4- or 8-byte values.
 TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& rows, const std::vector<int64_t>& shape,
                    int ContractionIndex::*dim, const StepOf& step, const std::vector<int64_t>& shift, int64_t tile_rows,
-                   const GemmTile& tile, int64_t element_bytes, bool runs) {
+                   const GemmTile& tile, int64_t element_bytes, bool mma) {
   auto inner_step = [&](const std::vector<ContractionIndex>& g) -> int64_t {
     int64_t s = g.empty() ? 0 : step(g.back());
     return s == 0 ? INT64_MAX : s;
@@ -218,20 +229,20 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
   int64_t rs = inner_step(rows), ks = inner_step(c.k);
   TileCopy copy;
   copy.order = ks != 1 && (rs == 1 || rs < ks) ? TileCopy::Order::RowsFast : TileCopy::Order::StepsFast;
-  int64_t v = kVectorBytes / element_bytes;
-  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && element_bytes >= 4 && runs) {
-    const ContractionIndex& x = rows.back();
+  copy.k_major = mma && copy.order == TileCopy::Order::StepsFast;
+  const int64_t v = kVectorBytes / element_bytes;
+  auto runs_fit = [&](const ContractionIndex& x, int64_t tile_extent) {
     int d = x.*dim;
-    // Runs of v elements stay in x's dimension and start 16-byte aligned: no other index moves
-    // along that dimension (a convolution's kw beside w), and neither does its constant term.
     bool alone = true;
     for (const auto* g : {&c.batch, &c.m, &c.n, &c.k})
       for (const ContractionIndex& y : *g) alone = alone && (&y == &x || y.*dim != d);
     int64_t at = static_cast<size_t>(d) < shift.size() ? shift[static_cast<size_t>(d)] : 0;
-    bool aligned = alone && tile_rows % v == 0 && x.extent() % v == 0 && (x.lo + at) % v == 0 &&
-                   shape[static_cast<size_t>(d)] % v == 0;
-    if (aligned) copy.run = v;
-  }
+    return alone && tile_extent % v == 0 && x.extent() % v == 0 && (x.lo + at) % v == 0 &&
+           shape[static_cast<size_t>(d)] % v == 0;
+  };
+  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && (mma || element_bytes >= 4) && runs_fit(rows.back(), tile_rows))
+    copy.run = v;
+  if (copy.k_major && ks == 1 && runs_fit(c.k.back(), tile.bk)) copy.run = v;
   copy.units = tile_rows * tile.bk / copy.run;
   copy.per_thread = (copy.units + tile.threads() - 1) / tile.threads();
   return copy;
@@ -269,10 +280,8 @@ class GemmKernelText {
     step_a_ = steps_in(shape(c.a), &ContractionIndex::a, &ContractionIndex::a_scale);
     step_b_ = steps_in(shape(c.b), &ContractionIndex::b, &ContractionIndex::b_scale);
     step_o_ = steps_in(shape(c.o), &ContractionIndex::o);
-    // On tensor cores a copy moves one element: the tiles are laid out [row][step] for the
-    // fragments, so a run along the rows does not lie together there.
-    copy_a_ = plan_copy(c, c.m, shape(c.a), &ContractionIndex::a, step_a_, c.a_shift, t_.bm, t_, element_bytes_, !mma_);
-    copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_, !mma_);
+    copy_a_ = plan_copy(c, c.m, shape(c.a), &ContractionIndex::a, step_a_, c.a_shift, t_.bm, t_, element_bytes_, mma_);
+    copy_b_ = plan_copy(c, c.n, shape(c.b), &ContractionIndex::b, step_b_, c.b_shift, t_.bn, t_, element_bytes_, mma_);
   }
 
   // The kernels' parameters: the def's tensors, the fault record, the scratch buffer if any.
@@ -288,12 +297,16 @@ class GemmKernelText {
     out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
     if (mma_) {
       std::string bits = print::storage_type(c_.type);
-      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_a[" + num(buffer_a()) + "];  // [row][step]\n";
-      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_b[" + num(buffer_b()) + "];\n";
+      auto layout = [](const TileCopy& copy) { return copy.k_major ? "[stage][row][step]" : "[stage][step][row]"; };
+      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_a[" + num(stages_ * buffer_a()) + "];  // " +
+             layout(copy_a_) + "\n";
+      out += pad(1) + "alignas(16) __shared__ " + bits + " tc_shared_b[" + num(stages_ * buffer_b()) + "];  // " +
+             layout(copy_b_) + "\n";
       out += "#ifdef TC_MMA_EXCHANGE\n" + pad(1) + "__shared__ float tc_mma_exchange[" + num(t_.threads() / 32) +
              "][384];  // the emulation's mma: a warp's fragments\n#endif\n";
       out += pad(1) + "const int tc_tid = threadIdx.x, tc_lane = tc_tid % 32, tc_g = tc_lane / 4, tc_t = tc_lane % 4;\n";
-      out += pad(1) + "const int tc_wm = tc_tid / 64, tc_wn = tc_tid / 32 % 2;  // the warp's 32 x 32 of the tile\n";
+      out += pad(1) + "const int tc_wm = tc_tid / 32 / " + num(warps_n()) + ", tc_wn = tc_tid / 32 % " + num(warps_n()) +
+             ";  // the warp's " + num(warp_m()) + " x " + num(warp_n()) + " of the tile\n";
     } else {
       out += pad(1) + "alignas(16) __shared__ " + type_ + " tc_shared_a[" + num(stages_ * buffer_a()) +
              "];  // [stage][step][row]\n";
@@ -387,9 +400,17 @@ class GemmKernelText {
  private:
   const ir::Tensor& tensor(int t) const { return b_.def().tensors[static_cast<size_t>(t)]; }
   const std::vector<int64_t>& shape(int t) const { return b_.tensors[static_cast<size_t>(t)].shape; }
-  // A stage's buffer: bk steps of a tile's rows, each row padded by 16 bytes.
-  int64_t buffer_a() const { return mma_ ? t_.bm * (t_.bk + pad_) : t_.bk * (t_.bm + pad_); }
-  int64_t buffer_b() const { return mma_ ? t_.bn * (t_.bk + pad_) : t_.bk * (t_.bn + pad_); }
+  // A stage's buffer: bk steps of a tile's rows, [step][row] with each step's rows padded by 16
+  // bytes, or [row][step] with each row's steps padded so.
+  int64_t buffer(const TileCopy& copy, int64_t rows) const {
+    return copy.k_major ? rows * (t_.bk + pad_) : t_.bk * (rows + pad_);
+  }
+  int64_t buffer_a() const { return buffer(copy_a_, t_.bm); }
+  int64_t buffer_b() const { return buffer(copy_b_, t_.bn); }
+  // Tensor cores: a warp's outputs (tm / 2 x tn / 2 mma tiles of 16 x 8), and the warps along N.
+  int64_t warp_m() const { return 8 * t_.tm; }
+  int64_t warp_n() const { return 4 * t_.tn; }
+  int64_t warps_n() const { return t_.bn / warp_n(); }
   int64_t tiles_m() const { return (m_ + t_.bm - 1) / t_.bm; }
   int64_t tiles_n() const { return (n_ + t_.bn - 1) / t_.bn; }
 
@@ -405,17 +426,6 @@ class GemmKernelText {
     copy_rows('b', copy_b_, c_.n, step_b_, t_.bn, n_, out, d);
     out += pad(d) + type_ + " tc_acc[" + num(t_.tm) + "][" + num(t_.tn) + "];\n";
     initial_values(out, d);
-    if (mma_) {  // one buffer, filled by plain copies (cp.async copies 4 bytes or more)
-      out += pad(d) + "for (int tc_kt = tc_kt0; tc_kt < tc_kt1; ++tc_kt) {\n";
-      out += pad(d + 1) + "__syncthreads();  // the buffer is free\n";
-      copy_step("0", "tc_kt", out, d + 1);
-      out += pad(d + 1) + "__syncthreads();\n";
-      mma_step(out, d + 1);
-      out += pad(d) + "}\n";
-      out += pad(d) + "__syncthreads();  // the buffer is free for the next tile\n";
-      epilogue(out, d);
-      return;
-    }
     out += pad(d) + "// the pipeline: " + num(stages_ - 1) + " steps in flight while the block computes one\n";
     out += pad(d) + "for (int tc_s = 0; tc_s < " + num(stages_ - 1) + "; ++tc_s) {\n";
     out += pad(d + 1) + "if (tc_kt0 + tc_s < tc_kt1) {\n";
@@ -431,7 +441,8 @@ class GemmKernelText {
     copy_step("tc_write", "tc_kt + " + num(stages_ - 1), out, d + 2);
     out += pad(d + 1) + "}\n";
     out += pad(d + 1) + "tc_copy_commit();\n";
-    multiply_step(out, d + 1);
+    if (mma_) mma_step(out, d + 1);
+    else multiply_step(out, d + 1);
     std::string last = num(stages_ - 1);
     out += pad(d + 1) + "tc_read = tc_read == " + last + " ? 0 : tc_read + 1;\n";
     out += pad(d + 1) + "tc_write = tc_write == " + last + " ? 0 : tc_write + 1;\n";
@@ -454,12 +465,13 @@ class GemmKernelText {
         row = num(copy.run) + " * (" + u + " % " + num(row_units) + ")";
         k = u + " / " + num(row_units);
       } else {
-        row = u + " / " + num(t_.bk);
-        k = u + " % " + num(t_.bk);
+        int64_t step_units = t_.bk / copy.run;  // runs along K (tensor cores' [row][step] tiles)
+        row = u + " / " + num(step_units);
+        k = copy.run == 1 ? u + " % " + num(t_.bk) : num(copy.run) + " * (" + u + " % " + num(step_units) + ")";
       }
       std::string L = num(l);
-      std::string dst = mma_ ? p + "row" + L + " * " + num(t_.bk + pad_) + " + " + p + "step" + L
-                             : p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L;
+      std::string dst = copy.k_major ? p + "row" + L + " * " + num(t_.bk + pad_) + " + " + p + "step" + L
+                                     : p + "step" + L + " * " + num(tile_rows + pad_) + " + " + p + "row" + L;
       out += pad(d) + "const int " + p + "row" + L + " = " + row + ", " + p + "step" + L + " = " + k + ", " + p + "dst" +
              L + " = " + dst + ";\n";
       std::string has = copy.units % t_.threads() == 0 ? "true" : u + " < " + num(copy.units);
@@ -490,17 +502,16 @@ class GemmKernelText {
              group_offset(c_.k, step, "tc_k") + " : 0);\n";
       std::string dst = "tc_shared_" + std::string(1, x) + " + (tc_slot_copy * " +
                         num(x == 'a' ? buffer_a() : buffer_b()) + " + " + p + "dst" + L + ")";
-      if (mma_) {
-        out += pad(d + 1) + "*(" + dst + ") = tc_in ? " + param(t) + "[tc_at] : (" + print::storage_type(c_.type) + ")0;\n";
-      } else if (copy.run > 1) {
+      const std::string one = element_bytes_ == 2 ? "tc_copy_plain(" : "tc_copy_1(";
+      if (copy.run > 1) {
         out += pad(d + 1) + "if (" + p + "16) {\n";
         out += pad(d + 2) + "tc_copy_16(" + dst + ", " + param(t) + ", tc_at, tc_in);\n";
         out += pad(d + 1) + "} else {\n";
-        out += pad(d + 2) + "for (int tc_e = 0; tc_e < " + num(copy.run) + "; ++tc_e) tc_copy_1(" + dst + " + tc_e, " +
+        out += pad(d + 2) + "for (int tc_e = 0; tc_e < " + num(copy.run) + "; ++tc_e) " + one + dst + " + tc_e, " +
                param(t) + ", tc_at + tc_e, tc_in);\n";
         out += pad(d + 1) + "}\n";
       } else {
-        out += pad(d + 1) + "tc_copy_1(" + dst + ", " + param(t) + ", tc_at, tc_in);\n";
+        out += pad(d + 1) + one + dst + ", " + param(t) + ", tc_at, tc_in);\n";
       }
       out += pad(d) + "}\n";
     }
@@ -556,44 +567,57 @@ class GemmKernelText {
   // where the mma's sums lie: tc_acc[2 mi + e / 2][2 ni + e % 2] is sum e of the warp's mma tile
   // (mi, ni), at row g (+ 8 for e >= 2), column 2 t + e % 2 of it.
   std::string out_row(int64_t i) const {
-    if (mma_) return "tc_m0 + " + num((i / 2) * 16 + (i % 2) * 8) + " + tc_wm * 32 + tc_g";
+    if (mma_) return "tc_m0 + " + num((i / 2) * 16 + (i % 2) * 8) + " + tc_wm * " + num(warp_m()) + " + tc_g";
     return "tc_m0 + " + tile_row(i);
   }
   std::string out_col(int64_t j) const {
-    if (mma_) return "tc_n0 + " + num((j / 2) * 8 + j % 2) + " + tc_wn * 32 + 2 * tc_t";
+    if (mma_) return "tc_n0 + " + num((j / 2) * 8 + j % 2) + " + tc_wn * " + num(warp_n()) + " + 2 * tc_t";
     return "tc_n0 + " + tile_col(j);
   }
 
-  // The steps in shared memory on tensor cores: the warp's fragments of A (2 of 16 rows) and B
-  // (4 of 8 columns), read as pairs of halves (16 steps) or as TF32 values (8 steps), then 8 mma.
+  // The steps of stage tc_read on tensor cores, 16 (float16, bfloat16) or 8 (TF32) at a time: the
+  // warp's fragments of A (tm / 2 of 16 rows) and B (tn / 2 of 8 columns), read as pairs of
+  // halves or as TF32 values, then tm / 2 x tn / 2 mma.
   void mma_step(std::string& out, int d) const {
-    const std::string row = num(t_.bk + pad_);
     const std::string kind = tf32_ ? "tf32" : c_.type == ScalarType::BFloat16 ? "bf16" : "f16";
-    // Fragment register e's value at (row r, step k + its offset): a pair of halves, or one float.
-    const std::string t = tf32_ ? "tc_t" : "2 * tc_t", far = tf32_ ? " + 4" : " + 8";
-    auto value = [&](const std::string& array, const std::string& r, const std::string& k) {
-      std::string at = array + "[(" + r + ") * " + row + " + " + k + "]";
-      return tf32_ ? "tc_tf32(" + at + ")" : "*(const unsigned*)&" + at;
+    const int64_t kstep = tf32_ ? 8 : 16, mi = t_.tm / 2, ni = t_.tn / 2;
+    // Fragment register e's value at (row r, step k): a pair of halves (k, k + 1), or one float.
+    auto value = [&](const std::string& array, const TileCopy& copy, int64_t rows, int64_t buf, const std::string& r,
+                     const std::string& k) {
+      auto at = [&](const std::string& step) {
+        std::string offset = copy.k_major ? "(" + r + ") * " + num(t_.bk + pad_) + " + " + step
+                                          : "(" + step + ") * " + num(rows + pad_) + " + " + r;
+        return array + "[tc_read * " + num(buf) + " + " + offset + "]";
+      };
+      if (tf32_) return "tc_tf32(" + at(k) + ")";
+      if (copy.k_major) return "*(const unsigned*)&" + at(k);
+      return "tc_pair(" + at(k) + ", " + at(k + " + 1") + ")";
     };
-    out += pad(d) + "unsigned tc_fa[2][4], tc_fb[4][2];\n";
-    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i) {\n";
-    out += pad(d + 1) + "const int tc_r = tc_wm * 32 + tc_i * 16 + tc_g;\n";
-    out += pad(d + 1) + "tc_fa[tc_i][0] = " + value("tc_shared_a", "tc_r", t) + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][1] = " + value("tc_shared_a", "tc_r + 8", t) + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][2] = " + value("tc_shared_a", "tc_r", t + far) + ";\n";
-    out += pad(d + 1) + "tc_fa[tc_i][3] = " + value("tc_shared_a", "tc_r + 8", t + far) + ";\n";
-    out += pad(d) + "}\n";
-    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
-    out += pad(d + 1) + "const int tc_c = tc_wn * 32 + tc_j * 8 + tc_g;\n";
-    out += pad(d + 1) + "tc_fb[tc_j][0] = " + value("tc_shared_b", "tc_c", t) + ";\n";
-    out += pad(d + 1) + "tc_fb[tc_j][1] = " + value("tc_shared_b", "tc_c", t + far) + ";\n";
-    out += pad(d) + "}\n";
-    out += pad(d) + "TC_UNROLL\n" + pad(d) + "for (int tc_i = 0; tc_i < 2; ++tc_i)\n";
-    out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_j = 0; tc_j < 4; ++tc_j) {\n";
-    if (o_.statement_marks) out += pad(d + 2) + "TC_STATEMENT();\n";
-    out += pad(d + 2) + "TC_MMA(" + kind + ", tc_acc[2 * tc_i][2 * tc_j], tc_acc[2 * tc_i][2 * tc_j + 1], " +
-           "tc_acc[2 * tc_i + 1][2 * tc_j], tc_acc[2 * tc_i + 1][2 * tc_j + 1], tc_fa[tc_i], tc_fb[tc_j]);\n";
+    auto a = [&](const std::string& r, const std::string& k) { return value("tc_shared_a", copy_a_, t_.bm, buffer_a(), r, k); };
+    auto b = [&](const std::string& r, const std::string& k) { return value("tc_shared_b", copy_b_, t_.bn, buffer_b(), r, k); };
+    const std::string t = tf32_ ? "tc_kk + tc_t" : "tc_kk + 2 * tc_t", far = tf32_ ? " + 4" : " + 8";
+    out += pad(d) + "TC_UNROLL\n";
+    out += pad(d) + "for (int tc_kk = 0; tc_kk < " + num(t_.bk) + "; tc_kk += " + num(kstep) + ") {\n";
+    out += pad(d + 1) + "unsigned tc_fa[" + num(mi) + "][4], tc_fb[" + num(ni) + "][2];\n";
+    out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_i = 0; tc_i < " + num(mi) + "; ++tc_i) {\n";
+    out += pad(d + 2) + "const int tc_r = tc_wm * " + num(warp_m()) + " + tc_i * 16 + tc_g;\n";
+    out += pad(d + 2) + "tc_fa[tc_i][0] = " + a("tc_r", t) + ";\n";
+    out += pad(d + 2) + "tc_fa[tc_i][1] = " + a("tc_r + 8", t) + ";\n";
+    out += pad(d + 2) + "tc_fa[tc_i][2] = " + a("tc_r", t + far) + ";\n";
+    out += pad(d + 2) + "tc_fa[tc_i][3] = " + a("tc_r + 8", t + far) + ";\n";
     out += pad(d + 1) + "}\n";
+    out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_j = 0; tc_j < " + num(ni) + "; ++tc_j) {\n";
+    out += pad(d + 2) + "const int tc_c = tc_wn * " + num(warp_n()) + " + tc_j * 8 + tc_g;\n";
+    out += pad(d + 2) + "tc_fb[tc_j][0] = " + b("tc_c", t) + ";\n";
+    out += pad(d + 2) + "tc_fb[tc_j][1] = " + b("tc_c", t + far) + ";\n";
+    out += pad(d + 1) + "}\n";
+    out += pad(d + 1) + "TC_UNROLL\n" + pad(d + 1) + "for (int tc_i = 0; tc_i < " + num(mi) + "; ++tc_i)\n";
+    out += pad(d + 2) + "TC_UNROLL\n" + pad(d + 2) + "for (int tc_j = 0; tc_j < " + num(ni) + "; ++tc_j) {\n";
+    if (o_.statement_marks) out += pad(d + 3) + "TC_STATEMENT();\n";
+    out += pad(d + 3) + "TC_MMA(" + kind + ", tc_acc[2 * tc_i][2 * tc_j], tc_acc[2 * tc_i][2 * tc_j + 1], " +
+           "tc_acc[2 * tc_i + 1][2 * tc_j], tc_acc[2 * tc_i + 1][2 * tc_j + 1], tc_fa[tc_i], tc_fb[tc_j]);\n";
+    out += pad(d + 2) + "}\n";
+    out += pad(d) + "}\n";
   }
 
   // An entry's stored form (float16 and bfloat16 as their bits), and a stored entry's value.

@@ -18,10 +18,12 @@ const std::vector<GemmTile>& gemm_tiles(GemmMath math) {
                                                {4, 256, 8, 1, 4}};
   static const std::vector<GemmTile> kDouble = {{128, 64, 8, 8, 4}, {64, 128, 8, 4, 8}, {64, 64, 8, 4, 4},
                                                 {32, 32, 8, 2, 2},  {8, 256, 8, 1, 8},  {4, 256, 8, 1, 4}};
-  // Tensor cores: the kernel's one tile (4 warps of 32 x 32), 16 steps a stage for float16 and
-  // bfloat16 (m16n8k16), 8 for TF32 (m16n8k8).
-  static const std::vector<GemmTile> kHalf = {{64, 64, 16, 4, 8}};
-  static const std::vector<GemmTile> kTf32 = {{64, 64, 8, 4, 8}};
+  // Tensor cores: warps of 64 x 32 outputs (tm x tn = 8 x 8 sums a thread: 4 x 4 mma tiles of
+  // 16 x 8) in 128 x 128 tiles of 8 warps, or of 32 x 32 (4 x 8: 2 x 4 mma tiles) in 64 x 64
+  // tiles of 4; 16 or 32 steps a stage for float16 and bfloat16 (m16n8k16), 8 or 16 for TF32
+  // (m16n8k8).
+  static const std::vector<GemmTile> kHalf = {{128, 128, 32, 8, 8}, {128, 128, 16, 8, 8}, {64, 64, 16, 4, 8}};
+  static const std::vector<GemmTile> kTf32 = {{128, 128, 16, 8, 8}, {64, 64, 8, 4, 8}};
   if (math.tf32) return kTf32;
   if (is_float16_like(math.type)) return kHalf;
   return math.type == ScalarType::Float64 ? kDouble : kFloat;
@@ -35,9 +37,11 @@ std::optional<GemmTile> gemm_tile_named(const std::string& text, GemmMath math) 
 
 
 int64_t stages_that_fit(const GemmTile& t, GemmMath math, int64_t wanted) {
-  if (math.tensor_cores()) return 1;  // the tensor-core kernel: one buffer
-  int64_t bytes = math.type == ScalarType::Float64 ? 8 : 4, pad = 16 / bytes;
-  int64_t stage = (t.bk * (t.bm + pad) + t.bk * (t.bn + pad)) * bytes;
+  int64_t bytes = math.type == ScalarType::Float64 ? 8 : is_float16_like(math.type) ? 2 : 4, pad = 16 / bytes;
+  // A stage's rows padded by 16 bytes: [step][row], or on tensor cores [row][step] where an
+  // operand's K is contiguous (the larger of the two: rows >= bk).
+  int64_t stage = math.tensor_cores() ? (t.bm + t.bn) * (t.bk + pad) * bytes
+                                      : (t.bk * (t.bm + pad) + t.bk * (t.bn + pad)) * bytes;
   return std::max<int64_t>(2, std::min(wanted, kGemmSharedBytes / stage));
 }
 
