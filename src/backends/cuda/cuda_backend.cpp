@@ -687,15 +687,21 @@ class CudaKernel : public Kernel {
     const Driver& driver = Driver::get();  // after the tensors: a host tensor is the caller's error, driver or not
     if (blas_) {
       const BlasCall& call = *blas_;
+      // cuBLAS's workspace: a block of the pool on the caller's stream, freed after the call.
+      unsigned long long workspace = 0;
       try {
+        workspace = driver.allocate(device, Cublas::kWorkspaceBytes, context.stream);
         driver.with_context(device, [&] {
           Cublas::get().gemm(call, device, context.stream, v[static_cast<size_t>(call.x)]->data,
                              v[static_cast<size_t>(call.y)]->data, v[static_cast<size_t>(call.c)]->data,
-                             call.bias >= 0 ? v[static_cast<size_t>(call.bias)]->data : nullptr);
+                             call.bias >= 0 ? v[static_cast<size_t>(call.bias)]->data : nullptr,
+                             reinterpret_cast<void*>(workspace));
         });
       } catch (const Error& e) {  // named as the generated kernels' failures are: the def, what ran
+        if (workspace) driver.release(device, workspace, context.stream);
         fail(e.status(), b_.def().name + ": the library route's " + call.describe(b_.def()) + ": " + e.what());
       }
+      driver.release(device, workspace, context.stream);
       return;
     }
     const std::vector<void*>& functions = functions_on(device);

@@ -47,6 +47,7 @@ int data_type(ScalarType t) {
 struct Cublas::Api {
   Status (*create)(void**);
   Status (*set_stream)(void*, void*);
+  Status (*set_workspace)(void*, void*, size_t);
   Status (*gemm)(void*, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int, int,
                  long long, const void*, void*, int, int, long long, int, int, int);
   Status (*property)(int, int*);
@@ -93,6 +94,7 @@ Cublas::Cublas(const std::vector<std::string>& candidates) {
       [&](void* h, std::string& missing) {
         bind_function(h, "cublasCreate_v2", api->create, missing);
         bind_function(h, "cublasSetStream_v2", api->set_stream, missing);
+        bind_function(h, "cublasSetWorkspace_v2", api->set_workspace, missing);
         bind_function(h, "cublasGemmStridedBatchedEx", api->gemm, missing);
         bind_function(h, "cublasGetProperty", api->property, missing);
         bind_function(h, "cublasGetStatusString", api->status_string, missing);
@@ -200,12 +202,12 @@ const Cublas::LtPlan& Cublas::lt_plan(const BlasCall& call, Handle& h, const voi
   }
   // The first call's bias for the heuristic (later calls set theirs before the call).
   if (bias) check(api_->lt_desc_set(lt->desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
-  const size_t no_workspace = 0;  // no buffer to allocate per call
+  const size_t workspace = kWorkspaceBytes;  // what every call brings
   void* pref = nullptr;
   check(api_->lt_pref_create(&pref), "cublasLtMatmulPreferenceCreate");
   LtHeuristic best{};
   int found = 0;
-  int status = api_->lt_pref_set(pref, kPrefMaxWorkspace, &no_workspace, sizeof no_workspace);
+  int status = api_->lt_pref_set(pref, kPrefMaxWorkspace, &workspace, sizeof workspace);
   if (status == 0)
     status = api_->lt_heuristic(h.lt, lt->desc, lt->layouts[0], lt->layouts[1], lt->layouts[2], lt->layouts[2], pref, 1,
                                 &best, &found);
@@ -218,16 +220,16 @@ const Cublas::LtPlan& Cublas::lt_plan(const BlasCall& call, Handle& h, const voi
 }
 
 void Cublas::lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c,
-                       const void* bias, const void* alpha, const void* beta) const {
+                       const void* bias, const void* alpha, const void* beta, void* workspace) const {
   const LtPlan& lt = lt_plan(call, h, bias);
   if (bias) check(api_->lt_desc_set(lt.desc, kDescBiasPointer, &bias, sizeof bias), "cublasLtMatmulDescSetAttribute");
   check(api_->lt_matmul(h.lt, lt.desc, alpha, x, lt.layouts[0], y, lt.layouts[1], beta, c, lt.layouts[2], c, lt.layouts[2],
-                        lt.algo, nullptr, 0, stream),
+                        lt.algo, workspace, kWorkspaceBytes, stream),
         "cublasLtMatmul");
 }
 
 void Cublas::gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c,
-                  const void* bias) const {
+                  const void* bias, void* workspace) const {
   Handle& h = handle_on(ordinal);
   const bool dbl = call.type == ScalarType::Float64;
   const float one_f = 1, beta_f = call.accumulate ? 1.0f : 0.0f;
@@ -236,8 +238,9 @@ void Cublas::gemm(const BlasCall& call, int ordinal, void* stream, const void* x
   const void* beta = dbl ? static_cast<const void*>(&beta_d) : &beta_f;
   const int type = data_type(call.type);
   std::lock_guard<std::mutex> lock(h.mutex);  // the stream is the handle's until the call is queued
-  if (call.lt()) return lt_matmul(call, h, stream, x, y, c, bias, alpha, beta);
+  if (call.lt()) return lt_matmul(call, h, stream, x, y, c, bias, alpha, beta, workspace);
   check(api_->set_stream(h.handle, stream), "cublasSetStream");
+  check(api_->set_workspace(h.handle, workspace, kWorkspaceBytes), "cublasSetWorkspace");
   check(api_->gemm(h.handle, call.x_trans ? kOpT : kOpN, call.y_trans ? kOpT : kOpN, static_cast<int>(call.m),
                    static_cast<int>(call.n), static_cast<int>(call.k), alpha, x, type, static_cast<int>(call.ldx),
                    call.stride_x, y, type, static_cast<int>(call.ldy), call.stride_y, beta, c, type,

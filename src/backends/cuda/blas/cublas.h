@@ -35,14 +35,19 @@ class Cublas {
   std::string path() const { return path_; }
   std::string version() const;  // "13.0.0" (cublasGetProperty)
 
+  // The device memory every call brings for cuBLAS's own use, as PyTorch gives it on Hopper: the
+  // faster algorithms (split sums, the tensor-memory-accelerator kernels) need one.
+  static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
   // Queues `call` on `stream` of device `ordinal` (whose primary context the caller has made
-  // current): x, y, c (and the bias) the device addresses of its tensors; a call with an
-  // epilogue through cuBLASLt (its descriptors and the first algorithm its heuristic gives
-  // without a workspace made on the first call of the shape on the device, then kept with the
-  // device's handle). TC_ERROR_RUNTIME with cuBLAS's text where the handle cannot be made or
-  // the call is refused.
+  // current): x, y, c (and the bias) the device addresses of its tensors, `workspace`
+  // kWorkspaceBytes of device memory (256-byte aligned) that nothing else uses until the call's
+  // work on `stream` is done; a call with an epilogue through cuBLASLt (its descriptors and the
+  // first algorithm its heuristic gives within that workspace made on the first call of the
+  // shape on the device, then kept with the device's handle). TC_ERROR_RUNTIME with cuBLAS's
+  // text where the handle cannot be made or the call is refused.
   void gemm(const BlasCall& call, int ordinal, void* stream, const void* x, const void* y, void* c,
-            const void* bias = nullptr) const;
+            const void* bias, void* workspace) const;
 
  private:
   struct Api;
@@ -57,7 +62,7 @@ class Cublas {
   };
   const LtPlan& lt_plan(const BlasCall& call, Handle& h, const void* bias) const;  // under h.mutex
   void lt_matmul(const BlasCall& call, Handle& h, void* stream, const void* x, const void* y, void* c, const void* bias,
-                 const void* alpha, const void* beta) const;
+                 const void* alpha, const void* beta, void* workspace) const;
   Handle& handle_on(int ordinal) const;  // made on first need (the context current)
   void check(int status, const char* call) const;
   std::string path_;
