@@ -9,6 +9,12 @@ libtc's Python binding.
 
 --tune SECONDS: before timing, `tc_tune` searches the cuda knobs for that long per kernel (into
 a temporary cache) and libtc is timed with the tuned kernel too.
+
+Both sides compute in float32: PyTorch's cuDNN convolutions run with TF32 off
+(torch.backends.cudnn.allow_tf32, on by default in PyTorch, rounds their operands to 10 bits:
+conv2d and group_conv then disagree with libtc by about 3e-4 and run on tensor cores), as its
+matmuls are by default. --torch-tf32 keeps PyTorch's default instead (the time a user who
+leaves it gets; compare with libtc's cuda.tf32=1).
 """
 import argparse
 import json
@@ -49,7 +55,7 @@ def time_cuda(fn, warmup, reps):
     return float(np.median(times)), float(min(times))
 
 
-def child(framework, name, quick, warmup, reps, cache):
+def child(framework, name, quick, warmup, reps, cache, torch_tf32=False):
     """One framework, one kernel: prints a JSON line (median and best ms, result file, seconds
     per phase)."""
     phases, t0 = {}, time.perf_counter()
@@ -61,6 +67,7 @@ def child(framework, name, quick, warmup, reps, cache):
 
     import torch
     import tc
+    torch.backends.cudnn.allow_tf32 = torch_tf32
     phase("import")
     kernel = next(k for k in KERNELS if k.name == name)
     sizes = kernel.quick if quick else kernel.sizes
@@ -88,7 +95,8 @@ def child(framework, name, quick, warmup, reps, cache):
 
 def run_child(framework, name, args, cache=None, env=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", framework, name, "--reps", str(args.reps),
-           "--warmup", str(args.warmup)] + (["--quick"] if args.quick else []) + (["--cache", cache] if cache else [])
+           "--warmup", str(args.warmup)] + (["--quick"] if args.quick else []) + (["--cache", cache] if cache else []) + \
+          (["--torch-tf32"] if args.torch_tf32 else [])
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -114,9 +122,10 @@ def main():
     ap.add_argument("--child-timeout", type=int, default=120, help="seconds a child may take (plus --tune)")
     ap.add_argument("--child", nargs=2)
     ap.add_argument("--cache")
+    ap.add_argument("--torch-tf32", action="store_true", help="PyTorch's default: cuDNN convolutions through TF32")
     args = ap.parse_args()
     if args.child:
-        return child(args.child[0], args.child[1], args.quick, args.warmup, args.reps, args.cache)
+        return child(args.child[0], args.child[1], args.quick, args.warmup, args.reps, args.cache, args.torch_tf32)
     names = args.only.split(",") if args.only else [k.name for k in KERNELS]
     frameworks = ["torch", "libtc"] + (["libtc-tuned"] if args.tune else [])
     env = dict(os.environ, TC_GPU_TUNE=str(args.tune))

@@ -4,7 +4,8 @@ call through the Python binding (outputs allocated, and with out=), through tc_r
 directly with DLTensors built once (the C library's own cost), and PyTorch eager's host time for
 the same work; then the binding's ten costliest Python functions (cProfile). Host times are the
 mean over --calls back-to-back calls queued without waiting (a host time above the GPU's is the
-call's cost; below it, the queue hides it). One process, all kernels (a diagnostic: bench/gpu.py
+call's cost; below it, the queue hides it). PyTorch's convolutions in float32 (TF32 off, as
+in bench/gpu.py). One process, all kernels (a diagnostic: bench/gpu.py
 gives the timings that compare frameworks, each in its own process).
 
     TC_LIBRARY=build/src/libtc.so PYTHONPATH=bindings/python python3 bench/gpu_call.py
@@ -88,6 +89,7 @@ def main():
     args = ap.parse_args()
     import torch
     import tc
+    torch.backends.cudnn.allow_tf32 = False  # float32 on both sides (bench/gpu.py)
     rows, profiles = [], []
     for name in args.only.split(","):
         kernel = next(k for k in KERNELS if k.name == name)
