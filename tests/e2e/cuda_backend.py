@@ -57,6 +57,10 @@ checks that hide them need their own):
                      run to isl, cuda.rowwise=1 takes the first two and makes the last an error
                      naming both options; softmax's profile at 128x1000: sectors_per_request at
                      most 5 and work_balance at most 1.5
+  small_grids        a launch of fewer blocks than the GPU's SMs by default tiles gets its y tile
+                     cut to the block's threads: 1LUT at the benchmark's sizes 2x16 blocks (2x4
+                     before), right at odd sizes; a cuda.tile it was given, a grid already
+                     large enough and register tiles keep theirs
   blas_route         cuda.blas=1 on a matrix product: emulated, the generated kernel (right) and
                      why; compiled for sm_90, the cuBLAS call described (where the toolkit's cuBLAS
                      loads) and the generated kernel still made; fcrelu through cuBLASLt (bias
@@ -537,6 +541,27 @@ def lane_reductions():
     np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
 
 
+def small_grids():
+    r = np.random.default_rng(11)
+    here = os.path.dirname(os.path.abspath(__file__))
+    lut = tclib.Program(open(os.path.join(here, "..", "..", "bench", "kernels", "lut1.tc")).read())
+
+    def compiled(e, b, l, knobs=None):
+        table = r.standard_normal((e, 64)).astype(np.float32)
+        index = r.integers(0, e, (b, l)).astype(np.int32)
+        return lut.compile("lut1", [table, index], dict(EMULATE, **(knobs or {}))), table, index
+    k, _, _ = compiled(100000, 128, 50)
+    assert "lut1_k0 grid 2x16x1 block 32x8x1" in k.describe(), k.describe()  # 128 x 64 outputs: 8 x 32 tiles
+    k, _, _ = compiled(100000, 128, 50, {"cuda.tile": "32x32"})
+    assert "lut1_k0 grid 2x4x1 block 32x8x1" in k.describe(), k.describe()  # as given
+    k, _, _ = compiled(1000, 4096, 5)
+    assert "lut1_k0 grid 2x128x1 block 32x8x1" in k.describe(), k.describe()  # 256 blocks: enough
+    k, table, index = compiled(997, 75, 13)
+    assert "lut1_k0 grid 2x10x1" in k.describe(), k.describe()
+    (got,) = run(k, [table, index])
+    np.testing.assert_allclose(got, table[index].astype(F64).sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
 def row_route():
     r = np.random.default_rng(5)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -731,7 +756,7 @@ CHECKS = {"no_cuda": no_cuda, "explicit_arch": explicit_arch, "kernel_code": ker
           "bad_options": bad_options, "strided_tensors": strided_tensors, "no_host_compiler": no_host_compiler,
           "registers": registers, "register_tiles": register_tiles, "shared_memory": shared_memory, "unroll": unroll,
           "lane_reductions": lane_reductions, "profile": profile,
-          "contraction_route": contraction_route, "row_route": row_route, "blas_route": blas_route,
+          "contraction_route": contraction_route, "small_grids": small_grids, "row_route": row_route, "blas_route": blas_route,
           "blas_route_missing": blas_route_missing}
 HIDDEN = {"TC_NVRTC": "/nonexistent/libnvrtc.so", "TC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
 ENVIRONMENTS = {"no_cuda": HIDDEN, "blas_route_missing": {"TC_CUBLAS": "/nonexistent/libcublas.so.13"}}

@@ -65,7 +65,9 @@ std::vector<Knob> declare() {
   fusion.choices = {"max", "min", "preserve3"};
   fusion.domain = fixed_values({"max", "min", "preserve3"});
   Knob tile{"cuda.tile", KnobKind::Sizes, "auto",
-            "tile sizes of each kernel's outermost band, outermost loop first (loops past the list, and auto: 32)", true};
+            "tile sizes of each kernel's outermost band, outermost loop first (loops past the list, and auto: 32; "
+            "auto cuts the loops on the y and z thread axes to the block's threads there where the band would "
+            "have fewer blocks than an H100's 132 SMs)", true};
   tile.min = 1;
   tile.max = 4096;
   tile.max_items = 8;
@@ -314,7 +316,7 @@ std::array<unsigned, 3> row_block(const RowPlan& plan, const KnobValues& o, cons
                                       "'cuda.block' is '" + o.text("cuda.block") + "': " + why);
     return {static_cast<unsigned>(block[0]), static_cast<unsigned>(block.size() > 1 ? block[1] : 1), 1};
   }
-  int64_t values = plan.row_count() >= kGemmBlocksWanted ? (plan.longest() + 3) / 4 : plan.longest();
+  int64_t values = plan.row_count() >= kBlocksWanted ? (plan.longest() + 3) / 4 : plan.longest();
   int64_t x = std::clamp<int64_t>((values + kWarpSize - 1) / kWarpSize * kWarpSize, kWarpSize, kMaxThreadsPerBlock);
   return {static_cast<unsigned>(x), static_cast<unsigned>(x >= 128 ? 1 : 128 / x), 1};
 }

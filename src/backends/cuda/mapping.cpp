@@ -273,6 +273,31 @@ int64_t default_tile(int i, int parallel, bool several_reductions, const std::ar
   return 1;
 }
 
+// Where a band's blocks would be fewer than the GPU's SMs (kBlocksWanted), the defaulted tile
+// of each thread axis past x is cut to the block's threads along that axis: each thread then
+// computes one value along it where it walked several, and the values go to more blocks (1LUT's
+// 128 x 64 outputs in tiles of 32 x 32 were 8 blocks for 132 SMs; in tiles of 8 x 32, 32).
+// Register-tiled bands keep their tiles (their copies need them), as do reductions across lanes.
+void fill_the_gpu(isl_schedule_node* band, int parallel, const std::array<int64_t, 3>& copies,
+                  const MappingOptions& options, std::vector<int64_t>& tiles) {
+  if (copies[0] > 1 || copies[1] > 1 || copies[2] > 1 || options.lanes) return;
+  auto blocks = [&] {
+    int64_t count = 1;
+    for (int i = 0; i < parallel; ++i) {
+      int64_t extent = member_extent(band, i);
+      if (extent < 0) return kBlocksWanted;  // not a constant: leave the tiles
+      count *= (extent + tiles[static_cast<size_t>(i)] - 1) / tiles[static_cast<size_t>(i)];
+    }
+    return count;
+  };
+  for (int a = 1; a < kMaxAxes; ++a) {
+    int m = member_of_axis(parallel, a);
+    if (m < 0 || static_cast<size_t>(m) < options.tile.size()) continue;  // cuda.tile gave it
+    int64_t threads = std::max<int64_t>(1, options.block[static_cast<size_t>(a)]);
+    if (tiles[static_cast<size_t>(m)] > threads && blocks() < kBlocksWanted) tiles[static_cast<size_t>(m)] = threads;
+  }
+}
+
 // Point loops after the leading coincident ones (a reduction's: no thread is mapped to them)
 // whose tile size is at most `unroll` are unrolled by isl's AST generator.
 isl_schedule_node* mark_unrolled(isl_schedule_node* band, const std::vector<int64_t>& sizes, int64_t unroll) {
@@ -299,10 +324,14 @@ isl_schedule_node* tile_outermost_band(isl_schedule_node* node, void* user) {
     std::array<int64_t, 3> copies = register_tile(node, options), thread_tiles{0, 0, 0};
     int parallel = coincident_prefix(node);
     bool several = reduction_loops(node, parallel) > 1;
+    std::vector<int64_t> tiles;
+    for (int i = 0; i < members; ++i)
+      tiles.push_back(std::max<int64_t>(
+          1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : default_tile(i, parallel, several, copies, options)));
+    fill_the_gpu(node, parallel, copies, options, tiles);
     isl_multi_val* sizes = isl_multi_val_zero(isl_schedule_node_band_get_space(node));
     for (int i = 0; i < members; ++i) {
-      int64_t size = std::max<int64_t>(
-          1, static_cast<size_t>(i) < tile.size() ? tile[static_cast<size_t>(i)] : default_tile(i, parallel, several, copies, options));
+      int64_t size = tiles[static_cast<size_t>(i)];
       for (int a = 0; a < kMaxAxes; ++a)
         if (member_of_axis(parallel, a) == i) thread_tiles[static_cast<size_t>(a)] = size;
       sizes = isl_multi_val_set_val(sizes, i, isl_val_int_from_si(ctx, size));

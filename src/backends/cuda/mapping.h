@@ -49,6 +49,10 @@ struct MemberMark {
 };
 
 constexpr int64_t kDefaultTile = 32;
+// Blocks a launch should have at least to keep every SM of the GPU busy: an H100's or H200's
+// SMs (the contraction route's tiles and split sums, the row route and the default tiles aim
+// for it).
+constexpr int64_t kBlocksWanted = 132;
 // Register tiles chosen by cuda.regtile=auto: in a band with a reduction member and at least two
 // thread axes, 8 elements per thread along x and y, 8 threads along each (tiles of 64), one
 // value of each other parallel member per block (tile 1: more blocks, and their tiles of the

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/contraction/contraction.h"
+#include "backends/cuda/mapping.h"
 #include "backends/cuda/print_cuda.h"
 
 namespace tc::backends::cuda {
@@ -66,7 +67,7 @@ struct GemmShape {
 constexpr int64_t kGemmSharedBytes = 48 * 1024;
 int64_t stages_that_fit(const GemmTile& tile, GemmMath math, int64_t wanted);
 
-// cuda.gemm_tile=auto: of the tiles that give at least kGemmBlocksWanted blocks (one per tile
+// cuda.gemm_tile=auto: of the tiles that give at least kBlocksWanted blocks (one per tile
 // of O, batch entry and part of the sum), the largest (the type's list runs from large to
 // small) whose tiles O fills within 5% as well as the best; where none does, the one with the
 // fewest waves of blocks times outputs a thread (its time, every tile having 256 threads), then
@@ -74,7 +75,6 @@ int64_t stages_that_fit(const GemmTile& tile, GemmMath math, int64_t wanted);
 // tile mostly past O's edges, loses more than that. cuda.split_k=auto (where `may_split`): a
 // tile with fewer blocks than wanted splits its sum into as many parts as make up the
 // difference, each of at least kSplitSteps of K's steps, at most kMaxSplit parts.
-constexpr int64_t kGemmBlocksWanted = 132;  // an H100's or H200's SMs
 constexpr int64_t kSplitSteps = 128;
 constexpr int64_t kMaxSplit = 16;
 GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split);

@@ -48,8 +48,8 @@ int64_t stages_that_fit(const GemmTile& t, GemmMath math, int64_t wanted) {
 int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& t) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n), k = extent(c.k);
   int64_t blocks = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-  if (blocks == 0 || blocks >= kGemmBlocksWanted || math.tensor_cores()) return 1;
-  int64_t wanted = (kGemmBlocksWanted + blocks - 1) / blocks;
+  if (blocks == 0 || blocks >= kBlocksWanted || math.tensor_cores()) return 1;
+  int64_t wanted = (kBlocksWanted + blocks - 1) / blocks;
   return std::max<int64_t>(1, std::min({wanted, k / kSplitSteps, kMaxSplit}));
 }
 
@@ -65,13 +65,13 @@ GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split) {
   };
   double best = 0;
   for (const GemmTile& t : tiles)
-    if (blocks(t) >= kGemmBlocksWanted) best = std::max(best, used(t));
+    if (blocks(t) >= kBlocksWanted) best = std::max(best, used(t));
   for (const GemmTile& t : tiles)  // the largest within 5% of the best fill (conv2d's 64 x 128: 99.6%)
-    if (blocks(t) >= kGemmBlocksWanted && used(t) >= 0.95 * best) return {t, split(t)};
+    if (blocks(t) >= kBlocksWanted && used(t) >= 0.95 * best) return {t, split(t)};
   // Too few blocks for the GPU whatever the tile: the time is the waves of blocks times a
   // thread's outputs (every tile has 256 threads); the fewest, then the best filled.
   auto cost = [&](const GemmTile& t) {
-    return static_cast<double>((blocks(t) + kGemmBlocksWanted - 1) / kGemmBlocksWanted * t.tm * t.tn) /
+    return static_cast<double>((blocks(t) + kBlocksWanted - 1) / kBlocksWanted * t.tm * t.tn) /
            static_cast<double>(split(t));
   };
   const GemmTile* pick = &tiles.front();
