@@ -4,6 +4,7 @@ libraries (PyTorch, CuPy) that allocate CUDA outputs and give the stream; output
 the same kind of array as the inputs."""
 import collections
 import ctypes
+import struct
 import sys
 
 from . import _dlpack
@@ -16,18 +17,20 @@ Tensor = _dlpack.Tensor
 
 def _borrow_all(stack, objs, what, writable):
     """A DLTensor array over objs, borrowed (zero-copy) until `stack` closes."""
+    array = (_dlpack.DLTensor * max(1, len(objs)))()
     torch_tensor = _torch_tensor_type()
-    tensors = []
+    plain = []  # (position, tensor, its fields) of plain torch tensors
     for i, obj in enumerate(objs):
-        tensor = _describe_torch(obj) if torch_tensor is not None and isinstance(obj, torch_tensor) else None
-        if tensor is None:
-            borrowed = _dlpack.borrow(obj, "%s %d" % (what, i), writable)
-            stack.callback(borrowed.release)
-            tensor = borrowed.tensor
-        tensors.append(tensor)
-    if not tensors:
-        return (_dlpack.DLTensor * 1)()
-    return (_dlpack.DLTensor * len(tensors))(*tensors)
+        fields = _torch_fields(obj) if torch_tensor is not None and isinstance(obj, torch_tensor) else None
+        if fields is not None:
+            plain.append((i, obj, fields))
+            continue
+        borrowed = _dlpack.borrow(obj, "%s %d" % (what, i), writable)
+        stack.callback(borrowed.release)
+        array[i] = borrowed.tensor
+    if plain:
+        _write_torch(array, plain)
+    return array
 
 
 def _torch_tensor_type():
@@ -36,36 +39,51 @@ def _torch_tensor_type():
 
 
 _TORCH_STRIDED = None
-_TORCH_DTYPES = None  # torch dtype -> DLDataType, made on first use (PyTorch imported by then)
-_INT64_ARRAYS = [ctypes.c_int64 * max(1, n) for n in range(65)]  # by ndim (TC_MAX_NDIM and more)
+_TORCH_DTYPES = None  # torch dtype -> (DLPack type code, bits), made on first use (PyTorch imported by then)
+# DLTensor's fields as C lays them out: data, device (type, id), ndim, dtype (code, bits, lanes),
+# shape, strides, byte_offset.
+_DLTENSOR = struct.Struct("@PiiiBBHPPQ")
+assert _DLTENSOR.size == ctypes.sizeof(_dlpack.DLTensor)
 
 
-def _describe_torch(tensor):
-    """The DLTensor of a plain PyTorch tensor (strided, no autograd, no conjugate or negative
-    view, a dtype TC has, in CPU or CUDA memory) made straight from its attributes: what its
-    __dlpack__ exports, without the capsule's round trip, which is most of a small call's cost.
-    Its shape and strides live as long as the DLTensor (ctypes keeps them in its _objects),
-    which the array _borrow_all makes keeps. None for any other tensor: the caller takes the
+def _torch_fields(tensor):
+    """((code, bits), device type, device id) of a plain PyTorch tensor (strided, no autograd, no
+    conjugate or negative view, a dtype TC has, in CPU or CUDA memory), which _write_torch
+    describes from its attributes: the DLTensor its __dlpack__ exports, without the capsule's
+    round trip (most of a small call's cost). None for any other tensor: the caller takes the
     capsule path, whose errors (a tensor that requires grad, ...) are PyTorch's words."""
     global _TORCH_DTYPES, _TORCH_STRIDED
     if _TORCH_DTYPES is None:
         torch = sys.modules["torch"]
         _TORCH_STRIDED = torch.strided
-        _TORCH_DTYPES = {getattr(torch, name): _dlpack.DLDataType(code, bits, 1)
-                         for name, (code, bits) in _dlpack.DTYPES.items() if hasattr(torch, name)}
+        _TORCH_DTYPES = {getattr(torch, name): code_bits for name, code_bits in _dlpack.DTYPES.items()
+                         if hasattr(torch, name)}
     dtype = _TORCH_DTYPES.get(tensor.dtype)
-    ndim = tensor.dim()
-    if (dtype is None or ndim >= len(_INT64_ARRAYS) or tensor.layout is not _TORCH_STRIDED or tensor.requires_grad
-            or tensor.is_conj() or tensor.is_neg()):
+    if (dtype is None or tensor.layout is not _TORCH_STRIDED or tensor.requires_grad or tensor.is_conj()
+            or tensor.is_neg()):
         return None
     if tensor.is_cuda:
-        device = _dlpack.DLDevice(_dlpack.kDLCUDA, tensor.get_device())
-    elif tensor.device.type == "cpu":
-        device = _dlpack.DLDevice(_dlpack.kDLCPU, 0)
-    else:
-        return None
-    array = _INT64_ARRAYS[ndim]
-    return _dlpack.DLTensor(tensor.data_ptr(), device, ndim, dtype, array(*tensor.shape), array(*tensor.stride()), 0)
+        return dtype, _dlpack.kDLCUDA, tensor.get_device()
+    if tensor.device.type == "cpu":
+        return dtype, _dlpack.kDLCPU, 0
+    return None
+
+
+def _write_torch(array, plain):
+    """Writes each plain torch tensor's DLTensor into `array` at its position, the shapes and
+    strides of all of them in one int64 table that lives as long as the array."""
+    dims = []
+    for _, tensor, _ in plain:
+        dims += tensor.shape
+        dims += tensor.stride()
+    table = (ctypes.c_int64 * max(1, len(dims)))(*dims)
+    array.dims = table
+    base, at = ctypes.addressof(table), 0
+    for i, tensor, ((code, bits), device_type, device_id) in plain:
+        ndim = tensor.dim()
+        _DLTENSOR.pack_into(array, i * _DLTENSOR.size, tensor.data_ptr(), device_type, device_id, ndim, code, bits, 1,
+                            base + 8 * at, base + 8 * (at + ndim), 0)
+        at += 2 * ndim
 
 
 def _signature(array, count):

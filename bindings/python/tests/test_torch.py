@@ -38,6 +38,41 @@ class Torch(unittest.TestCase):
         self.assertFalse(A.is_contiguous() or B.is_contiguous())
         self.assertTrue(torch.equal(self.prog.mm(A, B), A @ B))
 
+    def test_plain_tensors_are_described_as_their_capsules_describe_them(self):
+        # The binding writes a plain torch tensor's DLTensor from its attributes: field for field
+        # what its __dlpack__ capsule holds (a view with an offset, a transposed one, 0-d, bool,
+        # bfloat16, int8); a tensor that requires grad takes the capsule path, whose error is
+        # PyTorch's.
+        import contextlib
+        from tc import _tensors
+        base = torch.arange(96, dtype=torch.float32).reshape(8, 12)
+        tensors = [base[1:7:2, 2:12:2], base.t(), torch.tensor(2.5, dtype=torch.float64),
+                   torch.tensor([True, False]), torch.ones(3, 2, dtype=torch.bfloat16), torch.zeros(2, 3, 4, dtype=torch.int8)]
+        for t in tensors:
+            self.assertIsNotNone(_tensors._torch_fields(t))
+        with contextlib.ExitStack() as stack:
+            fast = _tensors._borrow_all(stack, tensors, "input", False)
+            for i, t in enumerate(tensors):
+                try:
+                    slow = tc._dlpack.borrow(t, "input", False)
+                except RuntimeError:  # PyTorch < 2.0 exports no bool tensor; the binding takes them
+                    self.assertEqual(t.dtype, torch.bool)
+                    continue
+                stack.callback(slow.release)
+                a, b = fast[i], slow.tensor
+                self.assertEqual((a.data or 0) + a.byte_offset, (b.data or 0) + b.byte_offset, i)
+                self.assertEqual((a.device.device_type, a.device.device_id, a.ndim), (b.device.device_type, b.device.device_id, b.ndim))
+                self.assertEqual((a.dtype.code, a.dtype.bits, a.dtype.lanes), (b.dtype.code, b.dtype.bits, b.dtype.lanes))
+                self.assertEqual([a.shape[d] for d in range(a.ndim)], [b.shape[d] for d in range(b.ndim)])
+                self.assertEqual([a.strides[d] for d in range(a.ndim)], list(t.stride()))
+        positive = tc.define("def pos(bool(N) M, float(N) X) -> (Y) { Y(i) = M(i) ? X(i) : 0 }")
+        Y = positive.pos(torch.tensor([True, False, True]), torch.tensor([1.0, 2.0, 3.0]))
+        self.assertEqual(Y.tolist(), [1.0, 0.0, 3.0])
+        grad = torch.ones(3, 5, requires_grad=True)
+        self.assertIsNone(_tensors._torch_fields(grad))
+        with self.assertRaisesRegex(RuntimeError, "require"):
+            self.prog.mm(grad, torch.ones(5, 2))
+
     def test_out_into_a_view_writes_the_original_tensor(self):
         A, B = small_ints(3, 5, seed=5), small_ints(5, 4, seed=6)
         big = torch.full((6, 8), -1.0)
