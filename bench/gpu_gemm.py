@@ -5,7 +5,10 @@ its own, on the same inputs, median of CUDA-event times; the results checked aga
 Gives the shares of cuBLAS that docs/guide/gpus.md quotes. Part of tools/gpu-check.sh.
 
     TC_LIBRARY=build/src/libtc.so PYTHONPATH=bindings/python python3 bench/gpu_gemm.py [--only a,b]
-        [--reps 30]
+        [--reps 30] [--tiles]
+
+--tiles: the generated kernel also at each tensor-core tile auto did not take (float16 and
+bfloat16: 128x128x16, 64x64x16; TF32: 64x64x8), one row each ("libtc-tile-128x128x16").
 """
 import argparse
 import json
@@ -31,6 +34,25 @@ CASES = {
 # framework: libtc options (None: PyTorch)
 FRAMEWORKS = {"torch": None, "libtc": {}, "libtc-blas": {"cuda.blas": "1"}}
 TF32 = {"torch-tf32": None, "libtc-tf32": {"cuda.tf32": "1"}}
+# --tiles: the tensor-core tiles besides auto's, per dtype
+OTHER_TILES = {"float16": ["128x128x16", "64x64x16"], "bfloat16": ["128x128x16", "64x64x16"], "float32": ["64x64x8"]}
+
+
+def options_of(framework):
+    """libtc's options for a framework's name (None: PyTorch)."""
+    if framework.startswith("libtc-tile-"):
+        return {"cuda.gemm_tile": framework[len("libtc-tile-"):]}
+    if framework.startswith("libtc-tf32-tile-"):
+        return {"cuda.tf32": "1", "cuda.gemm_tile": framework[len("libtc-tf32-tile-"):]}
+    return {**FRAMEWORKS, **TF32}[framework]
+
+
+def frameworks_of(dtype, tiles):
+    names = list(FRAMEWORKS) + (list(TF32) if dtype == "float32" else [])
+    if tiles:
+        prefix = "libtc-tf32-tile-" if dtype == "float32" else "libtc-tile-"
+        names += [prefix + t for t in OTHER_TILES[dtype]]
+    return names
 
 
 def source(dtype, transposed):
@@ -48,7 +70,7 @@ def child(framework, name, reps):
     b = (torch.randn(n, k, generator=g) if transposed else torch.randn(k, n, generator=g)).to(tdtype).cuda()
     torch.backends.cuda.matmul.allow_tf32 = framework == "torch-tf32"
     t0 = time.perf_counter()
-    options = {**FRAMEWORKS, **TF32}[framework]
+    options = options_of(framework)
     if options is None:
         fn = (lambda: a @ b.T) if transposed else (lambda: a @ b)
     else:
@@ -82,6 +104,7 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--child", nargs=2)
+    ap.add_argument("--tiles", action="store_true")
     args = ap.parse_args()
     if args.child:
         return child(args.child[0], args.child[1], args.reps)
@@ -91,14 +114,14 @@ def main():
     for name in names:
         dtype, m, k, n, _ = CASES[name]
         flops = 2.0 * m * n * k
-        frameworks = list(FRAMEWORKS) + (list(TF32) if dtype == "float32" else [])
+        frameworks = frameworks_of(dtype, args.tiles)
         rows = {f: run_child(f, name, args.reps) for f in frameworks}
         for f in frameworks:
             r = rows[f]
             if "error" in r:
                 print("| %s | %s | error: %s | | | | | |" % (name, f, r["error"]))
                 continue
-            ref = rows["torch-tf32" if f.endswith("tf32") else "torch"]
+            ref = rows["torch-tf32" if "tf32" in f else "torch"]
             share, err = "-", "-"
             if "median_ms" in ref:
                 share = "%.2f" % (ref["median_ms"] / r["median_ms"])

@@ -107,7 +107,7 @@ done
 step bench_call "$py" bench/gpu_call.py
 step bench "$py" bench/gpu.py
 step bench_tuned "$py" bench/gpu.py --tune 60 --only sgemm,conv2d,softmax,lut1
-step bench_gemm "$py" bench/gpu_gemm.py
+step bench_gemm "$py" bench/gpu_gemm.py --tiles
 wait; for name in "${steps[@]}"; do echo "== $name"; report "$name"; done
 echo "gpu-check: $( [ $status = 0 ] && echo all steps passed || echo some steps FAILED ) (logs in $out/)"
 [ -n "${GPU_CHECK_TAR:-}" ] && tar czf "$GPU_CHECK_TAR" -C "$out" . && echo "gpu-check: logs packed in $GPU_CHECK_TAR"
