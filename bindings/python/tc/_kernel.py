@@ -33,8 +33,8 @@ class Kernel(_Handle):
             infos.append(_tensor_info(info))
             overwritten.append(bool(flag.value))
         self.outputs = tuple(infos)  # what tc_run expects: TensorInfo per output
-        # per output: the kernel sets every element (tc_kernel_output_overwritten), so a GPU
-        # output is allocated without zeroing it (one fill kernel less per call)
+        # per output: the kernel sets every element (tc_kernel_output_overwritten), so an output
+        # PyTorch or CuPy allocates is not zeroed first (on a GPU: one fill kernel less a call)
         self._overwritten = tuple(overwritten)
 
     @property
@@ -137,7 +137,7 @@ class Kernel(_Handle):
         if out is None:
             maker = gpu if gpu is not None else _host_library(inputs[0]) if inputs else None
             if maker is not None:  # outputs on the inputs' device, by their library
-                results = [maker.empty(info, inputs[0]) if whole else maker.zeros(info, inputs[0])
+                results = [maker.allocate(info, inputs[0], not whole)
                            for info, whole in zip(self.outputs, self._overwritten)]
             else:
                 results = [Tensor(info.dtype, info.shape) for info in self.outputs]

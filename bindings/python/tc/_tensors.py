@@ -106,11 +106,9 @@ class _Torch:
         # internal call, which Inductor's generated code uses too); the public one otherwise.
         self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
-    def zeros(self, info, like):
-        return self.torch.zeros(info.shape, dtype=getattr(self.torch, info.dtype), device=like.device)
-
-    def empty(self, info, like):
-        return self.torch.empty(info.shape, dtype=getattr(self.torch, info.dtype), device=like.device)
+    def allocate(self, info, like, zeroed):
+        make = self.torch.zeros if zeroed else self.torch.empty
+        return make(info.shape, dtype=getattr(self.torch, info.dtype), device=like.device)
 
     def stream(self, like):
         if self._raw_stream is not None:
@@ -124,13 +122,9 @@ class _CuPy:
     def __init__(self, cupy):
         self.cupy = cupy
 
-    def zeros(self, info, like):
+    def allocate(self, info, like, zeroed):
         with like.device:
-            return self.cupy.zeros(info.shape, dtype=info.dtype)
-
-    def empty(self, info, like):
-        with like.device:
-            return self.cupy.empty(info.shape, dtype=info.dtype)
+            return (self.cupy.zeros if zeroed else self.cupy.empty)(info.shape, dtype=info.dtype)
 
     def stream(self, like):
         with like.device:

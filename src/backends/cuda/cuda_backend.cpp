@@ -508,9 +508,11 @@ class CudaKernel : public Kernel {
     if (artefact != nullptr) {
       if (emulate_) fail(TC_ERROR_CACHE, "an emulated cuda kernel has no artefact");
       read_artefact(*artefact, arch_, generated_, cubin_);
+      memory_ = call_memory();
       return;
     }
     generated_ = generate(bound, o);
+    memory_ = call_memory();
     if (emulate_) {
       emulated_ = std::make_unique<EmulatedKernels>(generated_.source);
       return;
@@ -709,11 +711,12 @@ class CudaKernel : public Kernel {
     const std::vector<void*>& functions = functions_on(device);
     // The kernels' parameters: the tensors, the fault record, the scratch buffer where the text
     // has one. What the call allocates (the fault record, the temporaries, the scratch buffer)
-    // is one block of the device's pool, its zeroed part first, so that a call costs one
-    // allocation, at most one memset and one free besides its launches.
-    const CallMemory memory = call_memory(v);
+    // is one block of the device's pool, its zeroed part first (memory_), so that a call costs
+    // one allocation, at most one memset and one free besides its launches.
+    const CallMemory& memory = memory_;
+    const bool scratch = generated_.source.scratch_bytes > 0;
     const size_t fault_at = v.size();
-    std::vector<unsigned long long> pointers(v.size() + (memory.scratch ? 2 : 1), 0);
+    std::vector<unsigned long long> pointers(v.size() + (scratch ? 2 : 1), 0);
     unsigned long long block = 0;
     if (memory.bytes > 0) {
       block = driver.allocate(device, memory.bytes, context.stream);
@@ -722,7 +725,7 @@ class CudaKernel : public Kernel {
     for (size_t t = 0; t < v.size(); ++t)
       pointers[t] = v[t] != nullptr ? reinterpret_cast<unsigned long long>(v[t]->data) : block + memory.offsets[t];
     if (memory.faults) pointers[fault_at] = block;
-    if (memory.scratch) pointers.back() = block + memory.scratch_at;
+    if (scratch) pointers.back() = block + memory.scratch_at;
     std::vector<void*> args;
     for (auto& p : pointers) args.push_back(&p);
     try {
@@ -747,34 +750,35 @@ class CudaKernel : public Kernel {
   // Where a call's own device memory goes in its one block: the fault record (where the text
   // has checks) and the temporaries whose first values matter (a reduction without '!' into
   // one: BoundDef::overwrites) in the first `zeroed` bytes, then the other temporaries, then
-  // the scratch buffer; each piece 256-byte aligned, as cuMemAlloc's own blocks are.
+  // the scratch buffer; each piece 256-byte aligned, as cuMemAlloc's own blocks are. Laid out
+  // once, with the kernel: it depends on the def and the text only.
   struct CallMemory {
     bool faults = false;
     std::vector<size_t> offsets;  // per tensor of the def: a temporary's offset in the block
-    bool scratch = false;
-    size_t scratch_at = 0;
+    size_t scratch_at = 0;        // where the text has a scratch buffer
     size_t zeroed = 0, bytes = 0;
   };
 
-  CallMemory call_memory(const std::vector<const TensorView*>& v) const {
+  CallMemory call_memory() const {
     constexpr size_t kAlign = 256;
     auto place = [&](size_t& end, size_t n) {
       size_t at = (end + kAlign - 1) / kAlign * kAlign;
       end = at + std::max<size_t>(n, 1);
       return at;
     };
+    const auto& tensors = b_.def().tensors;
     CallMemory m;
-    m.offsets.assign(v.size(), 0);
+    m.offsets.assign(tensors.size(), 0);
     size_t end = 0;
     m.faults = !generated_.source.checks.empty();  // without checks, the kernels never touch the record
     if (m.faults) place(end, generated_.source.fault_words * sizeof(unsigned long long));
     for (int zeroed = 1; zeroed >= 0; --zeroed) {
-      for (size_t t = 0; t < v.size(); ++t)
-        if (v[t] == nullptr && b_.overwrites(t) != static_cast<bool>(zeroed)) m.offsets[t] = place(end, tensor_bytes(t));
+      for (size_t t = 0; t < tensors.size(); ++t)
+        if (tensors[t].role == ir::TensorRole::Temporary && b_.overwrites(t) != static_cast<bool>(zeroed))
+          m.offsets[t] = place(end, tensor_bytes(t));
       if (zeroed) m.zeroed = end;
     }
-    m.scratch = generated_.source.scratch_bytes > 0;
-    if (m.scratch) m.scratch_at = place(end, generated_.source.scratch_bytes);
+    if (generated_.source.scratch_bytes > 0) m.scratch_at = place(end, generated_.source.scratch_bytes);
     m.bytes = end;
     return m;
   }
@@ -842,6 +846,7 @@ class CudaKernel : public Kernel {
   std::string blas_note_;
   std::string fusion_, tile_;
   Generated generated_;
+  CallMemory memory_;  // what run_on_device allocates, laid out with the kernel
   std::unique_ptr<EmulatedKernels> emulated_;
   mutable std::unique_ptr<profile::Profiler> profiler_;  // made by the first profile()
   std::string arch_;

@@ -218,7 +218,7 @@ struct TileCopy {
 // else steps fast (K's innermost index contiguous, or the smaller stride of the two); runs of
 // 16 bytes along the index copied fast where it is contiguous, alone in its dimension (not a
 // convolution's kw beside w), and its runs stay whole and 16-byte aligned, tile and tensor.
-// Without `mma` (the SIMT kernel's [step][row] tiles) only along the rows, 4- or 8-byte values.
+// Without `mma` (the SIMT kernel's [step][row] tiles) only along the rows.
 TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& rows, const std::vector<int64_t>& shape,
                    int ContractionIndex::*dim, const StepOf& step, const std::vector<int64_t>& shift, int64_t tile_rows,
                    const GemmTile& tile, int64_t element_bytes, bool mma) {
@@ -240,7 +240,7 @@ TileCopy plan_copy(const Contraction& c, const std::vector<ContractionIndex>& ro
     return alone && tile_extent % v == 0 && x.extent() % v == 0 && (x.lo + at) % v == 0 &&
            shape[static_cast<size_t>(d)] % v == 0;
   };
-  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && (mma || element_bytes >= 4) && runs_fit(rows.back(), tile_rows))
+  if (copy.order == TileCopy::Order::RowsFast && rs == 1 && runs_fit(rows.back(), tile_rows))
     copy.run = v;
   if (copy.k_major && ks == 1 && runs_fit(c.k.back(), tile.bk)) copy.run = v;
   copy.units = tile_rows * tile.bk / copy.run;
