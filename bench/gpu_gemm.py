@@ -8,7 +8,8 @@ Gives the shares of cuBLAS that docs/guide/gpus.md quotes. Part of tools/gpu-che
         [--reps 30] [--tiles]
 
 --tiles: the generated kernel also at each tensor-core tile auto did not take (float16 and
-bfloat16: 128x128x16, 64x64x16; TF32: 64x64x8), one row each ("libtc-tile-128x128x16").
+bfloat16: 128x128x16, 64x64x16; TF32: 64x64x8), one row each ("libtc-tile-128x128x16"), and for
+float32 compiled for 2 blocks an SM (cuda.gemm_blocks=2: at most 128 registers; "libtc-blocks-2").
 """
 import argparse
 import json
@@ -40,6 +41,8 @@ OTHER_TILES = {"float16": ["128x128x16", "64x64x16"], "bfloat16": ["128x128x16",
 
 def options_of(framework):
     """libtc's options for a framework's name (None: PyTorch)."""
+    if framework.startswith("libtc-blocks-"):
+        return {"cuda.gemm_blocks": framework[len("libtc-blocks-"):]}
     if framework.startswith("libtc-tile-"):
         return {"cuda.gemm_tile": framework[len("libtc-tile-"):]}
     if framework.startswith("libtc-tf32-tile-"):
@@ -52,6 +55,8 @@ def frameworks_of(dtype, tiles):
     if tiles:
         prefix = "libtc-tf32-tile-" if dtype == "float32" else "libtc-tile-"
         names += [prefix + t for t in OTHER_TILES[dtype]]
+        if dtype == "float32":
+            names.append("libtc-blocks-2")
     return names
 
 

@@ -194,8 +194,9 @@ TEST(CudaResources, PaperKernelsAtBenchmarkSizes) {
                                                           << " shared-memory loads";
         EXPECT_NE(ptx.find("ld.shared.v4.f32"), std::string::npos) << "128-bit shared loads";
         EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos) << "B's rows copied 16 bytes at a time";
-        // 64 tiles of 128 x 128 for 132 SMs: the sum split in 3 parts (192 blocks), added by a second launch
-        EXPECT_NE(described.find("tile 128x128x8, 3 stages, the sum split in 3 parts"), std::string::npos) << described;
+        // 64 tiles of 128 x 128, one block an SM, for 132 SMs: the sum split in 2 parts (128 blocks
+        // in one wave; 3 parts took two), added by a second launch
+        EXPECT_NE(described.find("tile 128x128x8, 3 stages, the sum split in 2 parts"), std::string::npos) << described;
         EXPECT_NE(described.find("sgemm_k1 grid 4096x1x1 block 256x1x1"), std::string::npos) << described;
       }
     }
@@ -295,6 +296,21 @@ TEST(CudaResources, Tf32ProductsUseTensorCores) {
   }
 }
 
+// A square matrix product of `type` (n x n operands) compiled by NVRTC for sm_90 with `knobs`:
+// tc_kernel_describe's text.
+std::string described_product(tc::ScalarType type, int64_t n, const std::vector<std::pair<const char*, const char*>>& knobs) {
+  const char* t = type == tc::ScalarType::Float64 ? "double" : "float";
+  auto p = tc_test::build(std::string("def mm(") + t + "(M,K) A, " + t + "(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
+  Inputs in;
+  in.add(type, {n, n}).add(type, {n, n});
+  tc::tune::OptionSet o;
+  o.set("backend", "cuda");
+  o.set("cuda.arch", "sm_90");
+  for (const auto& [key, value] : knobs) o.set(key, value);
+  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
+  return cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda))->describe();
+}
+
 // cuda.stages past a block's 48 KiB of static shared memory: as many as fit (float64's
 // 128x64x8 tile takes 12,544 bytes a stage: 3 of 4), and the text compiles.
 TEST(CudaResources, PipelineStagesFitSharedMemory) {
@@ -303,19 +319,32 @@ TEST(CudaResources, PipelineStagesFitSharedMemory) {
   } catch (const tc::Error& e) {
     GTEST_SKIP() << e.what();
   }
-  const tc::backends::Backend& cuda = tc::backends::find_backend("cuda");
-  auto p = tc_test::build("def mm(double(M,K) A, double(K,N) B) -> (C) { C(i,j) +=! A(i,k) * B(k,j) }");
-  Inputs in;
-  in.add(tc::ScalarType::Float64, {1024, 1024}).add(tc::ScalarType::Float64, {1024, 1024});
-  tc::tune::OptionSet o;
-  o.set("backend", "cuda");
-  o.set("cuda.arch", "sm_90");
-  o.set("cuda.gemm_tile", "128x64x8");
-  o.set("cuda.stages", "4");
-  auto kernel = cuda.compile(tc_test::bind_def(p, in), cuda.default_target(), o.values_for(cuda));
-  std::string described = kernel->describe();
+  std::string described =
+      described_product(tc::ScalarType::Float64, 1024, {{"cuda.gemm_tile", "128x64x8"}, {"cuda.stages", "4"}});
   EXPECT_NE(described.find("tile 128x64x8, 3 stages"), std::string::npos) << described;
   EXPECT_NE(described.find(" 37632 bytes shared"), std::string::npos) << described;
+}
+
+// cuda.gemm_blocks=2: the 128x128x8 float32 tile compiled for 2 blocks of 256 threads an SM
+// (__launch_bounds__): ptxas keeps it within 128 registers, where it takes about 150 unbounded.
+TEST(CudaResources, GemmBlocksBoundTheRegisters) {
+  try {
+    Nvrtc::get();
+  } catch (const tc::Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  auto registers = [](const std::string& described) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(described, m, std::regex("(\\d+) registers, "))) << described;
+    return m.empty() ? 0 : std::stoi(m[1]);
+  };
+  const std::string bounded = described_product(tc::ScalarType::Float32, 4096,
+                                                {{"cuda.gemm_tile", "128x128x8"}, {"cuda.gemm_blocks", "2"}});
+  EXPECT_LE(registers(bounded), 128) << bounded;
+  EXPECT_NE(bounded.find("registers for 2 blocks an SM"), std::string::npos) << bounded;
+  EXPECT_NE(bounded.find("(16 of 64 warps a SM, 2 blocks; limit: registers)"), std::string::npos) << bounded;
+  const std::string free = described_product(tc::ScalarType::Float32, 4096, {{"cuda.gemm_tile", "128x128x8"}});
+  EXPECT_GT(registers(free), 128) << free;
 }
 
 }  // namespace

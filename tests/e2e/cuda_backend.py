@@ -358,6 +358,20 @@ def contraction_route():
     assert f0["fma"] == str(32 * 32 * 1024) and f1["kernel"] == "fc_k1", (f0, f1)  # the whole tile's
     assert f1["shared_requests"] == "0" and int(f1["dram_bytes"]) >= 8 * 30 * 20 * 4, f1  # the parts: global memory
     assert "the sum split" not in fc.compile("fc", [I, W, bias], dict(EMULATE, **{"cuda.fma": "0"})).describe()
+    # a 128 x 128 tile's block is alone on its SM: its sum split in the fewest parts with the
+    # fewest waves per part (1024^3: 64 tiles in 2 parts, one wave of 128 blocks for 132 SMs, where 3
+    # parts made two waves; 768^3: 36 tiles in 3 parts), unless cuda.gemm_blocks caps the registers
+    # for more blocks an SM (then enough parts for 132 blocks: 3)
+    big = lambda n: [np.zeros((n, n), np.float32)] * 2
+    for n, knobs, parts, bounds in ((1024, {}, 2, None), (768, {}, 3, None), (1024, {"cuda.gemm_blocks": "2"}, 3, 2)):
+        k = p.compile("mm", big(n), dict(EMULATE, **knobs))
+        assert "tile 128x128x8, 3 stages%s, the sum split in %d parts" % (
+            ", registers for 2 blocks an SM" if bounds else "", parts) in k.describe(), (n, knobs, k.describe())
+        assert ("__launch_bounds__(256, 2) mm_k0(" in k.code()) == (bounds == 2), k.code()[-4000:]
+    # the bound changes no result (the emulation runs the same text)
+    k = p.compile("mm", [A, B], dict(EMULATE, **{"cuda.gemm_blocks": "2", "cuda.gemm_tile": "128x128x8"}))
+    (got,) = run(k, [A, B])
+    np.testing.assert_allclose(got, A @ B, rtol=1e-4, atol=1e-4)
     # operands and output 4 bytes past a 16-byte boundary: their runs copied element by element
     A2, B2 = r.standard_normal((64, 24)).astype(np.float32), r.standard_normal((24, 64)).astype(np.float32)
     k = p.compile("mm", [A2, B2], dict(EMULATE, **{"cuda.gemm_tile": "64x64x8"}))

@@ -165,11 +165,21 @@ std::vector<Knob> declare() {
   stages.min = 2;
   stages.max = 4;
   stages.domain = on_the_route({"3", "2", "4"});
+  Knob blocks{"cuda.gemm_blocks", KnobKind::Integer, "auto",
+              "the contraction route's blocks an SM its kernels are compiled for (__launch_bounds__' minimum): "
+              "ptxas keeps each thread within 65536 / (threads x blocks) registers (128 for 2 blocks of 256 "
+              "threads), spilling what does not fit, so that that many blocks run on an SM at once; auto: no "
+              "bound (ptxas's choice: the 128x128x8 float32 tile takes about 150 registers, one block an SM)",
+              true};
+  blocks.min = 1;
+  blocks.max = 8;
+  blocks.domain = on_the_route({"auto", "2"});
   Knob split{"cuda.split_k", KnobKind::Integer, "auto",
              "the contraction route's parts of each sum (split-K): each part's blocks sum a run of the K steps, then a "
              "second launch adds the parts in order, applies the epilogue and writes the output; auto: where the "
              "tile gives fewer than 132 blocks, enough parts to make up the difference, each of at least 128 steps, "
-             "at most 16 (1: none; never with cuda.fma=0 or float16 and bfloat16)",
+             "at most 16, but where a block is alone on its SM (the 128x128x8 float32 tile), the fewest parts with "
+             "the fewest waves of 132 blocks per part (1: none; never with cuda.fma=0 or float16 and bfloat16)",
              true};
   split.min = 1;
   split.max = 64;
@@ -203,7 +213,7 @@ std::vector<Knob> declare() {
     return plan_rows(b, true) ? std::vector<std::string>{"auto", "0"} : std::vector<std::string>{};
   };
   return {emulate, arch, fusion, tile, block, grid, registers, regtile, fma, shared, unroll, reduction, schedule_time,
-          contract, gemm_tile, stages, split, rowwise, tf32, blas};
+          contract, gemm_tile, stages, blocks, split, rowwise, tf32, blas};
 }
 
 const std::vector<Knob>& cuda_knobs() {
@@ -275,6 +285,7 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
     }
   }
   options.stages = static_cast<int>(o.integer("cuda.stages"));
+  options.blocks_per_sm = o.is_auto("cuda.gemm_blocks") ? 0 : static_cast<int>(o.integer("cuda.gemm_blocks"));
   options.split = o.is_auto("cuda.split_k") ? 0 : o.integer("cuda.split_k");
   options.fma = o.flag("cuda.fma");
   options.statement_marks = statement_marks;
@@ -288,6 +299,9 @@ Generated generate_contraction(const ir::BoundDef& bound, const ContractionPlan&
                     ? std::string("tensor cores (mma.sync") + (options.tf32 ? ", TF32" : "") + "), "
                     : std::string()) +
                std::to_string(k.shapes[s].stages) + " stages" +
+               (k.shapes[s].blocks_per_sm > 0 ? ", registers for " + std::to_string(k.shapes[s].blocks_per_sm) +
+                                                    " blocks an SM"
+                                              : "") +
                (k.shapes[s].split > 1 ? ", the sum split in " + std::to_string(k.shapes[s].split) + " parts" : "") + "\n";
   if (g.source.scratch_bytes > 0) g.route += "scratch: " + std::to_string(g.source.scratch_bytes) + " bytes\n";
   return g;

@@ -41,6 +41,7 @@ constexpr const char* kEmulationHeader = R"(// libtc's CUDA emulation header (sr
 struct tc_dim3 { unsigned x, y, z; };
 inline thread_local tc_dim3 blockIdx, threadIdx, gridDim, blockDim;
 #define __global__
+#define __launch_bounds__(...)
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static thread_local

@@ -512,6 +512,7 @@ CUDA_KNOBS = [
     ("cuda.gemm_tile", 0.4, ["128x64x8", "64x64x8", "32x32x8", "8x256x8", "4x256x8"]),  # float and double's (HALF_TILES)
     ("cuda.stages", 0.3, ["2", "4"]),
     ("cuda.split_k", 0.3, ["2", "3"]),
+    ("cuda.gemm_blocks", 0.2, ["2"]),
     ("cuda.rowwise", 0.3, ["1"]),
 ]
 HALF_TILES = ["128x128x32", "128x128x16", "64x64x16"]  # the tensor cores' tiles (float16, bfloat16)

@@ -60,6 +60,9 @@ struct GemmShape {
   GemmTile tile;
   int64_t split = 1;
   int64_t stages = 3;  // cuda.stages, or fewer where that many do not fit a block's static shared memory
+  // cuda.gemm_blocks: the blocks an SM the kernel is compiled for (__launch_bounds__' minimum,
+  // which caps a thread's registers at 65536 / (threads x blocks)); 0: no cap, ptxas's choice.
+  int64_t blocks_per_sm = 0;
 };
 
 // A block's static shared memory (CUDA's limit without opting in), and the most pipeline stages
@@ -73,18 +76,26 @@ int64_t stages_that_fit(const GemmTile& tile, GemmMath math, int64_t wanted);
 // fewest waves of blocks times outputs a thread (its time, every tile having 256 threads), then
 // the best filled. Larger tiles reuse more of each operand loaded, but a GPU with idle SMs, or a
 // tile mostly past O's edges, loses more than that. cuda.split_k=auto (where `may_split`): a
-// tile with fewer blocks than wanted splits its sum into as many parts as make up the
-// difference, each of at least kSplitSteps of K's steps, at most kMaxSplit parts.
+// tile with fewer blocks than wanted splits its sum into parts of at least kSplitSteps of K's
+// steps, at most kMaxSplit: as many as make up the difference (which is what the tile choice
+// counts), but where a block is alone on its SM, the fewest with the least waves of blocks per
+// part (the time of a sum cut in parts: waves times each part's steps). `blocks_per_sm`:
+// cuda.gemm_blocks (0: auto).
 constexpr int64_t kSplitSteps = 128;
 constexpr int64_t kMaxSplit = 16;
-GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split);
+GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split, int blocks_per_sm = 0);
 // The parts auto splits `c`'s sum into at `tile` (none on tensor cores).
-int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& tile);
+int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& tile, int blocks_per_sm = 0);
+// Whether a block of `tile` runs alone on its SM: its sums take 64 registers or more (the
+// 128x128 float32 tile's 8 x 8: about 150 registers a thread in all, one block of 256 threads
+// an SM), off tensor cores, and cuda.gemm_blocks asks for no more.
+bool alone_on_its_sm(const GemmTile& tile, GemmMath math, int blocks_per_sm);
 
 struct GemmOptions {
   std::optional<GemmTile> tile;  // cuda.gemm_tile; none: auto_gemm_shape's per contraction
   int64_t split = 0;             // cuda.split_k; 0: auto
   int stages = 3;                // cuda.stages: shared-memory buffers per operand
+  int blocks_per_sm = 0;         // cuda.gemm_blocks: the blocks an SM to fit registers for (0: auto, no cap)
   bool fma = true;               // cuda.fma: the sums as fused multiply-adds (0: no split, the reference's order)
   bool tf32 = false;             // cuda.tf32: float32 products on tensor cores, inputs rounded to TF32
   bool statement_marks = false;  // TC_STATEMENT(); before each multiply-add (the profile's)

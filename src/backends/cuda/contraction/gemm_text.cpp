@@ -256,7 +256,7 @@ class GemmKernelText {
   GemmKernelText(const ir::BoundDef& bound, const Contraction& c, const GemmShape& gemm, const GemmOptions& options,
                  std::string name, std::string scratch)
       : b_(bound), c_(c), t_(gemm.tile), o_(options), name_(std::move(name)), scratch_(std::move(scratch)),
-        split_(gemm.split), stages_(gemm.stages) {
+        split_(gemm.split), stages_(gemm.stages), blocks_per_sm_(gemm.blocks_per_sm) {
     GemmMath math(c.type, options.tf32 && options.fma);
     mma_ = math.tensor_cores();
     tf32_ = math.tf32;
@@ -294,7 +294,9 @@ class GemmKernelText {
     const std::string params = this->params();
     out += "// " + c_.describe(b_.def()) + "; tile " + t_.text() + ", " + num(stages_) + " stages, " +
            num(t_.threads()) + " threads" + (split_ > 1 ? ", the sum in " + num(split_) + " parts" : "") + "\n";
-    out += "extern \"C\" __global__ void " + name_ + "(" + params + ") {\n";
+    out += "extern \"C\" __global__ void " +
+           (blocks_per_sm_ > 0 ? "__launch_bounds__(" + num(t_.threads()) + ", " + num(blocks_per_sm_) + ") " : "") +
+           name_ + "(" + params + ") {\n";
     if (mma_) {
       std::string bits = print::storage_type(c_.type);
       auto layout = [](const TileCopy& copy) { return copy.k_major ? "[stage][row][step]" : "[stage][step][row]"; };
@@ -476,7 +478,10 @@ class GemmKernelText {
              L + " = " + dst + ";\n";
       std::string has = copy.units % t_.threads() == 0 ? "true" : u + " < " + num(copy.units);
       out += pad(d) + "const bool " + p + "has" + L + " = " + has + ";\n";
-      out += pad(d) + "const bool " + p + "in" + L + " = " + start + " + " + p + "row" + L + " < " + num(total_rows) + ";\n";
+      // Where the tiles divide the operand's rows, every row of every tile is inside: no test
+      // (nor its predicate register, nor its select in each copy's address).
+      const std::string in = total_rows % tile_rows == 0 ? "true" : start + " + " + p + "row" + L + " < " + num(total_rows);
+      out += pad(d) + "const bool " + p + "in" + L + " = " + in + ";\n";
       out += pad(d) + "const " + idx_ + " " + p + "at" + L + " = " + p + "z + (" + p + "in" + L + " ? " +
              group_offset(rows, step, start + " + " + p + "row" + L) + " : 0);\n";
     }
@@ -497,7 +502,8 @@ class GemmKernelText {
       std::string k = "(" + kt + ") * " + num(t_.bk) + " + " + p + "step" + L;
       out += pad(d) + "if (" + p + "has" + L + ") {\n";
       out += pad(d + 1) + "const " + idx_ + " tc_k = " + k + ";\n";
-      out += pad(d + 1) + "const bool tc_in = " + p + "in" + L + " && tc_k < " + num(k_) + ";\n";
+      // K a multiple of bk: every step of every stage is inside
+      out += pad(d + 1) + "const bool tc_in = " + p + "in" + L + (k_ % t_.bk == 0 ? "" : " && tc_k < " + num(k_)) + ";\n";
       out += pad(d + 1) + "const " + idx_ + " tc_at = " + p + "at" + L + " + (tc_in ? " +
              group_offset(c_.k, step, "tc_k") + " : 0);\n";
       std::string dst = "tc_shared_" + std::string(1, x) + " + (tc_slot_copy * " +
@@ -769,7 +775,7 @@ class GemmKernelText {
   GemmTile t_;
   GemmOptions o_;
   std::string name_, scratch_;
-  int64_t split_, stages_;
+  int64_t split_, stages_, blocks_per_sm_;
   std::string type_, idx_;
   int64_t element_bytes_, v_, pad_;
   int64_t batch_, m_, n_, k_, tx_, ty_, ra_, rb_;
@@ -791,10 +797,11 @@ GemmKernels print_gemm(const ir::BoundDef& bound, const ContractionPlan& plan, c
     // tile is chosen as for a sum that cannot split
     GemmMath math(c.type, options.tf32 && options.fma);
     bool may_split = options.fma && !math.tensor_cores() && options.split != 1;
-    GemmShape shape = auto_gemm_shape(c, math, may_split);
-    if (options.tile) shape = {*options.tile, may_split ? auto_split(c, math, *options.tile) : 1};
+    GemmShape shape = auto_gemm_shape(c, math, may_split, options.blocks_per_sm);
+    if (options.tile) shape = {*options.tile, may_split ? auto_split(c, math, *options.tile, options.blocks_per_sm) : 1};
     if (options.split > 0) shape.split = may_split ? std::max<int64_t>(1, options.split) : 1;
     shape.stages = stages_that_fit(shape.tile, math, options.stages);
+    shape.blocks_per_sm = options.blocks_per_sm;
     g.shapes.push_back(shape);
     mmas = mmas || math.tensor_cores();
   }

@@ -45,18 +45,50 @@ int64_t stages_that_fit(const GemmTile& t, GemmMath math, int64_t wanted) {
   return std::max<int64_t>(2, std::min(wanted, kGemmSharedBytes / stage));
 }
 
-int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& t) {
-  int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n), k = extent(c.k);
-  int64_t blocks = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-  if (blocks == 0 || blocks >= kBlocksWanted || math.tensor_cores()) return 1;
-  int64_t wanted = (kBlocksWanted + blocks - 1) / blocks;
-  return std::max<int64_t>(1, std::min({wanted, k / kSplitSteps, kMaxSplit}));
+namespace {
+
+int64_t tile_blocks(const Contraction& c, const GemmTile& t) {
+  return extent(c.batch) * ((extent(c.m) + t.bm - 1) / t.bm) * ((extent(c.n) + t.bn - 1) / t.bn);
 }
 
-GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split) {
+// The parts that make up the blocks wanted: what the tile choice counts a tile's blocks with.
+int64_t parts_to_fill(const Contraction& c, GemmMath math, const GemmTile& t) {
+  const int64_t blocks = tile_blocks(c, t);
+  if (blocks == 0 || blocks >= kBlocksWanted || math.tensor_cores()) return 1;
+  int64_t wanted = (kBlocksWanted + blocks - 1) / blocks;
+  return std::max<int64_t>(1, std::min({wanted, extent(c.k) / kSplitSteps, kMaxSplit}));
+}
+
+}  // namespace
+
+bool alone_on_its_sm(const GemmTile& t, GemmMath math, int blocks_per_sm) {
+  const int64_t words = t.tm * t.tn * (math.type == ScalarType::Float64 ? 2 : 1);
+  return !math.tensor_cores() && words >= 64 && blocks_per_sm <= 1;
+}
+
+int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& t, int blocks_per_sm) {
+  const int64_t blocks = tile_blocks(c, t);
+  const int64_t parts = parts_to_fill(c, math, t);
+  if (parts == 1 || !alone_on_its_sm(t, math, blocks_per_sm)) return parts;
+  // One block an SM at a time: the sum takes its waves of blocks times a block's share of K, so
+  // of the parts up to the most K allows, the fewest with the least waves / parts (sgemm 1024^3
+  // at 128 x 128: 2 parts, 128 blocks in one wave of 512 steps, not 3 parts' 192 blocks in two
+  // waves of 342: 683 steps' time, which the H200's 94 us a call matched).
+  const int64_t most = std::max<int64_t>(1, std::min(extent(c.k) / kSplitSteps, kMaxSplit));
+  auto waves = [&](int64_t s) { return (blocks * s + kBlocksWanted - 1) / kBlocksWanted; };
+  int64_t best = 1;
+  for (int64_t s = 2; s <= most; ++s)
+    if (waves(s) * best < waves(best) * s) best = s;
+  return best;
+}
+
+GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split, int blocks_per_sm) {
   int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n);
   const std::vector<GemmTile>& tiles = gemm_tiles(math);
-  auto split = [&](const GemmTile& t) { return may_split ? auto_split(c, math, t) : 1; };
+  auto split = [&](const GemmTile& t) { return may_split ? parts_to_fill(c, math, t) : 1; };
+  auto shape = [&](const GemmTile& t) {
+    return GemmShape{t, may_split ? auto_split(c, math, t, blocks_per_sm) : 1};
+  };
   auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * split(t); };
   // The share of a tile's outputs inside O (tbmm's 26 x 26 fills 66% of 32 x 32, 4% of 128 x 128).
   auto used = [&](const GemmTile& t) {
@@ -67,7 +99,7 @@ GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split) {
   for (const GemmTile& t : tiles)
     if (blocks(t) >= kBlocksWanted) best = std::max(best, used(t));
   for (const GemmTile& t : tiles)  // the largest within 5% of the best fill (conv2d's 64 x 128: 99.6%)
-    if (blocks(t) >= kBlocksWanted && used(t) >= 0.95 * best) return {t, split(t)};
+    if (blocks(t) >= kBlocksWanted && used(t) >= 0.95 * best) return shape(t);
   // Too few blocks for the GPU whatever the tile: the time is the waves of blocks times a
   // thread's outputs (every tile has 256 threads); the fewest, then the best filled.
   auto cost = [&](const GemmTile& t) {
@@ -77,7 +109,7 @@ GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split) {
   const GemmTile* pick = &tiles.front();
   for (const GemmTile& t : tiles)
     if (cost(t) < cost(*pick) || (cost(t) == cost(*pick) && used(t) > used(*pick))) pick = &t;
-  return {*pick, split(*pick)};
+  return shape(*pick);
 }
 
 }  // namespace tc::backends::cuda
