@@ -9,7 +9,7 @@ namespace tc::backends::cpu {
 namespace {
 
 template <typename T, int MR, int NR>
-void scalar_tile(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add) {
+void scalar_tile(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add, const void* const*, int) {
   T acc[MR][NR] = {};
   for (int64_t k = 0; k < kc; ++k, a += MR, b += NR)
     for (int r = 0; r < MR; ++r)

@@ -12,9 +12,13 @@ namespace tc::backends::cpu {
 
 // Writes the tile: row r (0 <= r < mr), column j (0 <= j < nr) to c[rows[r] + j], the tile's
 // value when `add` is false, added to what is there when it is true. a and b are aligned to 64
-// bytes; a holds kc * mr values, b kc * nr.
+// bytes; a holds kc * mr values, b kc * nr. The tile's lines of c are fetched while the sum
+// runs; where c is a scratch tile that the caller then copies to the output (a tile whose
+// columns cross from one run of the output into another), `fetch` names the output's lines
+// instead (`fetches` addresses; null: c's rows).
 template <typename T>
-using MicroKernelFn = void (*)(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add);
+using MicroKernelFn = void (*)(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add,
+                               const void* const* fetch, int fetches);
 
 // Packs `width` runs into a micro-panel: dst[k * step * width + c] = src[c][k] for c < width,
 // k < kc (a transpose: each run is one row or column of an operand whose K values follow one

@@ -93,12 +93,14 @@ struct Avx2F64 {
   static void store_first(double* p, V x, int n) { cpu::store_first(p, x, n); }
 };
 
-void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add) {
-  ukernel::tile<Avx2F32, float, 6, 2>(kc, a, b, c, rows, add);
+void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add,
+               const void* const* fetch, int fetches) {
+  ukernel::tile<Avx2F32, float, 6, 2>(kc, a, b, c, rows, add, fetch, fetches);
 }
 
-void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add) {
-  ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add);
+void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add,
+               const void* const* fetch, int fetches) {
+  ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add, fetch, fetches);
 }
 
 // Groups of kLanes runs, kLanes steps of K at a time through registers; a group of fewer runs

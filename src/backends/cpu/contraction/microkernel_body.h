@@ -11,7 +11,8 @@ namespace tc::backends::cpu::ukernel {
 
 template <typename Ops, typename T, int MR, int NV>
 inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict a, const T* __restrict b, T* c,
-                                                const int64_t* rows, bool add) {
+                                                const int64_t* rows, bool add, const void* const* fetch,
+                                                int fetches) {
   constexpr int L = Ops::kLanes;
   typename Ops::V acc[MR][NV];
 #pragma GCC unroll 16
@@ -34,17 +35,25 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
   // The tile's rows of C (out of cache, each in lines of its own; a row not aligned to a line
   // spans one more) are read or written at the end. Fetched into L2 one line per step while the
   // sum starts, not all at once: a burst of misses to memory would hold the line-fill buffers
-  // that the micro-panels' loads from L2 need.
+  // that the micro-panels' loads from L2 need (and the fetches past them are dropped: a scratch
+  // tile's 30-odd lines of the output fetched before the call were missing when it was copied).
   constexpr int64_t kRowBytes = int64_t{NV} * L * static_cast<int64_t>(sizeof(T));
   // Steps before the end at which they are fetched into L1: enough for an L2 hit's latency, few
   // enough that the micro-panels streaming through L1 meanwhile do not evict them.
   constexpr int64_t kFetchCToL1Steps = 32;
   int64_t k = 0;
-  for (int r = 0; r < MR; ++r) {
-    const uintptr_t row = reinterpret_cast<uintptr_t>(c + rows[r]);
-    for (uintptr_t line = row & ~uintptr_t{63}; line < row + kRowBytes; line += 64) {
-      __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 2);
+  if (fetch) {
+    for (int q = 0; q < fetches; ++q) {
+      __builtin_prefetch(fetch[q], 1, 2);
       if (k < kc) step(), ++k;
+    }
+  } else {
+    for (int r = 0; r < MR; ++r) {
+      const uintptr_t row = reinterpret_cast<uintptr_t>(c + rows[r]);
+      for (uintptr_t line = row & ~uintptr_t{63}; line < row + kRowBytes; line += 64) {
+        __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 2);
+        if (k < kc) step(), ++k;
+      }
     }
   }
   // Four steps a turn: with one, the loop's counter, compare and branch took issue slots on the
@@ -52,12 +61,16 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
   // step of a float one) felt most.
 #pragma GCC unroll 4
   for (; k < kc - kFetchCToL1Steps; ++k) step();
+  if (fetch) {
+    for (int q = 0; q < fetches; ++q) __builtin_prefetch(fetch[q], 1, 3);
+  } else {
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    const char* row = reinterpret_cast<const char*>(c + rows[r]);
-    __builtin_prefetch(row, 1, 3);
-    __builtin_prefetch(row + kRowBytes - 1, 1, 3);
-    if (kRowBytes > 64) __builtin_prefetch(row + 64, 1, 3);
+    for (int r = 0; r < MR; ++r) {
+      const char* row = reinterpret_cast<const char*>(c + rows[r]);
+      __builtin_prefetch(row, 1, 3);
+      __builtin_prefetch(row + kRowBytes - 1, 1, 3);
+      if (kRowBytes > 64) __builtin_prefetch(row + 64, 1, 3);
+    }
   }
   for (; k < kc; ++k) step();
 #pragma GCC unroll 16
