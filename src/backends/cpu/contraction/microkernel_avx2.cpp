@@ -93,15 +93,9 @@ struct Avx2F64 {
   static void store_first(double* p, V x, int n) { cpu::store_first(p, x, n); }
 };
 
-void f32_6x16(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add,
-               const void* const* fetch, int fetches) {
-  ukernel::tile<Avx2F32, float, 6, 2>(kc, a, b, c, rows, add, fetch, fetches);
-}
+TC_MICROKERNEL(f32_6x16, Avx2F32, float, 6, 2)
 
-void f64_6x8(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add,
-               const void* const* fetch, int fetches) {
-  ukernel::tile<Avx2F64, double, 6, 2>(kc, a, b, c, rows, add, fetch, fetches);
-}
+TC_MICROKERNEL(f64_6x8, Avx2F64, double, 6, 2)
 
 // Groups of kLanes runs, kLanes steps of K at a time through registers; a group of fewer runs
 // (a width of 6 or 12) repeats its first run in the lanes it lacks and stores only its own.

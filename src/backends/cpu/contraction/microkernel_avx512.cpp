@@ -44,15 +44,9 @@ struct Avx512F64 {
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
 };
 
-void f32_12x32(int64_t kc, const float* a, const float* b, float* c, const int64_t* rows, bool add,
-               const void* const* fetch, int fetches) {
-  ukernel::tile<Avx512F32, float, 12, 2>(kc, a, b, c, rows, add, fetch, fetches);
-}
+TC_MICROKERNEL(f32_12x32, Avx512F32, float, 12, 2)
 
-void f64_12x16(int64_t kc, const double* a, const double* b, double* c, const int64_t* rows, bool add,
-               const void* const* fetch, int fetches) {
-  ukernel::tile<Avx512F64, double, 12, 2>(kc, a, b, c, rows, add, fetch, fetches);
-}
+TC_MICROKERNEL(f64_12x16, Avx512F64, double, 12, 2)
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 // microkernel_body.h — the register-blocked micro-kernel (microkernel.h) as a template over a
 // vector ISA's operations, included by one file per ISA inside its target pragma, so the
-// same loop is compiled for each. Nothing else may be defined here: code compiled for AVX-512
-// must not be shared (inline, template) with code that runs on CPUs without it.
+// same loop is compiled for each (TC_MICROKERNEL: one kernel function of it). Nothing else may
+// be defined here: code compiled for AVX-512 must not be shared (inline, template) with code
+// that runs on CPUs without it.
 //
 // V: the vector type; Ops: static zero, load (aligned), loadu, storeu, broadcast, fma (a*b+c,
 // one rounding); T: the element type; MR rows, NV vectors of Ops::kLanes values per row.
@@ -86,3 +87,11 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
 }
 
 }  // namespace tc::backends::cpu::ukernel
+
+// A micro-kernel (MicroKernelFn) of the ISA the including file compiles for: `tile` for that
+// ISA's operations OPS on T, MR rows of NV vectors.
+#define TC_MICROKERNEL(NAME, OPS, T, MR, NV)                                                                   \
+  void NAME(int64_t kc, const T* a, const T* b, T* c, const int64_t* rows, bool add, const void* const* fetch, \
+            int fetches) {                                                                                     \
+    ukernel::tile<OPS, T, MR, NV>(kc, a, b, c, rows, add, fetch, fetches);                                     \
+  }
