@@ -34,8 +34,8 @@ void write(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text << "\n";
 }
 
-// A directory laid out as /sys/devices/system/cpu/cpu0/cache: the level 1 instruction cache
-// and level 3 are not what the model asks for.
+// A directory laid out as /sys/devices/system/cpu/cpu0/cache: the level 1 instruction cache is
+// not what the model asks for.
 TEST(MemoryLevels, ReadFromASysfsCacheDirectory) {
   char tmpl[] = "/tmp/tc-caches-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -55,11 +55,13 @@ TEST(MemoryLevels, ReadFromASysfsCacheDirectory) {
   EXPECT_EQ(c.l1d, 48 * 1024);
   EXPECT_EQ(c.l2, 2048 * 1024);
   EXPECT_EQ(c.l2_ways, 16);
-  EXPECT_EQ(c.describe(), "L1d 48 KiB, L2 2048 KiB (sysfs)");
+  EXPECT_EQ(c.l3, int64_t{260} << 20);
+  EXPECT_EQ(c.describe(), "L1d 48 KiB, L2 2048 KiB, L3 260 MiB (sysfs)");
   auto none = levels_from_sysfs((dir / "missing").string());
   EXPECT_EQ(none.l1d, 0);
   EXPECT_EQ(none.l2, 0);
   EXPECT_EQ(none.l2_ways, 0);
+  EXPECT_EQ(none.l3, 0);
   std::filesystem::remove_all(dir);
 }
 

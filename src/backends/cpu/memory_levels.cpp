@@ -39,7 +39,11 @@ MemoryLevels read_host_memory_levels() {
 #if defined(_SC_LEVEL3_CACHE_SIZE)
   c.l3 = from_sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  if (c.l1d <= 0 || c.l2 <= 0) c = levels_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
+  const MemoryLevels listed = levels_from_sysfs("/sys/devices/system/cpu/cpu0/cache");
+  // The OS lists the level 3 this core shares; glibc's sysconf gives an AMD package's total
+  // (384 MiB on a 2-vCPU EPYC VM whose cores share 32 MiB), which made A blocks 4x too large.
+  if (listed.l3 > 0) c.l3 = listed.l3;
+  if (c.l1d <= 0 || c.l2 <= 0) c = listed;
   if (c.l1d <= 0 || c.l2 <= 0) c = MemoryLevels{kAssumedL1, kAssumedL2, 0, 0, "assumed"};
   return c;
 }
@@ -80,7 +84,8 @@ MemoryLevels levels_from_sysfs(const std::string& dir) {
 }
 
 std::string MemoryLevels::describe() const {
-  return "L1d " + std::to_string(l1d / 1024) + " KiB, L2 " + std::to_string(l2 / 1024) + " KiB (" + source + ")";
+  return "L1d " + std::to_string(l1d / 1024) + " KiB, L2 " + std::to_string(l2 / 1024) + " KiB" +
+         (l3 > 0 ? ", L3 " + std::to_string(l3 >> 20) + " MiB" : "") + " (" + source + ")";
 }
 
 const MemoryLevels& host_memory_levels() {

@@ -17,16 +17,17 @@ struct MemoryLevels {
   int64_t l2_ways = 0; // level 2's associativity (0: not reported; the contraction route assumes 8)
   std::string source;  // where they came from: "sysconf", "sysfs" or "assumed"
 
-  std::string describe() const;  // "L1d 48 KiB, L2 2048 KiB (sysconf)"
+  std::string describe() const;  // "L1d 48 KiB, L2 2048 KiB, L3 32 MiB (sysconf)"
 };
 
 // glibc's sysconf(_SC_LEVEL1_DCACHE_SIZE / _SC_LEVEL2_CACHE_SIZE / _ASSOC), else the OS's
 // /sys/devices/system/cpu/cpu0/cache, else 32 KiB and 1 MiB (common to x86 cores since 2017)
-// with source "assumed". Read once per process.
+// with source "assumed"; level 3 as the OS lists it for this core (the cache its cores share),
+// else sysconf's. Read once per process.
 const MemoryLevels& host_memory_levels();
 
-// The level 1 data and level 2 sizes listed under a sysfs cache directory (index*/level, type,
-// size as "48K", ways_of_associativity); a size not found is 0.
+// The level 1 data, level 2 and level 3 sizes listed under a sysfs cache directory (index*/level,
+// type, size as "48K", ways_of_associativity); a size not found is 0.
 MemoryLevels levels_from_sysfs(const std::string& dir);
 
 // "48K" -> 49152, "2048K" -> 2097152, "1M" -> 1048576, "512" -> 512; -1 if not a size.
