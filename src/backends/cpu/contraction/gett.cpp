@@ -1034,7 +1034,7 @@ void lay_out(Layout<T>& p, const Contraction& c, const TensorView& a, const Tens
   if (options.mc <= 0 || options.kc <= 0 || options.nc <= 0)
     fail(TC_ERROR_INTERNAL, "cpu backend: a contraction without block sizes");
   p.mc = std::max<int64_t>(options.mc / p.uk.mr * p.uk.mr, p.uk.mr);  // whole micro-panels
-  choose_orders(c, a, b, o, epilogue, p, options, options.l2_set_span * options.l2_ways);
+  choose_orders(c, a, b, o, epilogue, p, options, options.l2_bytes());
 }
 
 // The rest of the layout: the tables of contiguous panels and runs, the blocks, the tasks on up
@@ -1051,7 +1051,7 @@ void plan_tasks(Layout<T>& p, const Contraction& c, int threads, const GettOptio
   p.kb_runs = contiguous_runs(p.k.b);
   p.nc = std::max<int64_t>(options.nc / p.uk.nr * p.uk.nr, p.uk.nr);
   p.kc = options.kc;
-  p.l2 = options.l2_set_span * options.l2_ways;
+  p.l2 = options.l2_bytes();
   p.threads = static_cast<int>(std::clamp<double>(c.flops() / std::max(options.flops_per_thread, 1.0), 1,
                                                   std::max(1, threads)));
   p.tasks = cut(p.batch.size, p.m.size, p.n.size, p.k.size, p.k_unit(), p.uk.mr, p.uk.nr, p.threads);

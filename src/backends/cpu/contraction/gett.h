@@ -39,6 +39,7 @@ struct GettOptions {
   double flops_per_thread = 1e6;
   int64_t l2_set_span = 64 << 10;
   int64_t l2_ways = 8;
+  int64_t l2_bytes() const { return l2_set_span * l2_ways; }  // a core's L2
 };
 
 // The blocks this machine's micro-kernel for `type` gets by default: K blocks of a B

@@ -43,6 +43,8 @@ inline __attribute__((always_inline)) void tile(int64_t kc, const T* __restrict 
   // enough that the micro-panels streaming through L1 meanwhile do not evict them.
   constexpr int64_t kFetchCToL1Steps = 32;
   int64_t k = 0;
+  // c's own rows are walked in place, not listed into an array like `fetch` and then walked by
+  // one loop: listing them cost 1-2% of sgemm 1024^3 and 5136^2 (pairs of processes).
   if (fetch) {
     for (int q = 0; q < fetches; ++q) {
       __builtin_prefetch(fetch[q], 1, 2);

@@ -83,13 +83,13 @@ int64_t auto_split(const Contraction& c, GemmMath math, const GemmTile& t, int b
 }
 
 GemmShape auto_gemm_shape(const Contraction& c, GemmMath math, bool may_split, int blocks_per_sm) {
-  int64_t batch = extent(c.batch), m = extent(c.m), n = extent(c.n);
+  int64_t m = extent(c.m), n = extent(c.n);
   const std::vector<GemmTile>& tiles = gemm_tiles(math);
   auto split = [&](const GemmTile& t) { return may_split ? parts_to_fill(c, math, t) : 1; };
   auto shape = [&](const GemmTile& t) {
     return GemmShape{t, may_split ? auto_split(c, math, t, blocks_per_sm) : 1};
   };
-  auto blocks = [&](const GemmTile& t) { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * split(t); };
+  auto blocks = [&](const GemmTile& t) { return tile_blocks(c, t) * split(t); };
   // The share of a tile's outputs inside O (tbmm's 26 x 26 fills 66% of 32 x 32, 4% of 128 x 128).
   auto used = [&](const GemmTile& t) {
     double covered = static_cast<double>((m + t.bm - 1) / t.bm * t.bm) * static_cast<double>((n + t.bn - 1) / t.bn * t.bn);
