@@ -318,11 +318,12 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 }
 
 // One micro-panel: `width` rows of an operand (A's M values or B's N values at offsets `lines`
-// from `base`; the first `rows` real, the others packed as zeros) over a K block of `kb` steps at
-// offsets `ko`, into dst[k * width + r]. Read the cheapest way each stretch of K allows: a
-// vector copy per step where the rows follow one another in memory (`whole_rows`; in a short
-// last panel, its real rows, the padding zeroed: its sums are discarded, and zeros keep stale
-// subnormals out of the multiply-adds), a transposing pack along each run of values that follow one another in memory (`runs`, per
+// from `base`; the first `rows` real) over a K block of `kb` steps at offsets `ko`, into
+// dst[k * width + r]. The rows past `rows` of a short last panel only fill the micro-kernel's
+// registers, their sums discarded: zeros, or copies of the last real row, never stale memory
+// (whose subnormals would slow the multiply-adds). Read the cheapest way each stretch of K
+// allows: a vector copy per step where the rows follow one another in memory (`whole_rows`), a
+// transposing pack along each run of values that follow one another in memory (`runs`, per
 // step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
 // from one run into the next), a gather per element elsewhere. `next_lines`: the next whole
 // panel's rows, whose first run is fetched ahead (null: none).
@@ -345,9 +346,12 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
     for (int64_t k = first; k < kb;) {
       int64_t run = std::min<int64_t>(runs[k], (kb - k + step - 1) / step);
       T* d = dst + k * width;
-      if (run > 1 && rows == width && uk.pack_transposed) {
+      if (run > 1 && uk.pack_transposed) {
+        // A short last panel's missing rows repeat its last real one: their sums are discarded,
+        // and the transposing pack keeps its speed (packed a value at a time, M's last panel of 8
+        // rows and N's of 24 took 8% of ccsd2's time).
         const T* src[std::max(kMaxMR, kMaxNR)];
-        for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[r];
+        for (int r = 0; r < width; ++r) src[r] = base + ko[k] + lines[std::min<int64_t>(r, rows - 1)];
         // The first lines (up to 4) of each row's next run (after the last, the next panel's
         // first), into L1 while this one is transposed: where runs are short and far apart (K in
         // tiles: ccsd2's 16-float runs of B, 1.2 KB from row to row, 389 KB from run to run) no
@@ -361,7 +365,7 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
         if (next < kb) {
           const int64_t len = std::min<int64_t>(runs[next], (kb - next + step - 1) / step);
           const int64_t bytes = std::min<int64_t>(len * static_cast<int64_t>(sizeof(T)), 256);
-          for (int r = 0; r < width; ++r) {
+          for (int r = 0; r < (next_rows == lines ? rows : width); ++r) {
             const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + next_rows[r]);
             for (int64_t q = 0; q < bytes + 63; q += 64)
               __builtin_prefetch(reinterpret_cast<const void*>(row + static_cast<uintptr_t>(q)), 0, 3);
