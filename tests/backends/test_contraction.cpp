@@ -557,6 +557,40 @@ TEST(Contraction, BlocksPackedByLinesGiveTheProduct) {
   });
 }
 
+// Whole-row panels packed a step at a time (pack_rows_by_steps): Z(r,j,k) from X(i,j,k), whose
+// N values (j,k) follow one another in memory, N of three panels and a short one (AVX-512's 32
+// columns: 105 = 3 x 32 + 9; AVX2's 16: 6 x 16 + 9), K past the steps fetched ahead, in two
+// blocks of K and of N: every value of the product, exact on small integers.
+TEST(Contraction, WholeRowPanelsPackedStepByStepGiveTheProduct) {
+  const char* t = "def t(float(I,J,K) X, float(I,R) Y) -> (Z) { Z(r,j,k) +=! X(i,j,k) * Y(i,r) }";
+  const int64_t I = 300, J = 5, K = 21, R = 13;
+  const std::vector<Shape> shapes = {{I, J, K}, {I, R}, {R, J, K}};
+  for_each_float_kernel([&](const std::string& isa, const std::string&) {
+    auto plan = plan_of(t, {shapes[0], shapes[1]});
+    ASSERT_TRUE(plan);
+    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
+    blocks.isa = isa;
+    blocks.kc = 160;
+    blocks.nc = 2 * tc::backends::cpu::microkernel_for<float>(isa).nr;
+    std::vector<TensorView> views = dense_views(shapes);
+    ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M r; N j k; K i") << isa;
+    std::vector<float> x(static_cast<size_t>(I * J * K)), y(static_cast<size_t>(I * R));
+    std::vector<float> z(static_cast<size_t>(R * J * K), -1.f);
+    for (size_t q = 0; q < x.size(); ++q) x[q] = static_cast<float>(q % 7) - 3;
+    for (size_t q = 0; q < y.size(); ++q) y[q] = static_cast<float>(q % 5) - 2;
+    views[0].data = reinterpret_cast<char*>(x.data());
+    views[1].data = reinterpret_cast<char*>(y.data());
+    views[2].data = reinterpret_cast<char*>(z.data());
+    tc::backends::cpu::run_gett(plan->stages[0], views, 2, blocks);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t n = 0; n < J * K; ++n) {
+        float want = 0;
+        for (int64_t i = 0; i < I; ++i) want += x[static_cast<size_t>(i * J * K + n)] * y[static_cast<size_t>(i * R + r)];
+        ASSERT_EQ(z[static_cast<size_t>(r * J * K + n)], want) << isa << ": Z(" << r << ", " << n / K << ", " << n % K << ")";
+      }
+  });
+}
+
 // The packing by lines against its definition: rows in no order (some twice: a broadcast), a
 // short last panel padded with zeros over stale values.
 TEST(Contraction, PackingByLinesEqualsTheDefinition) {
