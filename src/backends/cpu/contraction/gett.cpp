@@ -636,6 +636,7 @@ void micro_tile(const Problem<T>& p, const Target<T>& out, size_t bi, int64_t i,
     // The output's lines the tile goes to, fetched by the micro-kernel while it sums: the copy
     // below found them in memory (7% of a contraction whose panels cross O's runs of 72).
     const void* lines[kMaxMR * (kMaxNR + 2)];
+    lines[0] = nullptr;  // GCC cannot see that target_lines writes what the kernel reads
     const int fetches = target_lines(out, i, rows, j, runs, lines);
     p.l.uk.run(kb, a, b, tile, offs, false, lines, fetches);
     for (int64_t r = 0; r < rows; ++r) add_runs(out.base + out.m[i + r], tile + r * nr, out.n + j, runs, add);
