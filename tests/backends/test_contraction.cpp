@@ -423,6 +423,18 @@ std::vector<TensorView> dense_views(const std::vector<Shape>& shapes) {
   return views;
 }
 
+// Runs `c` on 2 threads from x and y, filled here with small integers (every sum exact in
+// float), into z: views 0, 1 and 2.
+void run_on_small_integers(const Contraction& c, std::vector<TensorView>& views, std::vector<float>& x,
+                           std::vector<float>& y, std::vector<float>& z, const GettOptions& blocks) {
+  for (size_t q = 0; q < x.size(); ++q) x[q] = static_cast<float>(q % 7) - 3;
+  for (size_t q = 0; q < y.size(); ++q) y[q] = static_cast<float>(q % 5) - 2;
+  views[0].data = reinterpret_cast<char*>(x.data());
+  views[1].data = reinterpret_cast<char*>(y.data());
+  views[2].data = reinterpret_cast<char*>(z.data());
+  tc::backends::cpu::run_gett(c, views, 2, blocks);
+}
+
 // N flattened along O where O's runs are shorter than a micro-panel: TCCG's ccsd_t0 term at its
 // sizes but a (12 values, contiguous in O, under every ISA's panel: AVX2 16, AVX-512 32 columns)
 // and i contiguous in X. Counted as gathers, such panels sent N to X's order, whose tiles store
@@ -537,12 +549,7 @@ TEST(Contraction, BlocksPackedByLinesGiveTheProduct) {
     ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M j; N b d c a by lines; K k") << isa;
     std::vector<float> x(static_cast<size_t>(A * K * D * B * C)), y(static_cast<size_t>(J * K));
     std::vector<float> z(static_cast<size_t>(C * J * B * D * A), -1.f);
-    for (size_t q = 0; q < x.size(); ++q) x[q] = static_cast<float>(q % 7) - 3;
-    for (size_t q = 0; q < y.size(); ++q) y[q] = static_cast<float>(q % 5) - 2;
-    views[0].data = reinterpret_cast<char*>(x.data());
-    views[1].data = reinterpret_cast<char*>(y.data());
-    views[2].data = reinterpret_cast<char*>(z.data());
-    tc::backends::cpu::run_gett(plan->stages[0], views, 2, blocks);
+    run_on_small_integers(plan->stages[0], views, x, y, z, blocks);
     for (int64_t c = 0; c < C; ++c)
       for (int64_t j = 0; j < J; ++j)
         for (int64_t b = 0; b < B; ++b)
@@ -576,12 +583,7 @@ TEST(Contraction, WholeRowPanelsPackedStepByStepGiveTheProduct) {
     ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M r; N j k; K i") << isa;
     std::vector<float> x(static_cast<size_t>(I * J * K)), y(static_cast<size_t>(I * R));
     std::vector<float> z(static_cast<size_t>(R * J * K), -1.f);
-    for (size_t q = 0; q < x.size(); ++q) x[q] = static_cast<float>(q % 7) - 3;
-    for (size_t q = 0; q < y.size(); ++q) y[q] = static_cast<float>(q % 5) - 2;
-    views[0].data = reinterpret_cast<char*>(x.data());
-    views[1].data = reinterpret_cast<char*>(y.data());
-    views[2].data = reinterpret_cast<char*>(z.data());
-    tc::backends::cpu::run_gett(plan->stages[0], views, 2, blocks);
+    run_on_small_integers(plan->stages[0], views, x, y, z, blocks);
     for (int64_t r = 0; r < R; ++r)
       for (int64_t n = 0; n < J * K; ++n) {
         float want = 0;
