@@ -317,31 +317,19 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
   }
 }
 
-// One micro-panel: `width` rows of an operand (A's M values or B's N values at offsets `lines`
-// from `base`; the first `rows` real) over a K block of `kb` steps at offsets `ko`, into
-// dst[k * width + r]. The rows past `rows` of a short last panel only fill the micro-kernel's
-// registers, their sums discarded: zeros, or copies of the last real row, never stale memory
-// (whose subnormals would slow the multiply-adds). Read the cheapest way each stretch of K
-// allows: a vector copy per step where the rows follow one another in memory (`whole_rows`), a
-// transposing pack along each run of values that follow one another in memory (`runs`, per
-// step of the block: how many of the steps k, k + step, k + 2 step, ... do; a block may cross
-// from one run into the next), a gather per element elsewhere. `next_lines`: the next whole
-// panel's rows, whose first run is fetched ahead (null: none).
+// One micro-panel that is not whole rows (those: pack_rows_by_steps): `width` rows of an
+// operand (A's M values or B's N values at offsets `lines` from `base`; the first `rows` real)
+// over a K block of `kb` steps at offsets `ko`, into dst[k * width + r]. The rows past `rows` of
+// a short last panel only fill the micro-kernel's registers, their sums discarded: zeros, or
+// copies of the last real row, never stale memory (whose subnormals would slow the
+// multiply-adds). Read the cheapest way each stretch of K allows: a transposing pack along each
+// run of values that follow one another in memory (`runs`, per step of the block: how many of
+// the steps k, k + step, k + 2 step, ... do; a block may cross from one run into the next), a
+// gather per element elsewhere. `next_lines`: the next panel's rows, all real, whose first run
+// is fetched ahead (null: none).
 template <typename T>
 void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
-                bool whole_rows, const int64_t* ko, const int32_t* runs, int step, int64_t kb,
-                const int64_t* next_lines) {
-  if (whole_rows) {
-    const T* src = base + lines[0];
-    if (rows == width)
-      for (int64_t k = 0; k < kb; ++k) copy_step(dst + k * width, src + ko[k], width);
-    else
-      for (int64_t k = 0; k < kb; ++k) {
-        copy_step(dst + k * width, src + ko[k], static_cast<int>(rows));
-        std::fill(dst + k * width + rows, dst + (k + 1) * width, T(0));
-      }
-    return;
-  }
+                const int64_t* ko, const int32_t* runs, int step, int64_t kb, const int64_t* next_lines) {
   for (int64_t first = 0; first < step && first < kb; ++first)
     for (int64_t k = first; k < kb;) {
       int64_t run = std::min<int64_t>(runs[k], (kb - k + step - 1) / step);
@@ -365,7 +353,8 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
         if (next < kb) {
           const int64_t len = std::min<int64_t>(runs[next], (kb - next + step - 1) / step);
           const int64_t bytes = std::min<int64_t>(len * static_cast<int64_t>(sizeof(T)), 256);
-          for (int r = 0; r < (next_rows == lines ? rows : width); ++r) {
+          const int real = next_rows == lines ? static_cast<int>(rows) : width;
+          for (int r = 0; r < real; ++r) {
             const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + next_rows[r]);
             for (int64_t q = 0; q < bytes + 63; q += 64)
               __builtin_prefetch(reinterpret_cast<const void*>(row + static_cast<uintptr_t>(q)), 0, 3);
@@ -397,22 +386,13 @@ struct Packed {
   int step, width;
 };
 
-// Whether every micro-panel of rows r0.. (`count` of them) is whole rows (pack_panel's
-// `whole_rows`).
-template <typename T>
-bool whole_rows_block(const Packed<T>& x, int64_t r0, int64_t count) {
-  for (int64_t r = r0; r < r0 + count; r += x.width)
-    if (!x.panels[static_cast<size_t>(r / x.width)]) return false;
-  return true;
-}
-
-// A block of whole-row micro-panels (rows r0.., `count` of them, over the K block at p0: kb
-// steps), a step of K at a time: each step copies its piece of every panel, pieces that lie side
-// by side in one row of the operand where the panels follow one another, and fetches the pieces
-// of the step about kFetchAheadBytes later. Panel by panel, each step's piece was one or two
-// lines of a row far from the last (ttm_mode1's B: 1 KiB of a 256 KiB row per step), read
-// a line at a time: 8.9 ms a call, 7.8 step by step, 6.5-6.9 with the fetch (ccsd1 48.0 ->
-// 46.0-46.6 ms; Zen 5, 2 threads).
+// Whole-row micro-panels (each panel's rows follow one another in memory: rows r0.., `count`
+// of them, over the K block at p0, kb steps), a step of K at a time: each step copies its piece
+// of every panel, pieces that lie side by side in one row of the operand where the panels follow
+// one another, and fetches the pieces of the step about kFetchAheadBytes later. Panel by panel,
+// each step's piece was one or two lines of a row far from the last (ttm_mode1's B: 1 KiB of a
+// 256 KiB row per step), read a line at a time: 8.9 ms a call, 7.8 step by step, 6.5-6.9 with
+// the fetch (ccsd1 48.0 -> 46.0-46.6 ms; Zen 5, 2 threads).
 constexpr int64_t kFetchAheadBytes = 8192;
 
 template <typename T>
@@ -421,7 +401,7 @@ void pack_rows_by_steps(const Packed<T>& x, T* dst, int64_t r0, int64_t count, i
   const int64_t* ko = x.ko.data() + p0;
   const int64_t* lines = x.lines.data() + r0;
   const int64_t whole = count / w, rest = count % w, bytes = w * static_cast<int64_t>(sizeof(T));
-  const int64_t ahead = std::max<int64_t>(2, kFetchAheadBytes / (bytes * (whole + (rest > 0))));
+  const int64_t ahead = std::max<int64_t>(2, kFetchAheadBytes / (bytes * ((count + w - 1) / w)));
   for (int64_t k = 0; k < kb; ++k) {
     if (k + ahead < kb)
       for (int64_t q = 0; q < count; q += w) {
@@ -439,15 +419,25 @@ void pack_rows_by_steps(const Packed<T>& x, T* dst, int64_t r0, int64_t count, i
 }
 
 // The block of rows r0.. (`count` of them) over the K block at p0 (kb steps): micro-panels of
-// `width` rows, one after another.
+// `width` rows, one after another; each stretch of whole-row panels packed together.
 template <typename T>
 void pack_block(const MicroKernel<T>& uk, const Packed<T>& x, T* dst, int64_t r0, int64_t count, int64_t p0, int64_t kb) {
   const int w = x.width;
-  if (whole_rows_block(x, r0, count)) return pack_rows_by_steps(x, dst, r0, count, p0, kb);
-  for (int64_t r = r0; r < r0 + count; r += w, dst += w * kb)
-    pack_panel(uk, dst, x.base, x.lines.data() + r, w, std::min<int64_t>(w, r0 + count - r),
-               x.panels[static_cast<size_t>(r / w)] != 0, x.ko.data() + p0, x.runs.data() + p0, x.step, kb,
-               r + 2 * w <= r0 + count ? x.lines.data() + r + w : nullptr);
+  const int64_t end = r0 + count;
+  auto whole = [&](int64_t r) { return x.panels[static_cast<size_t>(r / w)] != 0; };
+  for (int64_t r = r0; r < end;) {
+    int64_t next = r;
+    while (next < end && whole(next)) next += w;
+    if (next > r) {
+      next = std::min(next, end);
+      pack_rows_by_steps(x, dst + (r - r0) * kb, r, next - r, p0, kb);
+    } else {
+      next = std::min(r + w, end);
+      pack_panel(uk, dst + (r - r0) * kb, x.base, x.lines.data() + r, w, next - r, x.ko.data() + p0,
+                 x.runs.data() + p0, x.step, kb, r + 2 * w <= end ? x.lines.data() + r + w : nullptr);
+    }
+    r = next;
+  }
 }
 
 // The A block of rows i0.. (mb of them) of batch entry offset ab, and the B block of columns j0..
