@@ -458,6 +458,21 @@ def f(float(N) A) -> (O, P) {
        lambda A: [np.array([False, False, True, True, False, True]), np.array([True, True, False, False, False, False])],
        note="Halide's simplifier derived bounds from the int64 limits of the saturating select")
 
+_I64 = np.iinfo(np.int64)
+_U64 = np.iinfo(np.uint64)
+accept("fuzz_gather_through_float_to_int64", """
+def f(int8(N,N) A) -> (O, S, U) {
+  L(i) = long(float(A(i, 1)))
+  O(i) = L(int32(L(i)))
+  S(i) = long(A(i, 0) * 1e30)
+  U(i) = uint64(A(i, 0) * 1e30)
+}""", [np.array([[1, 0, 0], [-1, 2, 0], [0, 0, 0]], np.int8)],
+       lambda A: [np.array([0, 0, 0], np.int64), np.array([_I64.max, _I64.min, 0], np.int64),
+                  np.array([_U64.max, 0, 0], np.uint64)],
+       note="Halide 14 bounded the value of int64's saturating select by [0, 1] (from the limits) "
+            "and clamped the gather's index L(1) = 2 into them, reading L(1) (seed 20261208, "
+            "case 319); the limits still saturate")
+
 accept("fuzz_reduction_in_a_narrower_consumer", """
 def main(double(N,N) B, float32(N) D) -> (O3) {
   t1(i) +=! 0 ? D(j) : B(0, i)

@@ -88,19 +88,27 @@ Expr truthy(const Expr& x) {
 
 // Truncation toward zero, saturating at the type's limits; NaN gives 0. x: float32 or float64.
 // The result is opaque (a strict_float tag): from the int64 limits in the select Halide's
-// simplifier derived bounds that made int64(x) != 0 true for x = -0.3.
+// simplifier derived bounds that made int64(x) != 0 true for x = -0.3. The 64-bit limits are
+// loaded (opaque_limit): from the constants Halide 14 bounds the select's value by [0, 1]
+// (int64 of float(int8) values), and its clamp of an index read from such a tensor into those
+// bounds made O2(int32(O2(i))) read O2(1) for O2(i) = 2.
 Expr float_to_integer(const Expr& x, ScalarType to) {
   Halide::Type t = value_type(to);
   Expr d = Halide::cast(Halide::Float(64), x);  // exact
   Expr truncated = Halide::cast(t, d);
   auto f64 = [](double v) { return HI::make_const(Halide::Float(64), v); };
+  auto limit = [&](bool lowest) {
+    if (t.bits() < 64) return lowest ? t.min() : t.max();
+    return opaque_limit(t, lowest);
+  };
   if (kind(to) == ScalarKind::Signed) {
     Expr hi = f64(std::ldexp(1.0, bits(to) - 1));
     return Halide::strict_float(
-        Halide::select(Halide::is_nan(d), HI::make_zero(t), d >= hi, t.max(), d <= -hi, t.min(), truncated));
+        Halide::select(Halide::is_nan(d), HI::make_zero(t), d >= hi, limit(false), d <= -hi, limit(true), truncated));
   }
   Expr hi = f64(std::ldexp(1.0, bits(to)));
-  return Halide::strict_float(Halide::select(Halide::is_nan(d) || d <= f64(0.0), HI::make_zero(t), d >= hi, t.max(), truncated));
+  return Halide::strict_float(
+      Halide::select(Halide::is_nan(d) || d <= f64(0.0), HI::make_zero(t), d >= hi, limit(false), truncated));
 }
 
 // Halide assumes that int32 and int64 arithmetic never overflows (and simplifies on that
