@@ -364,13 +364,25 @@ Expr opaque_if_beyond_indices(const Expr& x) {
   return beyond ? opaque(x) : x;
 }
 
+// x simplified where that gives a constant, else x as it is.
+Expr folded_or_same(const Expr& x) {
+  if (HI::is_const(x)) return x;
+  Expr s = HI::simplify(x);
+  return HI::is_const(s) ? s : x;
+}
+
 }  // namespace
 
 Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool native) {
   if (Expr folded = fold_integer_constants(op, a, b); folded.defined()) return folded;
   if (ir::is_comparison(op)) {
     if (native || a.type().is_float()) return comparison(op, a, b);
-    return comparison(op, opaque_if_beyond_indices(a), opaque_if_beyond_indices(b));
+    // An operand that only folds to a constant (`abs(1)`) is taken as that constant: compared
+    // with an opaque 2147483647, Halide's simplifier overflowed folding 2147483647 * (a loaded 1)
+    // < 1 (differential fuzzer, seed 20261304, program 482); so is one beyond indices after folding.
+    const Expr ca = folded_or_same(a), cb = folded_or_same(b);
+    if (Expr folded = fold_integer_constants(op, ca, cb); folded.defined()) return folded;
+    return comparison(op, opaque_if_beyond_indices(ca), opaque_if_beyond_indices(cb));
   }
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
