@@ -385,6 +385,20 @@ def main(half(2,N,N) A, int16(N) I) -> (O3, O4) {
        note="2147483647 <= i in a value: Halide's bounds took i >= 2147483647 and overflowed folding 2 * i "
             "(TC_ERROR_INTERNAL at compile; differential fuzzer, CI at d0e4b96, program 160)")
 
+accept("fuzz_comparison_with_an_operand_that_folds_to_a_constant", """
+def main(half(2,N,N) A, int16(N) I, float(M) B) -> (O3, O4, P, Q) {
+  O2(i, j, k) = I(j) where exists A(i, 0, k)
+  O3 +=! (abs(2147483647) <= i) ? O2(0, 0, 2 * i) : 0
+  O4 +=! (-abs(2147483647) <= i) ? O2(0, 0, 2 * i) : 0
+  P(i) = (2147483647 < abs(1)) + B(i)
+  Q(i) = abs(1) <= 2147483647 where i in 0:M
+}""", [np.zeros((2, 1, 1), np.float16), np.array([7], np.int16), np.array([1.5, 2], F32)],
+       lambda A, I, B: [np.array(0, np.int16), np.array(7, np.int16), np.array([1.5, 2], F32),
+                        np.array([True, True])],
+       note="2147483647 < abs(1): Halide's simplifier overflowed folding 2147483647 * (a loaded 1) < 1 "
+            "(TC_ERROR_INTERNAL at compile; differential fuzzer, seed 20261304, program 482); abs(2147483647) "
+            "<= i as the literal's case above")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0
@@ -472,6 +486,19 @@ def f(int8(N,N) A) -> (O, S, U) {
        note="Halide 14 bounded the value of int64's saturating select by [0, 1] (from the limits) "
             "and clamped the gather's index L(1) = 2 into them, reading L(1) (seed 20261208, "
             "case 319); the limits still saturate")
+
+accept("fuzz_nan_from_a_float_call_to_integer", """
+def f(float(N) F) -> (A, B, C, D) {
+  A(i) = int32(fma(F(i), 2, 1))
+  B(i) = int32(sqrt(F(i)))
+  C(i) = long(floor(F(i)))
+  D(i) = int8(round(F(i)))
+}""", [np.array([NAN, -NAN, 1.5, -2.5], F32)],
+       lambda F: [np.array([0, 0, 4, -4], np.int32), np.array([0, 0, 1, 0], np.int32),
+                  np.array([0, 0, 1, -3], np.int64), np.array([0, 0, 2, -2], np.int8)],
+       note="LLVM compiled Halide's calls (floor, sqrt, llvm.fma) with fast-math flags, took their results "
+            "for never NaN and folded the cast's NaN test away: 2147483647 for NaN (differential fuzzer, "
+            "seed 20261315, program 233)")
 
 accept("fuzz_reduction_in_a_narrower_consumer", """
 def main(double(N,N) B, float32(N) D) -> (O3) {

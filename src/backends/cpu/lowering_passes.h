@@ -18,4 +18,8 @@ Halide::Internal::IRMutator* new_vector_check_fast_path_pass();
 // (lowering_pass_argument_checks.cpp).
 Halide::Internal::IRMutator* new_argument_checks_pass();
 
+// Wraps every float-valued call in strict_float, so that LLVM compiles it without fast-math
+// flags (lowering_pass_strict_calls.cpp).
+Halide::Internal::IRMutator* new_strict_calls_pass();
+
 }  // namespace tc::backends::cpu
