@@ -500,6 +500,15 @@ def f(float(N) F) -> (A, B, C, D) {
             "for never NaN and folded the cast's NaN test away: 2147483647 for NaN (differential fuzzer, "
             "seed 20261315, program 233)")
 
+accept("fuzz_register_block_row_wider_than_the_registers", """
+def main(double(M,K) A, double(K,N) B) -> (O1) {
+  O1(i, j) +=! B(0, j) * A(i, k)
+}""", [np.full((1, 1), 2.0), np.arange(1.0, 26.0).reshape(1, 25)],
+       lambda A, B: [2.0 * B], options={"cpu.vectorize": "1", "cpu.tile": "48x64"},
+       note="25 scalar accumulators a row left room for 0 rows of them: a split by 0, which Halide "
+            "compiled to no loop, and O1 was never written (differential fuzzer, seed 20261553, "
+            "program 425)")
+
 accept("fuzz_reduction_in_a_narrower_consumer", """
 def main(double(N,N) B, float32(N) D) -> (O3) {
   t1(i) +=! 0 ? D(j) : B(0, i)

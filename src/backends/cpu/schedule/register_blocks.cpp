@@ -80,7 +80,7 @@ Scheduler::Tiling Scheduler::tile_host(Stage& r, Func& w, int tx, int default_ty
   Tiling t;
   t.tx = tx;
   t.ty = b >= 0 ? static_cast<int>(std::min<int64_t>(k_.tile_y ? k_.tile_y : default_ty, r.extents[b])) : 1;
-  t.u = std::min(k_.unroll ? k_.unroll : default_u, t.ty);
+  t.u = std::max(1, std::min(k_.unroll ? k_.unroll : default_u, t.ty));
   if ((t.tx / x_per_accumulator) * t.u > kMaxAccumulators) {
     t.tx = std::max(1, kMaxAccumulators / t.u) * x_per_accumulator;
     t.narrowed = true;
@@ -160,7 +160,10 @@ void Scheduler::schedule_blocked(Stage& r, Func& w, const std::string& host_name
   // The block width must be a multiple of the vector width: the block is computed whole.
   int tx = k_.tile_x ? k_.tile_x : block_vectors(r.extents[0], L, avx512 ? 3 : 2, avx512 ? 4 : 0) * L;
   tx = std::max(L, static_cast<int>(std::min<int64_t>(tx, r.extents[0])) / L * L);
-  if (tx / L > 3) default_u = kMaxAccumulators * 3 / 4 / (tx / L);  // three quarters of the registers
+  // Three quarters of the registers, at least one row: a row wider than that (cpu.tile=48x64
+  // with cpu.vectorize=1 over 25 columns: 25 scalar accumulators) gave rows of 0, a split by 0
+  // that Halide compiled to no loop at all, and the output was never written.
+  if (tx / L > 3) default_u = std::max(1, kMaxAccumulators * 3 / 4 / (tx / L));
   std::map<std::string, PanelOperand> operands = panel_operands(r);
   bool streamed_panel = k_.panel_auto ? wants_streamed_panel(r, operands, tx) : k_.panel_streamed;
   int default_ty = in_block && b >= 0 ? static_cast<int>(r.extents[b]) : avx512 ? 32 : 24;
