@@ -364,7 +364,8 @@ Expr opaque_if_beyond_indices(const Expr& x) {
   return beyond ? opaque(x) : x;
 }
 
-// x simplified where that gives a constant, else x as it is.
+// x simplified where that gives a constant (`abs(1)`: Halide's simplifier folds it, libtc's
+// constant folding does not), else x as it is.
 Expr folded_or_same(const Expr& x) {
   if (HI::is_const(x)) return x;
   Expr s = HI::simplify(x);
@@ -393,8 +394,8 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
   // also where the constant is only found by folding (`% abs(2147483647)`: differential fuzzer,
   // seed 128853225, program 56).
   if (op == ir::BinOp::Div || op == ir::BinOp::Mod) {
-    Expr folded = native ? Expr() : HI::simplify(b);
-    return integer_division(op, a, folded.defined() && HI::is_const(folded) ? opaque(folded) : b);
+    const Expr divisor = native ? b : folded_or_same(b);
+    return integer_division(op, a, !native && HI::is_const(divisor) ? opaque(divisor) : b);
   }
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);

@@ -80,7 +80,7 @@ Scheduler::Tiling Scheduler::tile_host(Stage& r, Func& w, int tx, int default_ty
   Tiling t;
   t.tx = tx;
   t.ty = b >= 0 ? static_cast<int>(std::min<int64_t>(k_.tile_y ? k_.tile_y : default_ty, r.extents[b])) : 1;
-  t.u = std::max(1, std::min(k_.unroll ? k_.unroll : default_u, t.ty));
+  t.u = std::min(k_.unroll ? k_.unroll : default_u, t.ty);
   if ((t.tx / x_per_accumulator) * t.u > kMaxAccumulators) {
     t.tx = std::max(1, kMaxAccumulators / t.u) * x_per_accumulator;
     t.narrowed = true;
