@@ -644,7 +644,7 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
 template <typename T>
 void expect_transposing_pack(const tc::backends::cpu::MicroKernel<T>& uk) {
   for (int width : {uk.mr, uk.nr})
-    for (int64_t kc : {1, 3, 4, 7, 8, 9, 17, 64})
+    for (int64_t kc : {1, 3, 4, 7, 8, 9, 15, 16, 17, 24, 32, 33, 64})
       for (int step : {1, 3, 8}) {
         std::vector<T> memory(static_cast<size_t>(width * (kc + 5) + 3));
         for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<T>(i) + T(0.5);
