@@ -54,10 +54,4 @@ MicroKernel<double> avx2_f64();
 MicroKernel<float> scalar_f32();
 MicroKernel<double> scalar_f64();
 
-// The AVX2 transposing pack of columns [from, to) of a panel `width` wide (pack_transposed
-// packs all of them): the AVX-512 packs' part where fewer runs than a 512-bit register's lanes
-// remain, or fewer steps.
-void avx2_pack_columns(float* dst, const float* const* src, int from, int to, int width, int64_t kc, int step);
-void avx2_pack_columns(double* dst, const double* const* src, int from, int to, int width, int64_t kc, int step);
-
 }  // namespace tc::backends::cpu

@@ -1,7 +1,7 @@
 // microkernel_avx2.cpp — the micro-kernels for AVX2 with FMA (microkernel.h): float 6 x 16 and
 // double 6 x 8, twelve 256-bit accumulators (BLIS's Haswell blocks), the other four registers
 // for B's vectors and A's broadcast; and the transposing packs (8 x 8 floats, 4 x 4 doubles
-// through registers), which the AVX-512 packs use for a run's last steps.
+// through registers), which the AVX-512 packs use for panels narrower than their groups.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -103,16 +103,15 @@ TC_MICROKERNEL(f64_6x8, Avx2F64, double, 6, 2)
 // apart (intensli1's 16 rows of A 453 KB apart) and a run is only kc long, too short for the
 // hardware's stream prefetchers to start before it ends, so without it every line is a
 // demand miss (intensli1 float64 on Zen 5: 9.8 ms, 6.7 with the fetch; 66% of it packing).
-// Columns [from, to) of a panel `width` wide.
 template <typename Ops, typename T>
-void pack_columns(T* dst, const T* const* src, int from, int to, int width, int64_t kc, int step) {
+void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int step) {
   const int64_t row = int64_t{step} * width;  // between one step of a run and the next in dst
   constexpr int L = Ops::kLanes;
-  for (int c0 = from; c0 < to; c0 += L) {
-    int n = to - c0 < L ? to - c0 : L;
+  for (int c0 = 0; c0 < width; c0 += L) {
+    int n = width - c0 < L ? width - c0 : L;
     const T* s[L];
     for (int c = 0; c < L; ++c) s[c] = src[c0 + (c < n ? c : 0)];
-    const int next = c0 + L < to ? to - c0 - L : 0;  // runs in the next group
+    const int next = c0 + L < width ? width - c0 - L : 0;  // runs in the next group
     const T* ahead[L];
     for (int c = 0; c < L; ++c) ahead[c] = next > 0 ? src[c0 + L + (c < next ? c : 0)] : s[c];
     int64_t k = 0;
@@ -134,11 +133,11 @@ void pack_columns(T* dst, const T* const* src, int from, int to, int width, int6
 }
 
 void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc, int step) {
-  pack_columns<Avx2F32, float>(dst, src, 0, width, width, kc, step);
+  pack_transposed<Avx2F32, float>(dst, src, width, kc, step);
 }
 
 void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc, int step) {
-  pack_columns<Avx2F64, double>(dst, src, 0, width, width, kc, step);
+  pack_transposed<Avx2F64, double>(dst, src, width, kc, step);
 }
 
 }  // namespace
@@ -151,12 +150,5 @@ void pack_transposed_f64(double* dst, const double* const* src, int width, int64
 
 MicroKernel<float> avx2_f32() { return {6, 16, f32_6x16, "avx2", pack_transposed_f32, 8}; }
 MicroKernel<double> avx2_f64() { return {6, 8, f64_6x8, "avx2", pack_transposed_f64, 4}; }
-
-void avx2_pack_columns(float* dst, const float* const* src, int from, int to, int width, int64_t kc, int step) {
-  pack_columns<Avx2F32, float>(dst, src, from, to, width, kc, step);
-}
-void avx2_pack_columns(double* dst, const double* const* src, int from, int to, int width, int64_t kc, int step) {
-  pack_columns<Avx2F64, double>(dst, src, from, to, width, kc, step);
-}
 
 }  // namespace tc::backends::cpu

@@ -77,14 +77,23 @@ TC_MICROKERNEL(f64_12x16, Avx512F64, double, 12, 2)
   } while (0)
 #define TC_FOR16(X) X(0); X(1); X(2); X(3); X(4); X(5); X(6); X(7); X(8); X(9); X(10); X(11); X(12); X(13); X(14); X(15)
 #define TC_FOR8(X) X(0); X(1); X(2); X(3); X(4); X(5); X(6); X(7)
-#define TC_LOAD(c) __m512 r##c = (__builtin_prefetch(ahead[c] + k), _mm512_loadu_ps(s[c] + k))
-#define TC_LOAD_D(c) __m512d r##c = (__builtin_prefetch(ahead[c] + k), _mm512_loadu_pd(s[c] + k))
-#define TC_STORE(c) _mm512_storeu_ps(d + c * row, r##c)
-#define TC_STORE_D(c) _mm512_storeu_pd(d + c * row, r##c)
+// A block of fewer steps than lanes (`steps`, the last of a run) loads only those (a masked
+// load reads nothing past them) and stores only their rows.
+#define TC_LOAD(c)                                                                                           \
+  __m512 r##c = (__builtin_prefetch(ahead[c] + k),                                                           \
+                 steps == 16 ? _mm512_loadu_ps(s[c] + k) : _mm512_maskz_loadu_ps(mask, s[c] + k))
+#define TC_LOAD_D(c)                                                                                         \
+  __m512d r##c = (__builtin_prefetch(ahead[c] + k),                                                          \
+                  steps == 8 ? _mm512_loadu_pd(s[c] + k) : _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask), s[c] + k))
+#define TC_STORE(c) \
+  if (c < steps) _mm512_storeu_ps(d + c * row, r##c)
+#define TC_STORE_D(c) \
+  if (c < steps) _mm512_storeu_pd(d + c * row, r##c)
 
-// Values k..k+15 of the runs s[0..15] into rows k..k+15 of dst (`row` apart).
+// Values k..k+steps-1 (steps <= 16) of the runs s[0..15] into rows k.. of dst (`row` apart).
 inline __attribute__((always_inline)) void pack_block(float* d, const float* const* s, const float* const* ahead,
-                                                      int64_t k, int64_t row) {
+                                                      int64_t k, int64_t row, int steps) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << steps) - 1);
   TC_FOR16(TC_LOAD);
   TC_PAIR(r0, r1, t0, t1);
   TC_PAIR(r2, r3, t2, t3);
@@ -118,7 +127,8 @@ inline __attribute__((always_inline)) void pack_block(float* d, const float* con
   } while (0)
 
 inline __attribute__((always_inline)) void pack_block(double* d, const double* const* s, const double* const* ahead,
-                                                      int64_t k, int64_t row) {
+                                                      int64_t k, int64_t row, int steps) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << steps) - 1);
   TC_FOR8(TC_LOAD_D);
   TC_PAIR_D(r0, r1, t0, t1);
   TC_PAIR_D(r2, r3, t2, t3);
@@ -141,33 +151,32 @@ inline __attribute__((always_inline)) void pack_block(double* d, const double* c
 #undef TC_PAIR_D
 #undef TC_LANES_D
 
-// Whole groups of L runs, L steps at a time; the runs past the last whole group (a width of 12:
-// all of them) and the steps past the last whole block go to the AVX2 pack. A group of fewer
-// runs through 512-bit registers, its lanes past them repeating its first, was slower than the
-// AVX2 pack's narrower groups (ccsd1's A panels of 12 runs of 312 floats: 46 ms against 43).
+// Groups of L runs, L steps at a time (the last block of a run's steps masked), where the
+// panel is whole groups (B's panels: 32 floats, 16 doubles wide); the AVX2 pack otherwise. A
+// panel of 12 runs (A's, every micro-kernel's MR) as one 16-lane group, its last 4 lanes
+// repeating its first, was slower than the AVX2 pack (ccsd1's A panels of 12 runs of 312 floats:
+// 46 ms against 43), and as a group of 8 doubles and 4 through the AVX2 pack, 2-3% slower on
+// the largest float64 terms (ccsd9, ccsd18); a run's last steps through the AVX2 pack were
+// slower than a masked block (intensli4's runs of 72 floats: 16% of the time on the last 8).
 template <typename T, int L>
-void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int step) {
+void pack_transposed(T* dst, const T* const* src, int width, int64_t kc, int step, TransposePackFn<T> narrower) {
+  if (width % L != 0) return narrower(dst, src, width, kc, step);
   const int64_t row = int64_t{step} * width;  // between one step of a run and the next in dst
-  const int64_t whole = kc / L * L;
-  const int groups = whole > 0 ? width / L * L : 0;  // the columns packed here
-  for (int c0 = 0; c0 < groups; c0 += L) {
+  for (int c0 = 0; c0 < width; c0 += L) {
     const T* const* s = src + c0;
-    const T* const* ahead = c0 + L < groups ? s + L : s;  // the next group's runs
-    for (int64_t k = 0; k < whole; k += L) pack_block(dst + k * row + c0, s, ahead, k, row);
+    const T* const* ahead = c0 + L < width ? s + L : s;  // the next group's runs
+    int64_t k = 0;
+    for (; k + L <= kc; k += L) pack_block(dst + k * row + c0, s, ahead, k, row, L);
+    if (k < kc) pack_block(dst + k * row + c0, s, ahead, k, row, static_cast<int>(kc - k));
   }
-  if (groups < width) avx2_pack_columns(dst, src, groups, width, width, kc, step);
-  if (groups == 0 || whole == kc) return;
-  const T* rest[32];  // the widest panel (microkernel.h's kernels: 32)
-  for (int c = 0; c < groups; ++c) rest[c] = src[c] + whole;
-  avx2_pack_columns(dst + whole * row, rest, 0, groups, width, kc - whole, step);
 }
 
 void pack_transposed_f32(float* dst, const float* const* src, int width, int64_t kc, int step) {
-  pack_transposed<float, 16>(dst, src, width, kc, step);
+  pack_transposed<float, 16>(dst, src, width, kc, step, avx2_f32().pack_transposed);
 }
 
 void pack_transposed_f64(double* dst, const double* const* src, int width, int64_t kc, int step) {
-  pack_transposed<double, 8>(dst, src, width, kc, step);
+  pack_transposed<double, 8>(dst, src, width, kc, step, avx2_f64().pack_transposed);
 }
 
 }  // namespace
