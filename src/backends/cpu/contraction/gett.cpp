@@ -317,6 +317,15 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
   }
 }
 
+// What pack_panel fetches of a row's next run: all of a run of up to kFetchWholeRun bytes, the
+// first kFetchRunHead of a longer one (its later lines the hardware fetches). With the first 4
+// lines of every run, the fifth of a run of 72 floats (288 bytes that start within a line) was a
+// miss in every row (intensli4 with the AVX-512 pack, whose last 16 rows of a panel fetch no
+// group after them: 7.4 ms against 7.0 with the AVX2 pack; whole, 6.6-6.8); 6 lines of every
+// run were more than the core's misses in flight (ccsd11 float64, runs of 576 bytes: 567-571 ms
+// with 4, 596-609 with 6).
+constexpr int64_t kFetchWholeRun = 384, kFetchRunHead = 256;
+
 // One micro-panel that is not whole rows (those: pack_rows_by_steps): `width` rows of an
 // operand (A's M values or B's N values at offsets `lines` from `base`; the first `rows` real)
 // over a K block of `kb` steps at offsets `ko`, into dst[k * width + r]. The rows past `rows` of
@@ -344,13 +353,7 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
         // is transposed: where runs are short and far apart (K in tiles: ccsd2's 16-float runs
         // of B, 1.2 KB from row to row, 389 KB from run to run) no hardware prefetcher foresees
         // them, and the packing waited on each line (ccsd2, 2 threads: 116 -> 90-96 ms in
-        // float32, 94-95 -> 74-76 in float64). A run of up to 384 bytes whole: with its first 4
-        // lines only, the fifth of a run of 72 floats (288 bytes that start within a line) was a
-        // miss in every row (intensli4 with the AVX-512 pack, whose last 16 rows of a panel
-        // fetch no group after them: 7.4 ms against 7.0 with the AVX2 pack; whole, 6.6-6.8). A
-        // longer run's first 4 lines, its later ones the hardware fetches: 6 lines of every row
-        // at once were more than the core's misses in flight (ccsd11 float64, runs of 576
-        // bytes: 567-571 ms with 4, 596-609 with 6).
+        // float32, 94-95 -> 74-76 in float64). How much of it: kFetchWholeRun, kFetchRunHead.
         int64_t next = k + run * step;
         const int64_t* next_rows = lines;
         if (next >= kb) next = first + 1 < step ? first + 1 : kb;
@@ -358,7 +361,7 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
         if (next < kb) {
           const int64_t len = std::min<int64_t>(runs[next], (kb - next + step - 1) / step);
           const int64_t run_bytes = len * static_cast<int64_t>(sizeof(T));
-          const int64_t bytes = run_bytes <= 384 ? run_bytes : 256;
+          const int64_t bytes = run_bytes <= kFetchWholeRun ? run_bytes : kFetchRunHead;
           const int real = next_rows == lines ? static_cast<int>(rows) : width;
           for (int r = 0; r < real; ++r) {
             const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + next_rows[r]);
