@@ -3,7 +3,9 @@ the sum does four steps a turn (a step is MR x NV multiply-adds), so that its co
 and branch do not take an issue slot on the multiply-add ports every step (one step a turn held
 a float64 GEMM 7% below OpenBLAS's); the transposing packs fetch the next group's runs inside
 their loop (without, a panel of runs far apart waited on every line: intensli1 float64 9.8 ms
-against 6.7). Read with objdump from the library's symbols; skipped where objdump or the
+against 6.7); the packing of a panel fetches each row's next run and one three runs ahead
+(GCC dropped calls to a function whose only effect was a prefetch: the loop then fetched
+nothing, ccsd2 48 -> 57 ms). Read with objdump from the library's symbols; skipped where objdump or the
 symbols are missing (a stripped library). Nothing is timed."""
 import os
 import re
@@ -22,6 +24,7 @@ KERNELS = {
 NAMESPACE = "_ZN2tc8backends3cpu12_GLOBAL__N_1"
 STEPS_A_TURN = 4
 PACKS = "pack_transposed"  # in every symbol of the transposing packs (wrappers and templates)
+PANEL = NAMESPACE + "10pack_panelI"  # pack_panel<float>, pack_panel<double>
 INSTRUCTION = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
 
 
@@ -83,6 +86,17 @@ class MicroKernelLoops(unittest.TestCase):
                 self.assertGreaterEqual(most_in_a_loop(code, "prefetch"), 1, "no fetch ahead in the packing loop")
         if not checked:
             self.skipTest("no packing symbols in %s (stripped?)" % library)
+
+    def test_a_panel_fetches_the_next_run_and_one_further(self):
+        library = self.library()
+        panels = symbols_containing(library, PANEL)
+        if not panels:
+            self.assertFalse(symbols_containing(library, PACKS), "no pack_panel found by the name in PANEL")
+            self.skipTest("no packing symbols in %s (stripped?)" % library)
+        for symbol in panels:
+            with self.subTest(panel=symbol):
+                self.assertGreaterEqual(most_in_a_loop(instructions(library, symbol), "prefetch"), 2,
+                                        "pack_panel's loop over runs fetches fewer than two runs ahead")
 
     def test_the_sum_runs_four_steps_a_turn(self):
         library = self.library()

@@ -326,6 +326,56 @@ inline void copy_step(T* __restrict dst, const T* __restrict src, int n) {
 // with 4, 596-609 with 6).
 constexpr int64_t kFetchWholeRun = 384, kFetchRunHead = 256;
 
+// And the first kFetchFarBytes of each row's run kFetchFarRuns runs ahead: one run ahead leaves
+// a run's lines a transpose's time to come, less than memory's latency where runs are a line or
+// two (ccsd2's 16 and 32 floats); with the next run fetched whole and this one's head, the misses
+// in flight stay within what the core holds. ccsd2 (Zen 5, 2 threads, median of 3 processes)
+// float32 48.3-49.6 -> 45.4-47.0 ms (2 runs ahead 47.0-48.5, 4 46.9-47.4, 8 47.7-48.2), float64
+// 37.3-37.5 -> 34.8-35.3; runs of 72 floats or more (intensli4, ccsd1, ccsd11) unchanged.
+constexpr int kFetchFarRuns = 3;
+constexpr int64_t kFetchFarBytes = 128;
+
+// A run's place in the order pack_panel walks a K block (each `first` of the step in turn, its
+// runs along K) and the rows it is read from (this panel's or the next's), `real` of them.
+struct RunAt {
+  int64_t first, k;
+  const int64_t* rows;
+  int real;
+};
+
+// The run `count` runs after `at` (first == step: none, past the next panel's first).
+inline RunAt run_ahead(RunAt at, int count, const int32_t* runs, int step, int64_t kb, const int64_t* next_lines,
+                       int width) {
+  for (int q = 0; q < count && at.first < step; ++q) {
+    const int64_t k = at.k + std::min<int64_t>(runs[at.k], (kb - at.k + step - 1) / step) * step;
+    if (k < kb) {
+      at.k = k;
+    } else if (at.first + 1 < step && at.first + 1 < kb) {
+      at.first = at.k = at.first + 1;
+    } else if (next_lines && at.rows != next_lines) {
+      at = {0, 0, next_lines, width};
+    } else {
+      at.first = step;
+    }
+  }
+  return at;
+}
+
+// Up to `most` bytes of each row's run at `at` (the lines they touch) into L1. Inlined: GCC takes
+// a function whose only effect is a prefetch for one without effects, and drops its calls.
+template <typename T>
+inline __attribute__((always_inline)) void fetch_run(const T* base, const int64_t* ko, const int32_t* runs, int step, int64_t kb, RunAt at,
+               int64_t whole, int64_t most) {
+  if (at.first >= step) return;
+  const int64_t run = std::min<int64_t>(runs[at.k], (kb - at.k + step - 1) / step) * static_cast<int64_t>(sizeof(T));
+  const int64_t bytes = run <= whole ? run : most;
+  for (int r = 0; r < at.real; ++r) {
+    const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[at.k] + at.rows[r]);
+    for (int64_t q = 0; q < bytes + 63; q += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(row + static_cast<uintptr_t>(q)), 0, 3);
+  }
+}
+
 // One micro-panel that is not whole rows (those: pack_rows_by_steps): `width` rows of an
 // operand (A's M values or B's N values at offsets `lines` from `base`; the first `rows` real)
 // over a K block of `kb` steps at offsets `ko`, into dst[k * width + r]. The rows past `rows` of
@@ -334,8 +384,8 @@ constexpr int64_t kFetchWholeRun = 384, kFetchRunHead = 256;
 // multiply-adds). Read the cheapest way each stretch of K allows: a transposing pack along each
 // run of values that follow one another in memory (`runs`, per step of the block: how many of
 // the steps k, k + step, k + 2 step, ... do; a block may cross from one run into the next), a
-// gather per element elsewhere. `next_lines`: the next panel's rows, all real, whose first run
-// is fetched ahead (null: none).
+// gather per element elsewhere. `next_lines`: the next panel's rows, all real, whose first runs
+// are fetched ahead (null: none).
 template <typename T>
 void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, const int64_t* lines, int width, int64_t rows,
                 const int64_t* ko, const int32_t* runs, int step, int64_t kb, const int64_t* next_lines) {
@@ -353,22 +403,13 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
         // is transposed: where runs are short and far apart (K in tiles: ccsd2's 16-float runs
         // of B, 1.2 KB from row to row, 389 KB from run to run) no hardware prefetcher foresees
         // them, and the packing waited on each line (ccsd2, 2 threads: 116 -> 90-96 ms in
-        // float32, 94-95 -> 74-76 in float64). How much of it: kFetchWholeRun, kFetchRunHead.
-        int64_t next = k + run * step;
-        const int64_t* next_rows = lines;
-        if (next >= kb) next = first + 1 < step ? first + 1 : kb;
-        if (next >= kb && next_lines) next = 0, next_rows = next_lines;
-        if (next < kb) {
-          const int64_t len = std::min<int64_t>(runs[next], (kb - next + step - 1) / step);
-          const int64_t run_bytes = len * static_cast<int64_t>(sizeof(T));
-          const int64_t bytes = run_bytes <= kFetchWholeRun ? run_bytes : kFetchRunHead;
-          const int real = next_rows == lines ? static_cast<int>(rows) : width;
-          for (int r = 0; r < real; ++r) {
-            const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[next] + next_rows[r]);
-            for (int64_t q = 0; q < bytes + 63; q += 64)
-              __builtin_prefetch(reinterpret_cast<const void*>(row + static_cast<uintptr_t>(q)), 0, 3);
-          }
-        }
+        // float32, 94-95 -> 74-76 in float64). How much of it: kFetchWholeRun, kFetchRunHead;
+        // and a run further ahead: kFetchFarRuns.
+        const RunAt here{first, k, lines, static_cast<int>(rows)};
+        const RunAt next = run_ahead(here, 1, runs, step, kb, next_lines, width);
+        fetch_run(base, ko, runs, step, kb, next, kFetchWholeRun, kFetchRunHead);
+        const RunAt far = run_ahead(next, kFetchFarRuns - 1, runs, step, kb, next_lines, width);
+        fetch_run(base, ko, runs, step, kb, far, kFetchFarBytes, kFetchFarBytes);
         uk.pack_transposed(d, src, width, run, step);
       } else if (run > 1) {
         for (int r = 0; r < width; ++r) {
