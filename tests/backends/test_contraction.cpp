@@ -593,6 +593,36 @@ TEST(Contraction, WholeRowPanelsPackedStepByStepGiveTheProduct) {
   });
 }
 
+// Panels that cross from one of B's runs into the next, K not along them (pack_panel copies each
+// stretch of a panel's rows a step at a time): Z(r,j,i) from X(j,k,i), N = (j,i) with 40 values of
+// i, so that AVX-512's panels of 32 take i's last 8 of one j and the first 24 of the next (AVX2's
+// of 16: 8 and 8), X's rows of j 37 x 40 values apart: every value of the product, exact on small
+// integers.
+TEST(Contraction, PanelsAcrossRunsCopyTheirStretchesOfRows) {
+  const char* t = "def t(float(J,K,I) X, float(K,R) Y) -> (Z) { Z(r,j,i) +=! X(j,k,i) * Y(k,r) }";
+  const int64_t J = 5, K = 37, I = 40, R = 13;
+  const std::vector<Shape> shapes = {{J, K, I}, {K, R}, {R, J, I}};
+  for_each_float_kernel([&](const std::string& isa, const std::string&) {
+    auto plan = plan_of(t, {shapes[0], shapes[1]});
+    ASSERT_TRUE(plan);
+    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
+    blocks.isa = isa;
+    std::vector<TensorView> views = dense_views(shapes);
+    ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M r; N j i; K k") << isa;
+    std::vector<float> x(static_cast<size_t>(J * K * I)), y(static_cast<size_t>(K * R));
+    std::vector<float> z(static_cast<size_t>(R * J * I), -1.f);
+    run_on_small_integers(plan->stages[0], views, x, y, z, blocks);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < J; ++j)
+        for (int64_t i = 0; i < I; ++i) {
+          float want = 0;
+          for (int64_t k = 0; k < K; ++k)
+            want += x[static_cast<size_t>((j * K + k) * I + i)] * y[static_cast<size_t>(k * R + r)];
+          ASSERT_EQ(z[static_cast<size_t>((r * J + j) * I + i)], want) << isa << ": Z(" << r << "," << j << "," << i << ")";
+        }
+  });
+}
+
 // The packing by lines against its definition: rows in no order (some twice: a broadcast), a
 // short last panel padded with zeros over stale values.
 TEST(Contraction, PackingByLinesEqualsTheDefinition) {
