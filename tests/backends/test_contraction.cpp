@@ -423,6 +423,14 @@ std::vector<TensorView> dense_views(const std::vector<Shape>& shapes) {
   return views;
 }
 
+// The default blocks for 2 threads of a machine with a 32 KiB L1, a 512 KiB 8-way L2 and a 32 MiB
+// L3, for the micro-kernel of `isa`.
+GettOptions small_cache_blocks(const std::string& isa) {
+  GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
+  blocks.isa = isa;
+  return blocks;
+}
+
 // Runs `c` on 2 threads from x and y, filled here with small integers (every sum exact in
 // float), into z: views 0, 1 and 2.
 void run_on_small_integers(const Contraction& c, std::vector<TensorView>& views, std::vector<float>& x,
@@ -524,8 +532,7 @@ TEST(Contraction, NIsNotTiledWhereTheLinesOfOBetweenTwoValuesShareL2Sets) {
       const std::vector<Shape> shapes = {{a, 8, 8, 8, 32}, {8, 8}, {32, 8, 8, 8, a}};
       auto plan = plan_of(t, {shapes[0], shapes[1]});
       ASSERT_TRUE(plan);
-      GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
-      blocks.isa = isa;
+      GettOptions blocks = small_cache_blocks(isa);
       EXPECT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], dense_views(shapes), blocks),
                 a == 32 ? "M j; N b d c a by lines; K k" : "M j; N b d c/" + nr + " a c%" + nr + "; K k")
           << isa << ", a " << a;
@@ -542,8 +549,7 @@ TEST(Contraction, BlocksPackedByLinesGiveTheProduct) {
   for_each_float_kernel([&](const std::string& isa, const std::string&) {
     auto plan = plan_of(t, {shapes[0], shapes[1]});
     ASSERT_TRUE(plan);
-    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
-    blocks.isa = isa;
+    GettOptions blocks = small_cache_blocks(isa);
     blocks.nc = 3 * tc::backends::cpu::microkernel_for<float>(isa).nr;
     std::vector<TensorView> views = dense_views(shapes);
     ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M j; N b d c a by lines; K k") << isa;
@@ -575,8 +581,7 @@ TEST(Contraction, WholeRowPanelsPackedStepByStepGiveTheProduct) {
   for_each_float_kernel([&](const std::string& isa, const std::string&) {
     auto plan = plan_of(t, {shapes[0], shapes[1]});
     ASSERT_TRUE(plan);
-    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
-    blocks.isa = isa;
+    GettOptions blocks = small_cache_blocks(isa);
     blocks.kc = 160;
     blocks.nc = 2 * tc::backends::cpu::microkernel_for<float>(isa).nr;
     std::vector<TensorView> views = dense_views(shapes);
@@ -605,8 +610,7 @@ TEST(Contraction, PanelsAcrossRunsCopyTheirStretchesOfRows) {
   for_each_float_kernel([&](const std::string& isa, const std::string&) {
     auto plan = plan_of(t, {shapes[0], shapes[1]});
     ASSERT_TRUE(plan);
-    GettOptions blocks = tc::backends::cpu::default_blocking(ScalarType::Float32, {32 << 10, 512 << 10, 32 << 20, 8}, 2);
-    blocks.isa = isa;
+    GettOptions blocks = small_cache_blocks(isa);
     std::vector<TensorView> views = dense_views(shapes);
     ASSERT_EQ(tc::backends::cpu::describe_layout(plan->stages[0], views, blocks), "M r; N j i; K k") << isa;
     std::vector<float> x(static_cast<size_t>(J * K * I)), y(static_cast<size_t>(K * R));

@@ -336,6 +336,12 @@ constexpr int64_t kFetchWholeRun = 384, kFetchRunHead = 256;
 constexpr int kFetchFarRuns = 3;
 constexpr int64_t kFetchFarBytes = 128;
 
+// The steps of the run at step k of a K block of kb steps (`runs` along every step-th step),
+// cut at the block's end.
+inline int64_t run_in_block(const int32_t* runs, int64_t k, int step, int64_t kb) {
+  return std::min<int64_t>(runs[k], (kb - k + step - 1) / step);
+}
+
 // A run's place in the order pack_panel walks a K block (each `first` of the step in turn, its
 // runs along K) and the rows it is read from (this panel's or the next's), `real` of them.
 struct RunAt {
@@ -348,7 +354,7 @@ struct RunAt {
 inline RunAt run_ahead(RunAt at, int count, const int32_t* runs, int step, int64_t kb, const int64_t* next_lines,
                        int width) {
   for (int q = 0; q < count && at.first < step; ++q) {
-    const int64_t k = at.k + std::min<int64_t>(runs[at.k], (kb - at.k + step - 1) / step) * step;
+    const int64_t k = at.k + run_in_block(runs, at.k, step, kb) * step;
     if (k < kb) {
       at.k = k;
     } else if (at.first + 1 < step && at.first + 1 < kb) {
@@ -365,10 +371,10 @@ inline RunAt run_ahead(RunAt at, int count, const int32_t* runs, int step, int64
 // Up to `most` bytes of each row's run at `at` (the lines they touch) into L1. Inlined: GCC takes
 // a function whose only effect is a prefetch for one without effects, and drops its calls.
 template <typename T>
-inline __attribute__((always_inline)) void fetch_run(const T* base, const int64_t* ko, const int32_t* runs, int step, int64_t kb, RunAt at,
-               int64_t whole, int64_t most) {
+inline __attribute__((always_inline)) void fetch_run(const T* base, const int64_t* ko, const int32_t* runs, int step,
+                                                     int64_t kb, RunAt at, int64_t whole, int64_t most) {
   if (at.first >= step) return;
-  const int64_t run = std::min<int64_t>(runs[at.k], (kb - at.k + step - 1) / step) * static_cast<int64_t>(sizeof(T));
+  const int64_t run = run_in_block(runs, at.k, step, kb) * static_cast<int64_t>(sizeof(T));
   const int64_t bytes = run <= whole ? run : most;
   for (int r = 0; r < at.real; ++r) {
     const uintptr_t row = reinterpret_cast<uintptr_t>(base + ko[at.k] + at.rows[r]);
@@ -419,11 +425,11 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
   // 278-GFLOP terms' time (ccsd8 float32 592-637 -> 573-575 ms, ccsd9 576-583 -> 553-563,
   // ccsd13 575-603 -> 556-564; Zen 5, 2 threads). Still a gather where they average fewer than
   // 4 rows.
-  OffsetRuns segments = offset_runs(lines, rows);
-  if (segments.count * 4 > rows) segments.count = 0;
+  const OffsetRuns segments = offset_runs(lines, rows);
+  const bool by_stretches = segments.count * 4 <= rows;
   for (int64_t first = 0; first < step && first < kb; ++first)
     for (int64_t k = first; k < kb;) {
-      int64_t run = std::min<int64_t>(runs[k], (kb - k + step - 1) / step);
+      const int64_t run = run_in_block(runs, k, step, kb);
       T* d = dst + k * width;
       if (run > 1 && uk.pack_transposed) {
         // A short last panel's missing rows repeat its last real one: their sums are discarded,
@@ -448,7 +454,7 @@ void pack_panel(const MicroKernel<T>& uk, T* __restrict dst, const T* base, cons
           const T* row = base + ko[k] + (r < rows ? lines[r] : 0);
           for (int64_t q = 0; q < run; ++q) d[q * step * width + r] = r < rows ? row[q] : T(0);
         }
-      } else if (segments.count > 0) {
+      } else if (by_stretches) {
         const T* src = base + ko[k];
         for (int q = 0; q < segments.count; ++q)
           copy_step(d + segments.start[q], src + lines[segments.start[q]], segments.len[q]);
