@@ -672,12 +672,13 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
 }
 
 // The transposing packs (a row of an operand per panel column, K along the rows) against the
-// definition, for every panel width the kernels use, K steps below, at and past the 8 (4) a
-// transpose takes, runs at any alignment, and runs spread every step-th row of the panel
-// (the rows between untouched).
+// definition, for every panel width the kernels use and widths whose last group of runs fills
+// less or more than half a register (3, 11: a group of half a register or less is transposed
+// two steps to a register), K steps below, at and past the 8 (4) a transpose takes, runs at any
+// alignment, and runs spread every step-th row of the panel (the rows between untouched).
 template <typename T>
 void expect_transposing_pack(const tc::backends::cpu::MicroKernel<T>& uk) {
-  for (int width : {uk.mr, uk.nr})
+  for (int width : {uk.mr, uk.nr, 3, 11})
     for (int64_t kc : {1, 3, 4, 7, 8, 9, 15, 16, 17, 24, 32, 33, 64})
       for (int step : {1, 3, 8}) {
         std::vector<T> memory(static_cast<size_t>(width * (kc + 5) + 3));
