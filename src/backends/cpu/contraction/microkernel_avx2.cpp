@@ -57,7 +57,8 @@ inline void transpose(V r[L]) {
   }
 }
 
-// The first n (<= all) lanes of a half register to p.
+// The first n (<= all) lanes of a half register to p, in pieces of 4, 2 and 1 floats (2 and 1
+// doubles): AMD's masked stores are microcoded, dozens of cycles each.
 inline void store_first(float* p, __m128 part, int n) {
   if (n == 4) return _mm_storeu_ps(p, part);
   if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part), part = _mm_movehl_ps(part, part), p += 2, n -= 2;
@@ -68,18 +69,17 @@ inline void store_first(double* p, __m128d part, int n) {
   _mm_store_sd(p, part);
 }
 
-// The first n (< all) lanes of x to p, in pieces of 4, 2 and 1 floats (2 and 1 doubles): AMD's
-// masked stores are microcoded, dozens of cycles each.
+// The first n (< all) lanes of x to p: the first of its low half, or all of that and the first of
+// its high half.
 inline void store_first(float* p, __m256 x, int n) {
-  __m128 part = _mm256_castps256_ps128(x);
-  if (n >= 4) _mm_storeu_ps(p, part), part = _mm256_extractf128_ps(x, 1), p += 4, n -= 4;
-  if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part), part = _mm_movehl_ps(part, part), p += 2, n -= 2;
-  if (n >= 1) _mm_store_ss(p, part);
+  if (n < 4) return store_first(p, _mm256_castps256_ps128(x), n);
+  _mm_storeu_ps(p, _mm256_castps256_ps128(x));
+  if (n > 4) store_first(p + 4, _mm256_extractf128_ps(x, 1), n - 4);
 }
 inline void store_first(double* p, __m256d x, int n) {
-  __m128d part = _mm256_castpd256_pd128(x);
-  if (n >= 2) _mm_storeu_pd(p, part), part = _mm256_extractf128_pd(x, 1), p += 2, n -= 2;
-  if (n >= 1) _mm_store_sd(p, part);
+  if (n < 2) return store_first(p, _mm256_castpd256_pd128(x), n);
+  _mm_storeu_pd(p, _mm256_castpd256_pd128(x));
+  if (n > 2) store_first(p + 2, _mm256_extractf128_pd(x, 1), n - 2);
 }
 
 struct Avx2F32 {
