@@ -664,8 +664,16 @@ TEST(Contraction, DefaultBlocksFitTheCaches) {
     EXPECT_EQ(b.kc, std::min<int64_t>(std::max<int64_t>((16 << 10) / (uk_nr * sz), 32 * lanes) / 8 * 8, 1024));
     EXPECT_LE(b.kc * b.nc * sz, 256 << 10);  // the B block in half of L2
     EXPECT_GT(b.kc * b.nc * sz, 128 << 10);
-    EXPECT_LE(b.mc * b.kc * sz, 8 << 20);  // each thread's A block in half its share of L3
-    EXPECT_GT(b.mc * b.kc * sz, 4 << 20);
+    // each thread's A block in half its share of L3, the share at most 8 MiB: a VM lists its
+    // host's whole L3 (260 MiB), and a small L3 is shared out between the threads
+    for (int64_t l3 : {int64_t{32} << 20, int64_t{260} << 20}) {
+      GettOptions c = tc::backends::cpu::default_blocking(t, {32 << 10, 512 << 10, l3}, 2);
+      EXPECT_LE(c.mc * c.kc * sz, 4 << 20) << l3;
+      EXPECT_GT(c.mc * c.kc * sz, 3 << 20) << l3;
+    }
+    GettOptions small = tc::backends::cpu::default_blocking(t, {32 << 10, 512 << 10, 4 << 20}, 2);
+    EXPECT_LE(small.mc * small.kc * sz, 1 << 20);
+    EXPECT_GT(small.mc * small.kc * sz, (1 << 20) - 16 * small.kc * sz);
     EXPECT_GE(b.kc, 64);
     EXPECT_TRUE(has(tc::backends::cpu::describe_gett(t, b), "micro-kernel ")) << tc::backends::cpu::describe_gett(t, b);
   }
