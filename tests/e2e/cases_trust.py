@@ -399,6 +399,25 @@ def main(half(2,N,N) A, int16(N) I, float(M) B) -> (O3, O4, P, Q) {
             "(TC_ERROR_INTERNAL at compile; differential fuzzer, seed 20261304, program 482); abs(2147483647) "
             "<= i as the literal's case above")
 
+accept("fuzz_reduction_index_compared_with_its_type_limit", """
+def f1(float16(S1) X0) -> (O1) {
+  O1(i) min=! (j <= 2147483647) ? X0(j) : X0(i)
+}
+def main(half(L) A, int32(L) I) -> (t1, P, Q, R) {
+  t2(i) +=! A(i)
+  t3 = f1(t2)
+  t1() +=! t3(0)
+  P(i) +=! (2147483647 < j) ? A(j) : 1 where i in 0:L
+  Q(i) +=! (j >= -2147483648) ? A(j) : 0 where i in 0:L
+  R(i) = (I(i) <= 2147483647) + (I(i) > 2147483647) + (-2147483648 > I(i))
+}""", [np.array([1.5, -2], np.float16), np.array([-2147483648, 2147483647], np.int32)],
+       lambda A, I: [np.array(-2, np.float16), np.full(2, 2, np.float16), np.full(2, -0.5, np.float16),
+                     np.array([1, 1], np.int32)],
+       note="j <= 2147483647 on a reduction index in a select's condition: Halide's bounds added 1 to the "
+            "constant and failed on the overflow (TC_ERROR_INTERNAL at compile; differential fuzzer, CI seed "
+            "75303677, program 269); compared with its type's limit the answer is known without it",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

@@ -364,6 +364,34 @@ Expr opaque_if_beyond_indices(const Expr& x) {
   return beyond ? opaque(x) : x;
 }
 
+// a OP b where one side is its integer type's largest or smallest value and that alone decides
+// the comparison (j <= 2147483647, 2147483647 < j, j >= -2147483648, ...); undefined otherwise.
+// Spelled out, Halide's bounds of a reduction index compared so (a select's condition) added 1
+// to the constant and failed on the overflow; the comparison's operands are never needed for a
+// check, which is a stage of its own.
+Expr fold_against_type_limit(ir::BinOp op, const Expr& a, const Expr& b) {
+  const Halide::Type t = a.type();
+  if (!(t.is_int() || t.is_uint()) || t.bits() > 64) return Expr();
+  auto at = [&](const Expr& x, bool largest) {
+    if (t.is_uint()) {
+      const uint64_t* u = HI::as_const_uint(x);
+      const uint64_t max = t.bits() == 64 ? ~uint64_t{0} : (uint64_t{1} << t.bits()) - 1;
+      return u && *u == (largest ? max : 0);
+    }
+    const int64_t* v = HI::as_const_int(x);
+    const int64_t max = t.bits() == 64 ? INT64_MAX : (int64_t{1} << (t.bits() - 1)) - 1;
+    return v && *v == (largest ? max : -max - 1);
+  };
+  using B = ir::BinOp;
+  if ((at(b, true) && op == B::Le) || (at(b, false) && op == B::Ge) || (at(a, true) && op == B::Ge) ||
+      (at(a, false) && op == B::Le))
+    return HI::const_true();
+  if ((at(b, true) && op == B::Gt) || (at(b, false) && op == B::Lt) || (at(a, true) && op == B::Lt) ||
+      (at(a, false) && op == B::Gt))
+    return HI::const_false();
+  return Expr();
+}
+
 // x simplified where that gives a constant (`abs(1)`: Halide's simplifier folds it, libtc's
 // constant folding does not), else x as it is.
 Expr folded_or_same(const Expr& x) {
@@ -383,6 +411,7 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
     // < 1 (differential fuzzer, seed 20261304, program 482); so is one beyond indices after folding.
     const Expr ca = folded_or_same(a), cb = folded_or_same(b);
     if (Expr folded = fold_integer_constants(op, ca, cb); folded.defined()) return folded;
+    if (Expr folded = fold_against_type_limit(op, ca, cb); folded.defined()) return folded;
     return comparison(op, opaque_if_beyond_indices(ca), opaque_if_beyond_indices(cb));
   }
   if (is_float(t)) {
