@@ -2,6 +2,7 @@
 #include "backends/cpu/values.h"
 
 #include <cmath>
+#include <utility>
 
 #include "infer/to_halide.h"
 #include "support/half.h"
@@ -369,26 +370,21 @@ Expr opaque_if_beyond_indices(const Expr& x) {
 // Spelled out, Halide's bounds of a reduction index compared so (a select's condition) added 1
 // to the constant and failed on the overflow; the comparison's operands are never needed for a
 // check, which is a stage of its own.
-Expr fold_against_type_limit(ir::BinOp op, const Expr& a, const Expr& b) {
-  const Halide::Type t = a.type();
-  if (!(t.is_int() || t.is_uint()) || t.bits() > 64) return Expr();
-  auto at = [&](const Expr& x, bool largest) {
-    if (t.is_uint()) {
-      const uint64_t* u = HI::as_const_uint(x);
-      const uint64_t max = t.bits() == 64 ? ~uint64_t{0} : (uint64_t{1} << t.bits()) - 1;
-      return u && *u == (largest ? max : 0);
-    }
-    const int64_t* v = HI::as_const_int(x);
-    const int64_t max = t.bits() == 64 ? INT64_MAX : (int64_t{1} << (t.bits() - 1)) - 1;
-    return v && *v == (largest ? max : -max - 1);
-  };
+Expr fold_against_type_limit(ir::BinOp op, Expr a, Expr b) {
   using B = ir::BinOp;
-  if ((at(b, true) && op == B::Le) || (at(b, false) && op == B::Ge) || (at(a, true) && op == B::Ge) ||
-      (at(a, false) && op == B::Le))
-    return HI::const_true();
-  if ((at(b, true) && op == B::Gt) || (at(b, false) && op == B::Lt) || (at(a, true) && op == B::Lt) ||
-      (at(a, false) && op == B::Gt))
-    return HI::const_false();
+  const Halide::Type t = a.type();
+  if (!t.is_int() && !t.is_uint()) return Expr();
+  if (HI::is_const(a)) {  // MAX >= x as x <= MAX
+    std::swap(a, b);
+    op = op == B::Lt ? B::Gt : op == B::Gt ? B::Lt : op == B::Le ? B::Ge : op == B::Ge ? B::Le : op;
+  }
+  auto b_is = [&](bool largest) {
+    if (const int64_t* v = HI::as_const_int(b)) return largest ? t.is_max(*v) : t.is_min(*v);
+    if (const uint64_t* u = HI::as_const_uint(b)) return largest ? t.is_max(*u) : t.is_min(*u);
+    return false;
+  };
+  if (b_is(true) && (op == B::Le || op == B::Gt)) return op == B::Le ? HI::const_true() : HI::const_false();
+  if (b_is(false) && (op == B::Ge || op == B::Lt)) return op == B::Ge ? HI::const_true() : HI::const_false();
   return Expr();
 }
 
