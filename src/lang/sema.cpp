@@ -615,7 +615,15 @@ class DefChecker {
       return set(e, {def_.tensors[e.tensor].type, false});
     }
     if (e.ref == Ref::Cast) {
-      type_of(*e.args[0]);
+      // An integer literal cast on its own has no operand to take the type of: int32 where it
+      // fits, else int64, so that float64(3000000000) is 3e9 and int64(4294967297) keeps its
+      // value (an int32 literal wrapped them: -1294967296 and 1).
+      Expr& a = *e.args[0];
+      if (type_of(a).weak && is_integer(a.type)) {
+        fold_negated_literal(a);
+        const bool fits = a.int_value >= INT32_MIN && a.int_value <= INT32_MAX;
+        settle(a, fits ? ScalarType::Int32 : ScalarType::Int64);
+      }
       return set(e, {e.cast_to, false});
     }
     Typed r = type_of(*e.args[0]);

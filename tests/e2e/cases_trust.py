@@ -247,6 +247,16 @@ accept("t16_negated_literal_is_weak", """
 def f(int8(N) A) -> (O) { O(i) = A(i) + -128 }""", [np.array([1, -128, 127], i8)],
        lambda A: [np.array([wrap(int(a) - 128, 8) for a in A], i8)])
 
+accept("t16_literal_cast_on_its_own_keeps_its_value", """
+def f(float64(N) A) -> (O, P) {
+  O(i) = A(i) + float64(3000000000) + float64(-(3000000000)) + float64(x) where x = -9223372036854775807
+  P(i) = int64(4294967297) + int64(i) + int64(int8(300)) where i in 0:N
+}""", [np.array([0.5, -2.0], F64)],
+       lambda A: [A + 3e9 - 3e9 - 9223372036854775807.0, np.array([4294967297, 4294967298], i64) + 44],
+       note="a literal past int32 cast on its own was an int32 and wrapped (float64(3000000000) gave "
+            "-1294967296, int64(4294967297) gave 1); it is an int64 there. int8(300) stays a cast of int32 300: "
+            "44. Found by the gradient fuzzer through atan2's derivative with such an argument")
+
 accept("t16_ternary_narrows_preconditions", """
 def f(float(N) A) -> (O) { O(i) = A((i > 0) ? i - 1 : 0) where i in 0:N+1 }""",
        [np.array([1, 2, 3], F32)], lambda A: [np.array([1, 1, 2, 3], F32)])

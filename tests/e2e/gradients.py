@@ -124,6 +124,11 @@ CASES = {
     "zero_gradient_input": ("def z(float(N) X, float(N) Y) -> (O) { O(i) = X(i) + floor(Y(i)) }", [n(3), n(3)]),
     "gather_and_affine": ("""def ga(float(E,D) T, int32(B) I) -> (O) {
                               O(b, d) = T(I(b), d) * T(I(b), D - 1 - d) }""", [n(5, 3), idx(5, 4)]),
+    # Integer arguments of float builtins: each derivative computes with them converted, as the
+    # call does (i * 3000000 squared overflows int32; the literal does not fit one).
+    "integer_builtin_arguments": ("""def ib(float(N) X) -> (O) {
+                                      O(i) = atan2(i * 3000000, X(i) + 4) + hypot(i, X(i)) + atan2(x, X(i) + 4)
+                                             + pow(X(i) + 4, i) where x = -9223372036854775807 }""", [n(5)]),
 }
 ENTRY = {"call_between_defs": "f"}
 # Through a rounding cast the finite difference sees the rounding steps: a looser tolerance.
