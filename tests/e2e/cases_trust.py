@@ -428,6 +428,18 @@ def main(half(L) A, int32(L) I) -> (t1, P, Q, R) {
             "75303677, program 269); compared with its type's limit the answer is known without it",
        entry="main")
 
+accept("fuzz_unsigned_index_under_max_with_zero", """
+def main(float(K) X, uint32(K) I) -> (D, G) {
+  D(i0) = 0.0 where i0 in 0:4
+  D(min(max(I(j), 0), 3)) += X(j) where j in 0:K
+  G(i) = X(min(max(I(i), 0), K - 1))
+}""", [np.array([1, 2, 4], F32), np.array([5, 1, 0], u32)],
+       lambda X, I: [np.array([4, 2, 0, 1], F32), np.array([4, 2, 1], F32)],
+       note="max(x, 0) of a uint32 x: Halide 14's bounds took it for unbounded, and the scatter and the gather "
+            "indexed by it failed to compile on the cpu backend (TC_ERROR_INTERNAL; gradient fuzzer, seed "
+            "20261220, program 1325); an integer min or max with its type's limit is its other operand",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

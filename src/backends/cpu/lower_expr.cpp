@@ -49,7 +49,7 @@ const char* libm_name(BuiltinId id) {
 
 // min/max with the reference's NaN rule: a NaN operand gives NaN.
 Expr nan_propagating(BuiltinId id, const Expr& a, const Expr& b) {
-  if (!a.type().is_float()) return id == BuiltinId::Min ? Halide::min(a, b) : Halide::max(a, b);
+  if (!a.type().is_float()) return integer_min_max(id == BuiltinId::Min, a, b);
   return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, ordered_min_max(id == BuiltinId::Min, a, b));
 }
 

@@ -365,6 +365,15 @@ Expr opaque_if_beyond_indices(const Expr& x) {
   return beyond ? opaque(x) : x;
 }
 
+// Whether integer x is a constant, its type's largest (`largest`) or smallest value.
+bool is_type_limit(const Expr& x, bool largest) {
+  const Halide::Type t = x.type();
+  if (const int64_t* v = HI::as_const_int(x)) return largest ? t.is_max(*v) : t.is_min(*v);
+  // (Halide 14's Type::is_min(uint64_t) is false for every value, 0 of an unsigned type too)
+  if (const uint64_t* u = HI::as_const_uint(x)) return largest ? t.is_max(*u) : *u == 0;
+  return false;
+}
+
 // a OP b where one side is its integer type's largest or smallest value and that alone decides
 // the comparison (j <= 2147483647, 2147483647 < j, j >= -2147483648, ...); undefined otherwise.
 // Spelled out, Halide's bounds of a reduction index compared so (a select's condition) added 1
@@ -378,13 +387,8 @@ Expr fold_against_type_limit(ir::BinOp op, Expr a, Expr b) {
     std::swap(a, b);
     op = op == B::Lt ? B::Gt : op == B::Gt ? B::Lt : op == B::Le ? B::Ge : op == B::Ge ? B::Le : op;
   }
-  auto b_is = [&](bool largest) {
-    if (const int64_t* v = HI::as_const_int(b)) return largest ? t.is_max(*v) : t.is_min(*v);
-    if (const uint64_t* u = HI::as_const_uint(b)) return largest ? t.is_max(*u) : t.is_min(*u);
-    return false;
-  };
-  if (b_is(true) && (op == B::Le || op == B::Gt)) return op == B::Le ? HI::const_true() : HI::const_false();
-  if (b_is(false) && (op == B::Ge || op == B::Lt)) return op == B::Ge ? HI::const_true() : HI::const_false();
+  if (is_type_limit(b, true) && (op == B::Le || op == B::Gt)) return op == B::Le ? HI::const_true() : HI::const_false();
+  if (is_type_limit(b, false) && (op == B::Ge || op == B::Lt)) return op == B::Ge ? HI::const_true() : HI::const_false();
   return Expr();
 }
 
@@ -435,6 +439,12 @@ Expr negate(const Expr& a, bool native) {
 
 Halide::Expr ordered_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b) {
   return min ? Halide::select(a < b, a, b) : Halide::select(a < b, b, a);
+}
+
+Halide::Expr integer_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b) {
+  if (is_type_limit(b, min)) return a;
+  if (is_type_limit(a, min)) return b;
+  return min ? Halide::min(a, b) : Halide::max(a, b);
 }
 
 }  // namespace tc::backends::cpu

@@ -80,4 +80,9 @@ Halide::Expr negate(const Halide::Expr& a, bool native);
 // second of equal values for both).
 Halide::Expr ordered_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b);
 
+// min(a, b) or max(a, b) of integers, where one is the type's largest (min) or smallest (max)
+// value: the other. Halide 14's bounds inference takes max(x, 0) of a uint32 x for unbounded,
+// and a read or scatter indexed by it failed to compile (`D(max(I(j), 0)) += X(j)`).
+Halide::Expr integer_min_max(bool min, const Halide::Expr& a, const Halide::Expr& b);
+
 }  // namespace tc::backends::cpu
