@@ -1,8 +1,6 @@
 // derivative.cpp — see derivative.h.
 #include "grad/derivative.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <map>
 #include <utility>
 
@@ -55,26 +53,23 @@ ExprPtr instantiate(const Expr& t, const std::vector<ExprPtr>& args) {
   return copy;
 }
 
-// An integer literal whose value every float type holds exactly and whose square int32 holds:
-// the same number wherever a template puts it.
+// An integer literal whose value every float type holds exactly (bfloat16 every integer up to
+// 256) and whose square int32 holds: the same number wherever a template puts it.
 bool small_integer_literal(const Expr& e) {
-  if (e.kind != ExprKind::IntLit) return false;
-  errno = 0;
-  const long long v = std::strtoll(e.name.c_str(), nullptr, 10);
-  return errno == 0 && v >= -256 && v <= 256;  // bfloat16 holds every integer up to 256
+  return e.kind == ExprKind::IntLit && e.int_value >= -256 && e.int_value <= 256;
 }
 
 // The call's arguments as its template computes with them: an integer argument converted to the
 // call's float type, as the call converts it. Put in as it stands, an integer argument would be
 // computed on in integers (atan2(i * 3000000, X)'s `x * x` overflowing int32) and a literal
-// typed by its new neighbours (`where x = -9223372036854775807`: an int32 that cannot hold it).
+// typed by its new neighbours (`where x = -9223372036854775807`: an int32 that cannot hold it;
+// sema typed it float among the call's floats, but its spelling is typed anew where it goes).
 std::vector<ExprPtr> as_computed(const Expr& call) {
   std::vector<ExprPtr> out;
   for (const ExprPtr& a : call.args) {
-    // (a literal among floats is typed float by sema, but its spelling is typed anew where it goes)
-    const bool as_is = !floating(call.type) || small_integer_literal(*a) ||
-                       (floating(a->type) && a->kind != ExprKind::IntLit);
-    out.push_back(as_is ? a : grad::call(tc::name(call.type), {a->clone()}));
+    const bool integer = !floating(a->type) || a->kind == ExprKind::IntLit;
+    const bool convert = floating(call.type) && integer && !small_integer_literal(*a);
+    out.push_back(convert ? grad::call(tc::name(call.type), {a->clone()}) : a);
   }
   return out;
 }
