@@ -440,6 +440,36 @@ def main(float(K) X, uint32(K) I) -> (D, G) {
             "20261220, program 1325); an integer min or max with its type's limit is its other operand",
        entry="main")
 
+accept("fuzz_equality_with_a_difference_far_from_it", """
+def main(float(L) A, int32(L) I) -> (O, P, Q) {
+  O(i) +=! A(i) + (1 != (k - 2147483647)) where k in 0:1
+  P(i) +=! A(i) + (1 == (k * 2147483647 - 5)) + (-5 != k - 2147483647) where k in 0:1
+  Q(i) = (I(i) - 2147483647 == 1) + (I(i) == -2147483648)
+}""", [np.array([1.5, -2], F32), np.array([-2147483648, 7], np.int32)],
+       lambda A, I: [A + 1, A + 1, np.array([2, 0], np.int32)],
+       note="1 != k - 2147483647 over a reduction of one step: Halide's simplifier took a == b for a - b == 0 and "
+            "overflowed folding 1 - (0 - 2147483647) (TC_ERROR_INTERNAL at compile; differential fuzzer, seed "
+            "20261213); signed equality is compared as the operands' bits",
+       entry="main")
+
+accept("fuzz_update_of_a_term_that_folds_to_zero", """
+def main(float(K,K) X) -> (O, P, Q, R, S, T, D) {
+  O(i) +=! X(i, j) * (K ? 0.0 : 1.0)
+  P(i) +=! 0 * X(i, j)
+  Q(i) +=! 0.0 / X(i, j)
+  R(i) +=! X(i, j) - X(i, j)
+  S(i) *=! X(i, j) * 0.0 + 1.0
+  T(i) +=! X(i, j) * (i < 2 ? 0 : 0.0)
+  D(i0, i1) = 0.0 where i0 in 0:K, i1 in 0:K
+  D(i, i) += X(i, j) * 0.0 where i in 0:K, j in 0:K
+}""", [np.array([[np.nan, 2, 3], [4, 0, np.inf], [7, 8, 9]], F32)],
+       lambda X: [np.array([np.nan, np.nan, 0], F32)] * 4 + [np.array([np.nan, np.nan, 1], F32),
+                  np.array([np.nan, np.nan, 0], F32), np.diag(np.array([np.nan, np.nan, 0], F32))],
+       note="acc + x * 0 in an update: Halide's TrimNoOps strips strict_float, folds x * 0 (0 / x, x - x, "
+            "x * (c ? 0 : 0.0)) to 0 and dropped the update's loop as a store of acc, losing the NaN or "
+            "infinity in x (gradient fuzzer, seeds 20261223 and 20261224)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

@@ -392,12 +392,67 @@ Expr fold_against_type_limit(ir::BinOp op, Expr a, Expr b) {
   return Expr();
 }
 
+// a == b (or a != b) of signed integers compared as their bits: Halide's simplifier takes
+// a == b for a - b == 0, and where both sides then fold to constants far apart (`1 != k -
+// 2147483647` over a reduction of one step) folding the difference overflowed. Unsigned
+// differences wrap, and equal bits are equal values.
+Expr bitwise_equality(ir::BinOp op, const Expr& a, const Expr& b) {
+  const Halide::Type u = a.type().with_code(halide_type_uint);
+  return comparison(op, Halide::reinterpret(u, a), Halide::reinterpret(u, b));
+}
+
 // x simplified where that gives a constant (`abs(1)`: Halide's simplifier folds it, libtc's
 // constant folding does not), else x as it is.
 Expr folded_or_same(const Expr& x) {
   if (HI::is_const(x)) return x;
   Expr s = HI::simplify(x);
   return HI::is_const(s) ? s : x;
+}
+
+// x as the constant it folds to where it is a small expression of constants and indices alone
+// (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`), else x as it is. Bounded, so that a long
+// right-hand side is not simplified again at every operation.
+Expr small_constant_or_same(const Expr& x) {
+  if (HI::is_const(x)) return x;
+  struct NoReads : HI::IRGraphVisitor {
+    int nodes = 0;
+    bool small = true;
+    void include(const Expr& e) override {
+      if (small && ++nodes > 64) small = false;
+      if (small) HI::IRGraphVisitor::include(e);
+    }
+    void visit(const HI::Load*) override { small = false; }
+    void visit(const HI::Call* c) override {
+      if (c->is_intrinsic()) HI::IRGraphVisitor::visit(c);
+      else small = false;
+    }
+  } no_reads;
+  x.accept(&no_reads);
+  if (!no_reads.small) return x;
+  Expr s = HI::simplify(x);
+  return HI::is_const(s) ? s : x;
+}
+
+// The operands of float a OP b, with what Halide would fold away made opaque. Halide's TrimNoOps
+// reads an update's value with strict_float stripped, simplifies x * 0, 0 / x and x - x to 0,
+// and drops the loop of `acc + x * 0` as a store of acc: the NaN or infinity in x, which makes
+// the reference's sum NaN, was lost (the gradient of `(K ? 0.0 : 1.0)`-weighted terms).
+std::pair<Expr, Expr> kept_from_trimming(ir::BinOp op, const Expr& a, const Expr& b) {
+  auto zero = [](const Expr& x) { return HI::is_const_zero(small_constant_or_same(x)); };
+  switch (op) {
+    case ir::BinOp::Mul:
+      if (zero(a)) return {opaque(a), b};
+      if (zero(b)) return {a, opaque(b)};
+      break;
+    case ir::BinOp::Div:
+      if (zero(a)) return {opaque(a), b};
+      break;
+    case ir::BinOp::Sub:
+      if (HI::equal(a, b)) return {a, opaque(b)};
+      break;
+    default: break;
+  }
+  return {a, b};
 }
 
 }  // namespace
@@ -412,11 +467,13 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
     const Expr ca = folded_or_same(a), cb = folded_or_same(b);
     if (Expr folded = fold_integer_constants(op, ca, cb); folded.defined()) return folded;
     if (Expr folded = fold_against_type_limit(op, ca, cb); folded.defined()) return folded;
+    if ((op == ir::BinOp::Eq || op == ir::BinOp::Ne) && may_not_overflow_in_halide(ca.type())) return bitwise_equality(op, ca, cb);
     return comparison(op, opaque_if_beyond_indices(ca), opaque_if_beyond_indices(cb));
   }
   if (is_float(t)) {
     if (op == ir::BinOp::Mod) return floored_modulo(a, b, t);
-    return rounded_to(infer::binary_op(op, a, b), t);
+    const auto [ka, kb] = kept_from_trimming(op, a, b);
+    return rounded_to(infer::binary_op(op, ka, kb), t);
   }
   // A divisor of a value (not of index arithmetic, whose bounds Halide must see) that folds to a
   // constant is opaque: Halide's own lowering of % 2147483647 overflows while folding constants,
