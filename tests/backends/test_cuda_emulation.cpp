@@ -27,7 +27,7 @@
 #include "backends/cuda/driver.h"
 #include "tune/options.h"
 #include "backends/cuda/emulate.h"
-#include "backends/cuda/kept_code.h"
+#include "backends/kept_code.h"
 #include "backends/cuda/mapping.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/print_cuda.h"
@@ -35,6 +35,7 @@
 #include "infer_test_util.h"
 
 using namespace tc::backends::cuda;
+using tc::backends::KeptCode;
 using tc_test::Inputs;
 
 namespace {

@@ -594,9 +594,7 @@ class CpuBackend : public Backend {
   bool accepts(DLDeviceType t) const override { return t == kDLCPU; }
   bool runs_on_host() const override { return true; }
   Target default_target() const override { return Target{}; }
-  std::string target_key(const Target&) const override {
-    return jit_target().to_string() + " halide " + TC_HALIDE_VERSION;  // the build's, from CMake
-  }
+  std::string target_key(const Target&) const override { return cpu::target_key(); }
   const std::vector<Knob>& knobs() const override { return cpu_knobs(); }
   std::unique_ptr<Kernel> compile(const ir::BoundDef& bound, const Target&, const KnobValues& options) const override {
     quiet_halide_reporter();

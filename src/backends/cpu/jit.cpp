@@ -8,10 +8,12 @@
 #include <sstream>
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include <unistd.h>
 
 #include "backends/cpu/lowering_passes.h"
+#include "backends/kept_code.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
 
@@ -176,14 +178,40 @@ std::string build_runtime_object() {
   return bytes_of(Halide::Module("tc_runtime", code_target(jit_target())).compile_to_buffer());
 }
 
+// Runtime objects kept for every process of this user (kept_code.h), keyed by what the object
+// depends on: the target and Halide's version. A process that compiles for the cpu without a
+// cache that holds one takes it from there instead of building it (0.8 s).
+const KeptCode& kept_runtimes() {
+  static const KeptCode kept("tc-cpu-runtime-kept-" + std::to_string(getuid()));
+  return kept;
+}
+
+std::string runtime_key() { return "halide runtime object for " + target_key(); }
+
+// Puts the kept runtime object in place; false where there is none or it does not link here
+// (then one is built, and replaces it).
+bool install_kept_runtime(Runtime& r) {
+  std::optional<std::string> kept = kept_runtimes().find(runtime_key());
+  if (!kept) return false;
+  try {
+    install_runtime(r, std::move(*kept));
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string target_key() { return jit_target().to_string() + " halide " + TC_HALIDE_VERSION; }
 
 std::string runtime_object() {
   Runtime& r = the_runtime();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (r.object.empty()) {
+  if (r.object.empty() && !install_kept_runtime(r)) {
     try {
       install_runtime(r, build_runtime_object());
+      kept_runtimes().keep(runtime_key(), r.object);
     } catch (const std::bad_alloc&) {
       fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory building Halide's runtime");
     } catch (const Halide::Error& e) {

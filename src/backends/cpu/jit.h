@@ -37,8 +37,13 @@ void quiet_halide_reporter();
 // Halide's own text, with its internal names, is appended to a libtc message only on request.
 std::string halide_detail(const std::string& what);
 
-// The Halide runtime object this process's kernels link against: the one in place, else built
-// now for jit_target() and put in place. Thread-safe; concurrent first calls build it once.
+// What compiled code depends on besides its pipeline, as text: jit_target() and the Halide
+// version (with it, LLVM's).
+std::string target_key();
+
+// The Halide runtime object this process's kernels link against: the one in place, else the
+// one an earlier process kept (kept_code.h), else built now for jit_target(), kept, and put in
+// place. Thread-safe; concurrent first calls build it once.
 std::string runtime_object();
 // Whether a runtime object is in place.
 bool has_runtime_object();

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "backends/cuda/kept_code.h"
+#include "backends/kept_code.h"
 #include "support/error.h"
 #include "support/sha256.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "backends/cuda/kept_code.h"
+#include "backends/kept_code.h"
 #include "support/dynamic_library.h"
 #include "support/error.h"
 

@@ -1,5 +1,5 @@
 // kept_code.cpp — see kept_code.h.
-#include "backends/cuda/kept_code.h"
+#include "backends/kept_code.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 
 #include "support/sha256.h"
 
-namespace tc::backends::cuda {
+namespace tc::backends {
 namespace {
 
 constexpr size_t kChecksumChars = 64;  // SHA-256 in hex, after the bytes
@@ -110,4 +110,4 @@ void KeptCode::prune() const {
   for (size_t k = 0; k < files.size() / 2; ++k) std::remove(files[k].second.c_str());
 }
 
-}  // namespace tc::backends::cuda
+}  // namespace tc::backends
