@@ -2,7 +2,10 @@
 #include "backends/kept_code.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -40,6 +44,67 @@ std::string make_temp_dir(const std::string& prefix) {
 bool is_private_dir(const std::string& dir) {
   struct stat st;
   return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 022) == 0;
+}
+
+namespace {
+
+// dl_iterate_phdr's search for the object holding `address` and its GNU build ID.
+struct BuildSearch {
+  uintptr_t address;
+  bool found = false;
+  std::string id;  // hex
+};
+
+int find_build(dl_phdr_info* info, size_t, void* data) {
+  auto* s = static_cast<BuildSearch*>(data);
+  bool holds = false;
+  for (int i = 0; i < info->dlpi_phnum && !holds; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    holds = ph.p_type == PT_LOAD && s->address >= start && s->address < start + ph.p_memsz;
+  }
+  if (!holds) return 0;
+  s->found = true;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* name = p + sizeof(ElfW(Nhdr));
+      const char* desc = name + ((n->n_namesz + 3) & ~3u);
+      if (desc + n->n_descsz > end) break;
+      if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        static const char* hex = "0123456789abcdef";
+        for (size_t k = 0; k < n->n_descsz; ++k)
+          s->id += {hex[static_cast<unsigned char>(desc[k]) >> 4], hex[static_cast<unsigned char>(desc[k]) & 15]};
+        return 1;
+      }
+      p = desc + ((n->n_descsz + 3) & ~3u);
+    }
+  }
+  return 1;
+}
+
+std::string find_library_build() {
+  BuildSearch search{reinterpret_cast<uintptr_t>(&find_build)};
+  dl_iterate_phdr(find_build, &search);
+  if (!search.id.empty()) return "build-id " + search.id;
+  Dl_info info;
+  struct stat st;
+  if (dladdr(reinterpret_cast<void*>(&find_build), &info) == 0 || info.dli_fname == nullptr ||
+      stat(info.dli_fname, &st) != 0)
+    return "";
+  return std::string("file ") + info.dli_fname + " " + std::to_string(st.st_size) + " " +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+std::string library_build() {
+  static const std::string build = find_library_build();
+  return build;
 }
 
 KeptCode::KeptCode(const std::string& name) : dir_(temp_root() + "/" + name) {}

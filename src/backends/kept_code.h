@@ -1,11 +1,12 @@
 // kept_code.h — compiled code kept on disk by the text it was compiled from, for every process
 // of this user, as ccache keeps objects: the cuda emulation's host objects (cuda/emulate.h),
-// NVRTC's cubins (cuda/nvrtc.h) and the cpu backend's Halide runtime object (cpu/jit.h). A
-// compile of a text compiled before, by this process or another, takes the kept bytes instead
+// NVRTC's cubins (cuda/nvrtc.h), the cpu backend's objects and its Halide runtime (cpu/jit.h).
+// A compile of a text compiled before, by this process or another, takes the kept bytes instead
 // of running the compiler. The corpus at several knob sets, the tuner's candidates and the
 // sanitizer builds print many identical texts (in one run of the test suite 353 of 1377 emulated
-// compiles and 224 of 915 NVRTC compiles were repeats), and every process that compiles for the
-// cpu needs the runtime (0.8 s to build; 102 processes of one run of the suite built it).
+// compiles and 224 of 915 NVRTC compiles were repeats, and 1008 of 2141 cpu compiles), and every
+// process that compiles for the cpu needs the runtime (0.8 s to build; 102 processes of one run
+// of the suite built it).
 //
 // A directory per kind of compiler, private to this user (0700, used only if it is this user's
 // and no one else can write it: the bytes are code that is run), in $TMPDIR (else /tmp). One file
@@ -30,6 +31,11 @@ std::string temp_root();
 std::string make_temp_dir(const std::string& prefix);
 // Whether `dir` is a directory of this user's that no one else can write.
 bool is_private_dir(const std::string& dir);
+
+// The build of libtc this code is part of, as text: its GNU build ID (a hash of the linked
+// code), else its file's path, size and modification time; "" when neither can be found. Code
+// that libtc's own code generation made is kept under it, so that no other build takes it.
+std::string library_build();
 
 class KeptCode {
  public:

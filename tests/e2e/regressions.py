@@ -29,10 +29,11 @@ process so that a crash fails the test instead of killing it:
   cli_ellipsis             tc check prints '...' signatures; tc run takes --size ...=2x3
   cli_grad                 tc grad prints the gradient def; a refused def and a wrong --entry
                            exit 1 with the reason
-  cli_kept_runtime         two tc processes with cache=off in one new $TMPDIR: the first builds the cpu
-                           backend's Halide runtime object and keeps it, the second takes it (the file is
-                           not written again); a kept file whose checksum fails, and one whose checksum
-                           holds but which is no object, are built again and replaced, and the run works
+  cli_kept_code            two tc processes with cache=off in one new $TMPDIR: the first builds the cpu
+                           backend's Halide runtime object and the kernel's object and keeps them, the
+                           second takes them (the files are not written again); a kept file whose
+                           checksum fails, and one whose checksum holds but which is no object, are built
+                           again and replaced, and the result is the same
   cli_tune_together_killed two tc tune processes tuning one key into one cache at once both
                            succeed, leaving one sound record that tc run uses; a third, killed
                            with SIGKILL right after its first record landed, leaves a cache
@@ -429,43 +430,45 @@ def cli_cache():
             raise AssertionError("%s has mode %o after clear, expected 600" % (data, mode))
 
 
-def cli_kept_runtime():
+def cli_kept_code():
     mm = os.path.join(HERE, "..", "..", "examples", "tc", "mm.tc")
-    with tempfile.TemporaryDirectory(prefix="tc-kept-runtime-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tc-kept-code-") as tmp:
         env = dict(os.environ, TMPDIR=tmp)
 
         def run(what):
             p = subprocess.run([cli(), "run", mm, "--size", "M=8,K=4,N=8", "--option", "cache=off"], env=env,
                                capture_output=True, text=True, timeout=120)
             expect_cli(p, what, out=["output C: shape (8, 8) checksum"])
+            return p.stdout.splitlines()[0]
 
         def sound(data):
             return hashlib.sha256(data[:-64]).hexdigest().encode() == data[-64:]
 
-        run("the first process")
-        kept = os.path.join(tmp, "tc-cpu-runtime-kept-%d" % os.getuid())
-        files = os.listdir(kept) if os.path.isdir(kept) else []
-        if len(files) != 1 or os.stat(kept).st_mode & 0o777 != 0o700:
-            raise AssertionError("kept runtimes after one process: %r in %s" % (files, kept))
-        path = os.path.join(kept, files[0])
-        with open(path, "rb") as f:
-            data = f.read()
-        if not sound(data) or len(data) < 10000:
-            raise AssertionError("the kept runtime (%d bytes) does not end with its SHA-256" % len(data))
-        first = os.stat(path).st_ino
-        run("the second process")
-        if os.stat(path).st_ino != first:
-            raise AssertionError("the second process wrote the kept runtime again instead of taking it")
-        junk = b"no object at all"
-        for what, damaged in (("a byte changed", data[:100] + bytes([data[100] ^ 1]) + data[101:]),
-                              ("no object, its checksum sound", junk + hashlib.sha256(junk).hexdigest().encode())):
-            with open(path, "wb") as f:
-                f.write(damaged)
-            run("a process finding a kept runtime with " + what)
+        output = run("the first process")
+        for store, what in (("tc-cpu-runtime-kept-%d", "Halide runtime"), ("tc-cpu-objects-kept-%d", "kernel object")):
+            kept = os.path.join(tmp, store % os.getuid())
+            files = os.listdir(kept) if os.path.isdir(kept) else []
+            if len(files) != 1 or os.stat(kept).st_mode & 0o777 != 0o700:
+                raise AssertionError("kept %ss after one process: %r in %s" % (what, files, kept))
+            path = os.path.join(kept, files[0])
             with open(path, "rb") as f:
-                now = f.read()
-            if now == damaged or not sound(now):
-                raise AssertionError("a kept runtime with %s was not replaced by a sound one" % what)
+                data = f.read()
+            if not sound(data) or len(data) < 1000:
+                raise AssertionError("the kept %s (%d bytes) does not end with its SHA-256" % (what, len(data)))
+            first = os.stat(path).st_ino
+            if run("the second process") != output or os.stat(path).st_ino != first:
+                raise AssertionError("the second process wrote the kept %s again instead of taking it" % what)
+            junk = b"mm\nno object at all"
+            for how, damaged in (("a byte changed", data[:100] + bytes([data[100] ^ 1]) + data[101:]),
+                                 ("no object, its checksum sound", junk + hashlib.sha256(junk).hexdigest().encode())):
+                with open(path, "wb") as f:
+                    f.write(damaged)
+                if run("a process finding a kept %s with %s" % (what, how)) != output:
+                    raise AssertionError("a kept %s with %s changed the result" % (what, how))
+                with open(path, "rb") as f:
+                    now = f.read()
+                if now == damaged or not sound(now):
+                    raise AssertionError("a kept %s with %s was not replaced by a sound one" % (what, how))
 
 
 def cli_tune_together_killed():
@@ -565,7 +568,7 @@ def cli_grad():
 
 CHECKS = [empty_output_null_data, threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference,
           quiet_stderr, cli_bad_sizes, cli_options, cli_explain, cli_profile, cli_float16, cli_tune, cli_cache,
-          cli_kept_runtime, cli_tune_together_killed, cli_ellipsis, cli_grad]
+          cli_kept_code, cli_tune_together_killed, cli_ellipsis, cli_grad]
 # Under a sanitizer: memory limits break its shadow memory, and its operator new aborts on an
 # impossible size instead of throwing std::bad_alloc.
 NEEDS_PLAIN_MEMORY = {threads_under_ulimit, temporary_under_ulimit, huge_temporary_reference}

@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <optional>
+
+#include <unistd.h>
 
 #include "backends/contraction/contraction.h"
 #include "backends/cpu/contraction/gett.h"
@@ -20,6 +23,7 @@
 #include "backends/cpu/schedule.h"
 #include "backends/cpu/transpose_result.h"
 #include "backends/cpu/values.h"
+#include "backends/kept_code.h"
 #include "ir/print.h"
 #include "support/error.h"
 #include "support/sha256.h"
@@ -232,13 +236,28 @@ StoredObject object_of(const std::string& artefact, const std::string& expected)
   return {artefact.substr(line_end + 1), artefact.substr(print + 1, line_end - print - 1)};
 }
 
+// Objects compiled by earlier processes of this user, or this one (kept_code.h): a compile of a
+// pipeline compiled before links the kept object (about a millisecond) instead of generating
+// code again (0.03-1 s).
+const KeptCode& kept_objects() {
+  static const KeptCode kept("tc-cpu-objects-kept-" + std::to_string(getuid()));
+  return kept;
+}
+
+// The values of the options a cpu compile reads (its knobs, `checked` and `threads`), as text.
+std::string compile_options_text(const KnobValues& options) {
+  std::string out = "checked=" + options.text("checked") + "\nthreads=" + options.text("threads") + "\n";
+  for (const Knob& k : cpu_knobs()) out += k.key + "=" + options.text(k.key) + "\n";
+  return out;
+}
+
 class CpuKernel : public Kernel {
  public:
   // Compiles, or takes the dense variant's code from `artefact` (what artefact() gave) when not null.
   // On the cpu.blas route the pipeline is compiled only when a call's layout needs it.
   CpuKernel(const ir::BoundDef& bound, const KnobValues& options, const std::string* artefact = nullptr)
       : b_(bound), schedule_(CpuSchedule::from_options(options)), checked_(options.flag("checked")),
-        target_(jit_target()) {
+        target_(jit_target()), options_text_(compile_options_text(options)) {
     auto [large, large_bytes] = largest_tensor_over_32_bits(b_);
     if (large >= 0) {
       target_ = target_.with_feature(Halide::Target::LargeBuffers);
@@ -369,10 +388,33 @@ class CpuKernel : public Kernel {
     if (artefact) {
       StoredObject stored = object_of(*artefact, fingerprint(b_, t, v.schedule));
       v.fn = std::make_unique<JitFunction>(std::move(stored.object), stored.entry_def);
-    } else {
+      return v;
+    }
+    const std::string key = kept_key(dense, t, v.schedule);
+    if (std::optional<std::string> kept = key.empty() ? std::nullopt : kept_objects().find(key)) {
+      size_t line = kept->find('\n');
+      try {
+        if (line != std::string::npos) v.fn = std::make_unique<JitFunction>(kept->substr(line + 1), kept->substr(0, line));
+      } catch (const Error&) {  // it does not link here: compiled below, and replaced
+      }
+    }
+    if (!v.fn) {
       v.fn = std::make_unique<JitFunction>(outs, args, t, b_.def().name);
+      if (!key.empty()) kept_objects().keep(key, v.fn->entry_def() + "\n" + v.fn->object());
     }
     return v;
+  }
+
+  // The key of a variant's object among the kept ones: everything its code depends on, that is
+  // libtc's build (its code generation), Halide's version, the pipeline's fingerprint (the def's
+  // canonical text with the sizes, the target, the schedule), which variant, and the options it
+  // read. ""
+  // where libtc's build is unknown: nothing is kept then.
+  std::string kept_key(bool dense, const Halide::Target& t, const std::string& schedule) const {
+    const std::string build = library_build();
+    if (build.empty()) return "";
+    return kArtefactMagic + build + "\n" + target_key() + "\n" + (dense ? "dense" : "any layout") + "\n" +
+           options_text_ + fingerprint(b_, t, schedule);
   }
 
   // The pipeline's outputs: the checks sink first (so every check runs before anything is
@@ -562,6 +604,7 @@ class CpuKernel : public Kernel {
   CpuSchedule schedule_;
   bool checked_;
   Halide::Target target_;
+  std::string options_text_;  // the options the compile read: part of a kept object's key
   std::vector<std::string> tensor_names_;  // inputs then outputs, in parameter order: "input 'A'"
   std::optional<GemmPlan> gemm_;  // the cpu.blas route, when taken
   const Cblas* blas_ = nullptr;
