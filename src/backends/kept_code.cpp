@@ -51,7 +51,6 @@ namespace {
 // dl_iterate_phdr's search for the object holding `address` and its GNU build ID.
 struct BuildSearch {
   uintptr_t address;
-  bool found = false;
   std::string id;  // hex
 };
 
@@ -64,7 +63,6 @@ int find_build(dl_phdr_info* info, size_t, void* data) {
     holds = ph.p_type == PT_LOAD && s->address >= start && s->address < start + ph.p_memsz;
   }
   if (!holds) return 0;
-  s->found = true;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;

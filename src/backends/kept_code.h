@@ -21,6 +21,9 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "support/error.h"
 
 namespace tc::backends {
 
@@ -55,6 +58,21 @@ class KeptCode {
   // Keeps `bytes` for `key` (replacing what is there); false when it could not (unusable, a
   // full disk): a compile never fails for that.
   bool keep(const std::string& key, const std::string& bytes) const;
+  // The bytes kept for `key` put to use by use(bytes); where there are none, or use throws
+  // tc::Error (they do not load here), make() instead, whose bytes are kept in their place. An
+  // empty key: make() alone, nothing kept.
+  template <class Use, class Make>
+  void use_or_make(const std::string& key, Use&& use, Make&& make) const {
+    if (std::optional<std::string> bytes = key.empty() ? std::nullopt : find(key)) {
+      try {
+        use(std::move(*bytes));
+        return;
+      } catch (const Error&) {
+      }
+    }
+    const std::string made = make();
+    if (!key.empty()) keep(key, made);
+  }
 
  private:
   void prune() const;

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <optional>
 
 #include <unistd.h>
 
@@ -390,26 +389,25 @@ class CpuKernel : public Kernel {
       v.fn = std::make_unique<JitFunction>(std::move(stored.object), stored.entry_def);
       return v;
     }
-    const std::string key = kept_key(dense, t, v.schedule);
-    if (std::optional<std::string> kept = key.empty() ? std::nullopt : kept_objects().find(key)) {
-      size_t line = kept->find('\n');
-      try {
-        if (line != std::string::npos) v.fn = std::make_unique<JitFunction>(kept->substr(line + 1), kept->substr(0, line));
-      } catch (const Error&) {  // it does not link here: compiled below, and replaced
-      }
-    }
-    if (!v.fn) {
-      v.fn = std::make_unique<JitFunction>(outs, args, t, b_.def().name);
-      if (!key.empty()) kept_objects().keep(key, v.fn->entry_def() + "\n" + v.fn->object());
-    }
+    // A kept object is its entry's def name, a line break, then the object.
+    kept_objects().use_or_make(
+        kept_key(dense, t, v.schedule),
+        [&](const std::string& kept) {
+          size_t line = kept.find('\n');
+          if (line == std::string::npos) fail(TC_ERROR_INTERNAL, "cpu backend: a kept object without its entry's name");
+          v.fn = std::make_unique<JitFunction>(kept.substr(line + 1), kept.substr(0, line));
+        },
+        [&] {
+          v.fn = std::make_unique<JitFunction>(outs, args, t, b_.def().name);
+          return v.fn->entry_def() + "\n" + v.fn->object();
+        });
     return v;
   }
 
   // The key of a variant's object among the kept ones: everything its code depends on, that is
   // libtc's build (its code generation), Halide's version, the pipeline's fingerprint (the def's
   // canonical text with the sizes, the target, the schedule), which variant, and the options it
-  // read. ""
-  // where libtc's build is unknown: nothing is kept then.
+  // read. "" where libtc's build is unknown: nothing is kept then.
   std::string kept_key(bool dense, const Halide::Target& t, const std::string& schedule) const {
     const std::string build = library_build();
     if (build.empty()) return "";

@@ -8,7 +8,6 @@
 #include <sstream>
 #include <mutex>
 #include <new>
-#include <optional>
 
 #include <unistd.h>
 
@@ -188,19 +187,6 @@ const KeptCode& kept_runtimes() {
 
 std::string runtime_key() { return "halide runtime object for " + target_key(); }
 
-// Puts the kept runtime object in place; false where there is none or it does not link here
-// (then one is built, and replaces it).
-bool install_kept_runtime(Runtime& r) {
-  std::optional<std::string> kept = kept_runtimes().find(runtime_key());
-  if (!kept) return false;
-  try {
-    install_runtime(r, std::move(*kept));
-  } catch (const Error&) {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string target_key() { return jit_target().to_string() + " halide " + TC_HALIDE_VERSION; }
@@ -208,10 +194,14 @@ std::string target_key() { return jit_target().to_string() + " halide " + TC_HAL
 std::string runtime_object() {
   Runtime& r = the_runtime();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (r.object.empty() && !install_kept_runtime(r)) {
+  if (r.object.empty()) {
     try {
-      install_runtime(r, build_runtime_object());
-      kept_runtimes().keep(runtime_key(), r.object);
+      kept_runtimes().use_or_make(
+          runtime_key(), [&](std::string kept) { install_runtime(r, std::move(kept)); },
+          [&] {
+            install_runtime(r, build_runtime_object());
+            return r.object;
+          });
     } catch (const std::bad_alloc&) {
       fail(TC_ERROR_NO_MEMORY, "cpu backend: out of memory building Halide's runtime");
     } catch (const Halide::Error& e) {

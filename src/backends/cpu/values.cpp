@@ -428,9 +428,7 @@ Expr small_constant_or_same(const Expr& x) {
     }
   } no_reads;
   x.accept(&no_reads);
-  if (!no_reads.small) return x;
-  Expr s = HI::simplify(x);
-  return HI::is_const(s) ? s : x;
+  return no_reads.small ? folded_or_same(x) : x;
 }
 
 // The operands of float a OP b, with what Halide would fold away made opaque. Halide's TrimNoOps
