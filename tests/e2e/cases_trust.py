@@ -470,6 +470,26 @@ def main(float(K,K) X) -> (O, P, Q, R, S, T, D) {
             "infinity in x (gradient fuzzer, seeds 20261223 and 20261224)",
        entry="main")
 
+accept("fuzz_row_block_member_read_at_one_column", """
+def main(float(L,L) A) -> (O3, O4, O5) {
+  t1(i, j) min=! 1 where exists A(i, j)
+  t2(i, j) +=! t1(k, j) where i in 0:1
+  O3(i, j, k) *=! int32((t2(i, 0) && A(0, j)) && t1(0, k))
+  u1(i, j) +=! A(i, j) * A(j, i)
+  u2(i, j) +=! u1(k, j) where i in 0:1
+  O4(i, j, k) = u2(i, 0) * A(0, j) * A(0, k)
+  O5(i, j, k) = u2(i, i) * A(0, j) * A(0, k)
+}""", [np.linspace(-1, 1, 17 * 17, dtype=F32).reshape(17, 17)],
+       lambda A: [np.ones((1, 17, 17), np.int32)] +
+                 [((A * A.T).astype(np.float64).sum(axis=0)[0] * A[0][:, None] * A[0][None, :])
+                  .astype(F32)[None]] * 2,
+       red=17,
+       note="a stage read at one column (t2(i, 0), u2(i, i)) was computed in each row block of its reader with "
+            "register tiles sized from its own extent, which shifted them to columns -15..0: a run-time "
+            "bounds failure here, a read before the input where the stage reads an input (differential "
+            "fuzzer, seed 20261240, program 463)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

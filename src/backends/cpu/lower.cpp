@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -192,7 +193,7 @@ class Builder {
     // float min=! of bool values read by a max= after it: differential fuzzer, seed 212672514).
     Expr value = p_.stages[g].func(at(args));
     s.func(args) = p_.stages[g].ordered_keys ? from_ordered_key(value) : value;
-    p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2});
+    p_.stages[g].uses.push_back({me, false, false, static_cast<int>(args.size()) - 2, /*whole_rows=*/true});
     return me;
   }
 
@@ -271,8 +272,10 @@ class Builder {
     return initial_[t];
   }
 
-  // The value of tensor t at Halide-order indices `idx`, as seen by stage `consumer`.
-  Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false, int leading = 0) {
+  // The value of tensor t at Halide-order indices `idx`, as seen by stage `consumer`; a
+  // pointwise read of the whole tensor unless the caller says which rows it reads.
+  Expr read(int t, const std::vector<Expr>& idx, int consumer, bool pointwise, bool in_loop = false, int leading = 0,
+            std::optional<bool> whole_rows = std::nullopt) {
     const auto& decl = def_.tensors[t];
     if (decl.role == TensorRole::Input) return from_storage(p_.inputs[decl.param_index](idx), decl.type);
     int version = current_[t];
@@ -281,7 +284,8 @@ class Builder {
       version = initial_stage(t);
     }
     Stage& s = p_.stages[version];
-    s.uses.push_back({consumer, pointwise, in_loop, pointwise ? static_cast<int>(idx.size()) : leading});
+    s.uses.push_back({consumer, pointwise, in_loop, pointwise ? static_cast<int>(idx.size()) : leading,
+                      whole_rows.value_or(pointwise)});
     return s.ordered_keys ? from_ordered_key(s.func(idx)) : s.func(idx);
   }
 
@@ -426,7 +430,22 @@ class Builder {
     // consumer's own point.
     int leading = leading_subscripts(access);
     if (transposed_stmt_) leading = std::min(leading, static_cast<int>(def_.stmts[current_stmt_].num_lhs_vars()) - 2);
-    return read(t, idx, consumer, full_box && !clamped && access.pointwise && !transposed_stmt_, in_loop, leading);
+    return read(t, idx, consumer, full_box && !clamped && access.pointwise && !transposed_stmt_, in_loop, leading,
+                whole_rows(access));
+  }
+
+  // Use::whole_rows of a read in the current statement: every subscript after the first is a
+  // statement variable (proven, so never clamped) ranging over the whole of its dimension, and
+  // not the first written one, which a row block fixes (`t(i, i)` reads one column a row).
+  bool whole_rows(const ir::Read& access) const {
+    const auto& ranges = b_.ranges[current_stmt_];
+    for (size_t d = 1; d < access.subscripts.size(); ++d) {
+      const ir::Subscript& s = access.subscripts[d];
+      if (!b_.proven(s) || s.var <= 0 || ranges[s.var].first != 0 ||
+          ranges[s.var].second != shape(access.tensor)[d])
+        return false;
+    }
+    return true;
   }
 
   // Use::leading of a read in the current statement: its subscripts that are, from the first,

@@ -34,6 +34,11 @@ struct Use {
   // (all of them when pointwise): `mx(n)` read by `e(n,d)` has 1, so the consumer's rows need
   // only the same rows of the producer (the scheduler's row blocks).
   int leading = 0;
+  // Every subscript after the first ranges over the producer's whole dimension, so a block of
+  // the consumer's rows reads whole rows of the producer: a stage tiled along its own extents
+  // can then be computed in each block (a read of one column would shift its tiles out of
+  // bounds).
+  bool whole_rows = false;
 };
 
 // Halide's code addresses a buffer with 32-bit offsets unless its target has large_buffers

@@ -52,7 +52,7 @@ bool Scheduler::row_local(int q, int h) const {
   size_t last = s.vars.size() - 1, host_last = hs.vars.size() - 1;
   if (s.extents[last] != hs.extents[host_last] || s.min(last) != hs.min(host_last)) return false;
   for (const Use& u : s.uses)
-    if ((u.consumer != h && block_host_[u.consumer] != h) || u.leading < 1) return false;
+    if ((u.consumer != h && block_host_[u.consumer] != h) || u.leading < 1 || !u.whole_rows) return false;
   return true;
 }
 
