@@ -490,6 +490,40 @@ def main(float(L,L) A) -> (O3, O4, O5) {
             "fuzzer, seed 20261240, program 463)",
        entry="main")
 
+STRIDE_TWO_FROM_AN_ODD_BASE = """
+def f1(float32(S1,K) X0) -> (O2) {
+  O2(i, j) min= X0(1 - i, 2 * j)
+}
+def main(float(L,K) A) -> (O2, O3, O4) {
+  O1(i, j) = A(0, j) + i where i in 0:K
+  O2 = f1(O1)
+  O3(i, j) min= O1(1 - i, 2 * j)
+  O4(i, j) += O1(2 - i, 2 * j + 1)
+}"""
+
+
+def stride_two_from_an_odd_base(A, init):
+    even, odd = A[0][None, 0::2], A[0][None, 1::2]
+    return [np.minimum(init[0], (even + np.arange(2)[::-1, None]).astype(F32)),
+            np.minimum(init[1], (even + np.arange(2)[::-1, None]).astype(F32)),
+            init[2] + (odd + np.arange(3)[::-1, None]).astype(F32)]
+
+
+def stride_two_initial(k):
+    return lambda r: [r.uniform(-5, 5, (2, (k + 1) // 2)).astype(F32), r.uniform(-5, 5, (2, (k + 1) // 2)).astype(F32),
+                      r.uniform(-1, 1, (3, k // 2)).astype(F32)]
+
+
+for _k, _what in ((3, "vectors of 2 lanes from a 3 x 3 temporary, which LLVM keeps in registers"),
+                  (41, "vectors of 16 lanes")):
+    accept("fuzz_stride_two_load_from_an_odd_base_%d" % _k, STRIDE_TWO_FROM_AN_ODD_BASE,
+           [np.linspace(-4, 4, _k, dtype=F32)[None]], stride_two_from_an_odd_base, init=stride_two_initial(_k),
+           note="Halide 14 compiles a stride-2 vector load whose base ends in an odd constant from one element "
+                "below the base; from a buffer the kernel allocates, at a base of 0 that is before the "
+                "allocation, and LLVM folded the load and what it fed away: O2's row 1 kept its caller "
+                "values (differential fuzzer, seed 20261263, program 664); here " + _what,
+           entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

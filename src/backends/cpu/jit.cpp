@@ -233,6 +233,7 @@ Halide::Pipeline tc_pipeline(const std::vector<Halide::Func>& outputs) {
   pipeline.add_custom_lowering_pass(new_argument_checks_pass());
   pipeline.add_custom_lowering_pass(new_vector_check_fast_path_pass());
   pipeline.add_custom_lowering_pass(new_constant_base_alignment_pass());
+  pipeline.add_custom_lowering_pass(new_strided_loads_in_bounds_pass());
   pipeline.add_custom_lowering_pass(new_strict_calls_pass());
   return pipeline;
 }

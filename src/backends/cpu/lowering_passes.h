@@ -10,6 +10,10 @@ namespace tc::backends::cpu {
 // States a constant load base's alignment modulo 1024 (lowering_pass_alignment.cpp).
 Halide::Internal::IRMutator* new_constant_base_alignment_pass();
 
+// Reads a stride-2 vector load from a kernel's own buffer with no element before its base
+// (lowering_pass_strided_loads.cpp).
+Halide::Internal::IRMutator* new_strided_loads_in_bounds_pass();
+
 // Gives a vector run-time check one branch on "every lane holds" before Halide's per-lane
 // failure path (lowering_pass_vector_checks.cpp).
 Halide::Internal::IRMutator* new_vector_check_fast_path_pass();
