@@ -524,6 +524,21 @@ for _k, _what in ((3, "vectors of 2 lanes from a 3 x 3 temporary, which LLVM kee
                 "values (differential fuzzer, seed 20261263, program 664); here " + _what,
            entry="main")
 
+accept("fuzz_division_by_a_select_of_a_ramp", """
+def main(bool(M,5) A) -> (O1, O2, O3) {
+  O1(i, j) = (1 % (i ? A(0, j + 1) : j)) - .25 where i in 0:1 + 1
+  O2(i, j) = 3 % (i ? A(0, j + 1) : j) where i in 0:2
+  O3(i, j) = 7 / (i ? A(0, j + 1) : j) where i in 0:2
+}""", [np.array([[True, False, True, True, False]])],
+       lambda A: [np.array([[-0.25, -0.25, 0.75, 0.75], [-0.25] * 4], F32),
+                  np.array([[0, 0, 1, 0], [0, 0, 0, 0]], np.int32),
+                  np.array([[0, 7, 3, 2], [0, 7, 7, 0]], np.int32)],
+       note="LLVM 14 moved a vector % into the arms of the select its divisor was made of; the arm of j's "
+            "ramp, whose lane 0 is 0, made that division undefined behaviour (the guard never divides by "
+            "0), so LLVM took the other arm and 1 % (i ? A(0, j + 1) : j) gave 0 in every lane "
+            "(differential fuzzer, seed 20261271, program 1246)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

@@ -32,6 +32,17 @@ Halide::Type storage_type(ScalarType t) {
 
 namespace {
 
+// x's bits xor a 0 that LLVM cannot know either: whether the user context (a CallContext,
+// never null) is null. A buffer's 0 is no good here: LLVM folds loads from the constant global
+// Halide embeds a buffer in, and its GlobalOpt makes a 0-d buffer's never-stored global constant.
+Expr opaque_to_llvm(const Expr& x) {
+  static const Expr context = Halide::user_context_value();  // one Parameter: names must be unique
+  Halide::Type bits = Halide::UInt(x.type().bits());
+  Expr zero = Halide::select(Halide::reinterpret(Halide::UInt(64), context) == 0,
+                             Halide::Internal::make_one(bits), Halide::Internal::make_zero(bits));
+  return Halide::reinterpret(x.type(), Halide::reinterpret(bits, x) ^ zero);
+}
+
 Expr u32(uint32_t v) { return HI::make_const(Halide::UInt(32), v); }
 
 // IEEE binary16 bits -> the float32 of the same value (exact; NaN stays NaN, with its payload).
@@ -126,12 +137,17 @@ Expr wrapping(ir::BinOp op, const Expr& a, const Expr& b) {
 // Euclidean / and % that never trap: a zero divisor divides by 1 and gives 0; -1 divides by
 // 1 too, with a / -1 the wrapping negation (MIN / -1 == MIN) and a % -1 == 0. MIN itself is
 // never spelled: Halide folds a == MIN as a - MIN == 0, which overflows while folding.
-Expr integer_division(ir::BinOp op, const Expr& a, const Expr& b) {
+// `hidden`: the guarded divisor is opaque to LLVM. LLVM 14 moves a vector division into the
+// arms of a select its divisor is made of, and a constant arm with a lane of 0 (a ramp of j
+// from 0) makes that arm's division undefined although the guard never divides by it: it then
+// took the other arm, and `1 % (i ? A(0, j + 1) : j)` gave 0 in every lane.
+Expr integer_division(ir::BinOp op, const Expr& a, const Expr& b, bool hidden) {
   Halide::Type t = a.type();
   Expr zero = HI::make_zero(t);
   Expr unsafe = b == zero;
   if (t.is_int()) unsafe = unsafe || b == HI::make_const(t, -1);
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
+  if (hidden) divisor = opaque_to_llvm(divisor);
   if (op == ir::BinOp::Mod) return Halide::select(b == zero, zero, a % divisor);
   Expr q = a / divisor;
   if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, false), q);
@@ -311,21 +327,6 @@ Expr opaque_limit(const Halide::Type& t, bool lowest) {
   return t.is_uint() && t.bits() == 64 ? Halide::reinterpret(t, v) : Halide::cast(t, v);
 }
 
-namespace {
-
-// x's bits xor a 0 that LLVM cannot know either: whether the user context (a CallContext,
-// never null) is null. A buffer's 0 is no good here: LLVM folds loads from the constant global
-// Halide embeds a buffer in, and its GlobalOpt makes a 0-d buffer's never-stored global constant.
-Expr opaque_to_llvm(const Expr& x) {
-  static const Expr context = Halide::user_context_value();  // one Parameter: names must be unique
-  Halide::Type bits = Halide::UInt(x.type().bits());
-  Expr zero = Halide::select(Halide::reinterpret(Halide::UInt(64), context) == 0,
-                             Halide::Internal::make_one(bits), Halide::Internal::make_zero(bits));
-  return Halide::reinterpret(x.type(), Halide::reinterpret(bits, x) ^ zero);
-}
-
-}  // namespace
-
 Expr libm(const char* name, const std::vector<Expr>& args, ScalarType t) {
   bool dbl = t == ScalarType::Float64;
   Halide::Type ft = dbl ? Halide::Float(64) : Halide::Float(32);
@@ -476,10 +477,12 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
   // A divisor of a value (not of index arithmetic, whose bounds Halide must see) that folds to a
   // constant is opaque: Halide's own lowering of % 2147483647 overflows while folding constants,
   // also where the constant is only found by folding (`% abs(2147483647)`: differential fuzzer,
-  // seed 128853225, program 56).
+  // seed 128853225, program 56). Any other divisor of a value is hidden from LLVM
+  // (integer_division): it divides by it at run time anyway, a lane at a time.
   if (op == ir::BinOp::Div || op == ir::BinOp::Mod) {
     const Expr divisor = native ? b : folded_or_same(b);
-    return integer_division(op, a, !native && HI::is_const(divisor) ? opaque(divisor) : b);
+    const bool constant = HI::is_const(divisor);
+    return integer_division(op, a, !native && constant ? opaque(divisor) : b, !native && !constant);
   }
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);
