@@ -137,17 +137,12 @@ Expr wrapping(ir::BinOp op, const Expr& a, const Expr& b) {
 // Euclidean / and % that never trap: a zero divisor divides by 1 and gives 0; -1 divides by
 // 1 too, with a / -1 the wrapping negation (MIN / -1 == MIN) and a % -1 == 0. MIN itself is
 // never spelled: Halide folds a == MIN as a - MIN == 0, which overflows while folding.
-// `hidden`: the guarded divisor is opaque to LLVM. LLVM 14 moves a vector division into the
-// arms of a select its divisor is made of, and a constant arm with a lane of 0 (a ramp of j
-// from 0) makes that arm's division undefined although the guard never divides by it: it then
-// took the other arm, and `1 % (i ? A(0, j + 1) : j)` gave 0 in every lane.
-Expr integer_division(ir::BinOp op, const Expr& a, const Expr& b, bool hidden) {
+Expr integer_division(ir::BinOp op, const Expr& a, const Expr& b) {
   Halide::Type t = a.type();
   Expr zero = HI::make_zero(t);
   Expr unsafe = b == zero;
   if (t.is_int()) unsafe = unsafe || b == HI::make_const(t, -1);
   Expr divisor = Halide::select(unsafe, HI::make_one(t), b);
-  if (hidden) divisor = opaque_to_llvm(divisor);
   if (op == ir::BinOp::Mod) return Halide::select(b == zero, zero, a % divisor);
   Expr q = a / divisor;
   if (t.is_int()) q = Halide::select(b == HI::make_const(t, -1), negate(a, false), q);
@@ -477,12 +472,15 @@ Expr arithmetic(ir::BinOp op, const Expr& a, const Expr& b, ScalarType t, bool n
   // A divisor of a value (not of index arithmetic, whose bounds Halide must see) that folds to a
   // constant is opaque: Halide's own lowering of % 2147483647 overflows while folding constants,
   // also where the constant is only found by folding (`% abs(2147483647)`: differential fuzzer,
-  // seed 128853225, program 56). Any other divisor of a value is hidden from LLVM
-  // (integer_division): it divides by it at run time anyway, a lane at a time.
+  // seed 128853225, program 56). Any other divisor of a value is opaque to LLVM, which divides
+  // by it at run time anyway, a lane at a time: LLVM 14 moves a vector division into the arms of
+  // a select its divisor is made of, and an arm that is a constant with a lane of 0 (j's ramp)
+  // made that division undefined although the guard never divides by it; it took the other arm,
+  // and `1 % (i ? A(0, j + 1) : j)` gave 0 in every lane.
   if (op == ir::BinOp::Div || op == ir::BinOp::Mod) {
-    const Expr divisor = native ? b : folded_or_same(b);
-    const bool constant = HI::is_const(divisor);
-    return integer_division(op, a, !native && constant ? opaque(divisor) : b, !native && !constant);
+    if (native) return integer_division(op, a, b);
+    const Expr divisor = folded_or_same(b);
+    return integer_division(op, a, HI::is_const(divisor) ? opaque(divisor) : opaque_to_llvm(b));
   }
   if (!native && may_not_overflow_in_halide(a.type())) return wrapping(op, a, b);
   return infer::binary_op(op, a, b);
