@@ -539,6 +539,27 @@ def main(bool(M,5) A) -> (O1, O2, O3) {
             "(differential fuzzer, seed 20261271, program 1246)",
        entry="main")
 
+def index_against_values(A, B):
+    j, a = np.arange(B.shape[0])[None, :], A[:, None].astype(np.int64)
+    with np.errstate(divide="ignore"):
+        o1 = (B[None, :] / np.maximum(j, a)).astype(F32)
+    return [o1, np.where(a <= j, B[None, :], F32(-1)).astype(F32), np.minimum(j, a).astype(np.int32)]
+
+
+accept("fuzz_index_compared_with_a_value_at_the_int32_limits", """
+def main(int32(M) A, float32(N) B) -> (O1, O2, O3) {
+  O1(i, j) = B(j) / max(j, A(i))
+  O2(i, j) = A(i) <= j ? B(j) : -1
+  O3(i, j) = min(j, A(i)) where j in 0:N
+}""", [np.array([I32_MAX, I32_MAX - 5, I32_MAX - 20, 3, -2, I32_MIN, I32_MIN + 5], np.int32),
+      np.arange(17, dtype=F32) + 1],
+       index_against_values,
+       note="Halide 14 split the loop over j where j's vector meets A(i), computing that point from A(i) in "
+            "int32 (for max(j, A(i)), (A(i) + 15) / 16): near INT32_MAX or INT32_MIN it wrapped, and the "
+            "kernel wrote out of its output (max, the select) or gave j for min(j, INT32_MIN) (differential "
+            "fuzzer, seed 20261291, program 8351)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

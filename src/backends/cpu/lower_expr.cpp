@@ -131,7 +131,7 @@ class Lowerer {
       case ExprOp::Const: return constant(e);
       case ExprOp::Size:
       case ExprOp::Dim: return convert(size_value(e, *ctx_.bound), ScalarType::Int32, e.type);
-      case ExprOp::Var: return convert(ctx_.vars[e.index], ScalarType::Int32, e.type);
+      case ExprOp::Var: return convert(index_value(ctx_.vars[e.index]), ScalarType::Int32, e.type);
       case ExprOp::Load: return load(e, guard);
       case ExprOp::Not: return !convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
       case ExprOp::Neg: return negate(convert(lower(*e.args[0], guard), e.args[0]->type, e.type), native_);
@@ -173,22 +173,31 @@ class Lowerer {
     return convert(r, produced, e.type);
   }
 
+  // An index read as a value is opaque (values.h): Halide 14 splits the loop over j where j meets
+  // the value it is compared with (`max(j, A(i))`, `A(i) <= j ? x : y`), computing the point from
+  // that value in int32, which wraps near the int32 limits (the kernel wrote out of bounds).
+  // In a subscript the index stays visible to Halide's bounds inference.
+  Expr index_value(const Expr& var) const { return in_subscript_ ? var : opaque(var); }
+
   // A subscript binding proved in bounds is lowered as native index arithmetic, which Halide's
   // bounds inference understands (it cannot overflow).
   Expr load(const ir::Node& e, const Expr& guard) {
     const ir::Read& read = ctx_.stmt->reads[e.index];
     std::vector<Expr> index;
     for (size_t d = 0; d < e.args.size(); ++d) {
-      bool outer = native_;
+      bool outer = native_, outer_subscript = in_subscript_;
       native_ = ctx_.bound->proven(read.subscripts[d]);
+      in_subscript_ = true;
       index.push_back(lower(*e.args[d], guard));
       native_ = outer;
+      in_subscript_ = outer_subscript;
     }
     return ctx_.load(e.index, index, guard);
   }
 
   const ExprContext& ctx_;
   bool native_ = false;  // lowering a subscript that binding proved in bounds
+  bool in_subscript_ = false;  // lowering any subscript
 };
 
 }  // namespace

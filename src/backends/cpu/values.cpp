@@ -406,8 +406,8 @@ Expr folded_or_same(const Expr& x) {
 }
 
 // x as the constant it folds to where it is a small expression of constants and indices alone
-// (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`), else x as it is. Bounded, so that a long
-// right-hand side is not simplified again at every operation.
+// (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`; an index read as a value is opaque), else
+// x as it is. Bounded, so that a long right-hand side is not simplified again at every operation.
 Expr small_constant_or_same(const Expr& x) {
   if (HI::is_const(x)) return x;
   struct NoReads : HI::IRGraphVisitor {
@@ -419,7 +419,7 @@ Expr small_constant_or_same(const Expr& x) {
     }
     void visit(const HI::Load*) override { small = false; }
     void visit(const HI::Call* c) override {
-      if (c->is_intrinsic()) HI::IRGraphVisitor::visit(c);
+      if (c->is_intrinsic() || c->name == opaque_constants().name()) HI::IRGraphVisitor::visit(c);
       else small = false;
     }
   } no_reads;
