@@ -539,6 +539,18 @@ def main(bool(M,5) A) -> (O1, O2, O3) {
             "(differential fuzzer, seed 20261271, program 1246)",
        entry="main")
 
+accept("fuzz_update_of_a_term_times_a_float_comparison_that_folds_to_zero", """
+def main(float(K,K) X) -> (O, P) {
+  O(i) +=! X(i, j) * ((-0.3 <= K) ? 0.0 : 1.0)
+  P(i) +=! (K < 0.5 ? 1.0 : 0.0) * X(i, j)
+}""", [np.array([[np.nan, 2, 3], [4, 0, np.inf], [7, 8, 9]], F32)],
+       lambda X: [np.array([np.nan, np.nan, 0], F32)] * 2,
+       note="as fuzz_update_of_a_term_that_folds_to_zero, where the 0 comes from a float comparison of "
+            "sizes: its strict_float hid it from the check that keeps x * 0 whole, not from TrimNoOps "
+            "(gradient fuzzer, seed 20261294, program 955)",
+       entry="main")
+
+
 def index_against_values(A, B):
     j, a = np.arange(B.shape[0])[None, :], A[:, None].astype(np.int64)
     with np.errstate(divide="ignore"):

@@ -408,6 +408,8 @@ Expr folded_or_same(const Expr& x) {
 // x as the constant it folds to where it is a small expression of constants and indices alone
 // (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`; an index read as a value is opaque), else
 // x as it is. Bounded, so that a long right-hand side is not simplified again at every operation.
+// Folded as TrimNoOps folds it, with strict_float stripped: a float comparison's strict_float
+// hides `-0.3 <= N ? 0.0 : 1.0` from the simplifier, not from TrimNoOps.
 Expr small_constant_or_same(const Expr& x) {
   if (HI::is_const(x)) return x;
   struct NoReads : HI::IRGraphVisitor {
@@ -424,7 +426,15 @@ Expr small_constant_or_same(const Expr& x) {
     }
   } no_reads;
   x.accept(&no_reads);
-  return no_reads.small ? folded_or_same(x) : x;
+  if (!no_reads.small) return x;
+  struct StripStrictFloat : HI::IRMutator {
+    using HI::IRMutator::visit;
+    Expr visit(const HI::Call* c) override {
+      return c->is_intrinsic(HI::Call::strict_float) ? mutate(c->args[0]) : HI::IRMutator::visit(c);
+    }
+  } strip;
+  const Expr folded = folded_or_same(strip.mutate(x));
+  return HI::is_const(folded) ? folded : x;
 }
 
 // The operands of float a OP b, with what Halide would fold away made opaque. Halide's TrimNoOps
