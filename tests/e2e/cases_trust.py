@@ -572,6 +572,29 @@ def main(int32(M) A, float32(N) B) -> (O1, O2, O3) {
             "fuzzer, seed 20261291, program 8351)",
        entry="main")
 
+def out_amid_odd_bytes(shape, dtype):
+    """A contiguous block 8 bytes into a parent of bytes 0xA5: a bool loaded there and stored back
+    becomes 1, so a kernel that only reads and rewrites a byte outside its output is caught."""
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    parent = np.full(n + 16, 0xA5, np.uint8)
+    out = parent[8:8 + n].view(dtype).reshape(shape)
+    out[...] = True if np.dtype(dtype) == np.bool_ else 0
+    return out
+
+
+accept("fuzz_reduction_in_a_register_over_a_loop_that_may_be_empty", """
+def main(float(N) A) -> (O2, O4) {
+  t1(i, j) *=! A(i) where j in 0:A.0
+  O2(i) = t1(0, i - 2)
+  O4(i, j) min=! t1(k / 2, j + i) == (O2(0) * A(j))
+}""", [np.array([0, 1], F32)],
+       lambda A: [np.zeros(4, F32), np.zeros((1, 2), np.bool_)],
+       out_layout=out_amid_odd_bytes,
+       note="cuda: O4's element was kept in a register over a loop that is empty for some values of the loop "
+            "outside, loaded before and stored after it even there, at subscripts outside O4: 2 bytes before "
+            "it were rewritten (differential fuzzer, cuda emulation, seed 7501610, program 81)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

@@ -238,15 +238,20 @@ class Printer {
   // load before, one store after, instead of a load and a store per update. The element's
   // written subscripts and guard must not use the iterators of loops inside (nor the guard
   // the statement's reduction variables), and its right-hand side must not read the tensor it
-  // writes.
+  // writes. The load and the store run only where some instance does (`reached`): a loop may
+  // be empty where its element's subscripts leave the tensor.
   struct Element {
     size_t stmt = 0;
     std::vector<std::string> lhs;  // the written subscripts, C over the enclosing iterators
     std::string guard;
+    std::string reached;  // C over the enclosing iterators: some instance runs ("": always)
     bool operator==(const Element& o) const { return stmt == o.stmt && lhs == o.lhs && guard == o.guard; }
   };
 
   bool one_element(isl_ast_node* node, std::optional<Element>& e, std::vector<std::string>& inner) const;
+  std::optional<std::string> reached(isl_ast_node* node) const;
+  static std::string both(const std::string& a, const std::string& b);
+  static std::string either(const std::string& a, const std::string& b);
   bool promotable(isl_ast_node* node, std::optional<Element>& e) const;
   void in_runs(isl_ast_node* node, const std::function<void(isl_ast_node_list*, int, int, const Element*)>& each);
   void in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body);

@@ -207,7 +207,7 @@ bool Printer::plan_hoisted_body(isl_ast_node* node, Hoist& plan, std::vector<std
   for (const std::string& sub : plan.e.lhs)
     if (mentions(sub, it)) return false;
   outer_its.erase(outer_its.begin());  // the thread loops' iterators: the region's loop is printed once for all copies
-  if (mentions_any(loop_header_text(plan.region))) return false;
+  if (mentions_any(loop_header_text(plan.region)) || mentions_any(plan.e.reached)) return false;
   if (plan.init) {  // if (<a condition on L only>) I<s>(the element)
     if (isl_ast_node_get_type(plan.init) != isl_ast_node_if || isl_ast_node_if_has_else_node(plan.init) != isl_bool_false)
       return false;
@@ -246,6 +246,11 @@ void Printer::hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, i
     }
     return copies;
   };
+  // The registers' elements exist where the region runs; where it does not at L's first value
+  // the other branch, which keeps them per iteration of L, serves.
+  std::string first = "(" + isl_c(isl_ast_node_for_get_init(loop)) + ")", it = isl_c(isl_ast_node_for_get_iterator(loop));
+  std::string runs = trip_count(loop) > 0 ? "" : replaced(isl_c(isl_ast_node_for_get_cond(loop)), it, first);
+  once = both(once, both(runs, replaced(plan.e.reached, it, first)));
   out += pad(d) + "bool tc_hoist = " + once + ";\n";
   out += pad(d) + "if (tc_hoist) {\n";
   out += pad(d + 1) + "tc_hoist = " + all_inside(open_all(out, d + 1)) + ";\n";
@@ -256,7 +261,6 @@ void Printer::hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, i
     Scoped<std::vector<std::string>> owned(owned_, owned_with(plan.levels));
     Scoped<bool> unguarded(unguarded_copies_, true);
     load_registers(plan.e, copies, out, dd);
-    std::string it = isl_c(isl_ast_node_for_get_iterator(loop));
     out += pad(dd) + "for (" + idx_ + " " + it + " = " + isl_c(isl_ast_node_for_get_init(loop)) + "; " +
            isl_c(isl_ast_node_for_get_cond(loop)) + "; " + it + " += " + isl_c(isl_ast_node_for_get_inc(loop)) + ") {\n";
     static const std::vector<SharedArray> kNone;
@@ -292,7 +296,7 @@ void Printer::lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std:
       std::string header = loop_header_text(node);
       if (depends_on_copies(header, copies)) return per_copy(node, copies, out, depth);
       std::optional<Element> e;
-      if (promotable(node, e)) {
+      if (promotable(node, e) && !depends_on_copies(e->reached, copies)) {
         return registers_per_copy(*e, copies, out, depth,
                                   [&](std::string& o, int d) { plain_loop(node, copies, o, d); });
       }
@@ -315,7 +319,7 @@ void Printer::lockstep(isl_ast_node* node, const std::vector<Copy>& copies, std:
         auto print = [&](std::string& o, int d) {
           for (int k = from; k < to; ++k) lockstep_child(isl_ast_node_list_get_ast_node(children, k), copies, o, d);
         };
-        if (e) registers_per_copy(*e, copies, out, depth, print);
+        if (e && !depends_on_copies(e->reached, copies)) registers_per_copy(*e, copies, out, depth, print);
         else print(out, depth);
       });
     case isl_ast_node_mark: {
@@ -370,9 +374,12 @@ void Printer::per_copy(isl_ast_node* node, const std::vector<Copy>& copies, std:
 void Printer::registers_per_copy(const Element& e, const std::vector<Copy>& copies, std::string& out, int depth,
                                  const std::function<void(std::string&, int)>& body) {
   out += pad(depth) + "{  // " + written_tensor(e).name + "'s elements in registers over the loop, one per copy\n";
-  load_registers(e, copies, out, depth + 1);
-  accumulate_copies(e, copies, out, depth + 1, body);
-  store_registers(e, copies, out, depth + 1);
+  int d = depth + 1;
+  if (!e.reached.empty()) out += pad(d++) + "if (" + e.reached + ") {\n";
+  load_registers(e, copies, out, d);
+  accumulate_copies(e, copies, out, d, body);
+  store_registers(e, copies, out, d);
+  if (!e.reached.empty()) out += pad(--d) + "}\n";
   out += pad(depth) + "}\n";
 }
 

@@ -43,8 +43,58 @@ bool Printer::one_element(isl_ast_node* node, std::optional<Element>& e, std::ve
   }
 }
 
+// The condition, C over the iterators outside `node`, under which some statement instance
+// under `node` runs: "" where always; none where it would need a loop's iterator inside. A
+// loop runs where its condition holds at its first value (isl's bounds are monotone) and its
+// body runs on every iteration.
+std::optional<std::string> Printer::reached(isl_ast_node* node) const {
+  switch (isl_ast_node_get_type(node)) {
+    case isl_ast_node_user: return std::string();
+    case isl_ast_node_for: {
+      std::string it = isl_c(isl_ast_node_for_get_iterator(node));
+      std::optional<std::string> body = reached(isl::manage(isl_ast_node_for_get_body(node)).get());
+      if (!body || mentions(*body, it)) return std::nullopt;
+      if (trip_count(node) > 0) return body;
+      std::string first = "(" + isl_c(isl_ast_node_for_get_init(node)) + ")";
+      return both(replaced(isl_c(isl_ast_node_for_get_cond(node)), it, first), *body);
+    }
+    case isl_ast_node_if: {
+      if (isl_ast_node_if_has_else_node(node) != isl_bool_false) return std::nullopt;
+      std::optional<std::string> then = reached(isl::manage(isl_ast_node_if_get_then_node(node)).get());
+      if (!then) return std::nullopt;
+      return both(isl_c(isl_ast_node_if_get_cond(node)), *then);
+    }
+    case isl_ast_node_block: {
+      isl::ast_node_list children = isl::manage(isl_ast_node_block_get_children(node));
+      std::optional<std::string> any;
+      for (int i = 0; i < isl_ast_node_list_n_ast_node(children.get()); ++i) {
+        std::optional<std::string> r = reached(isl::manage(isl_ast_node_list_get_ast_node(children.get(), i)).get());
+        if (r && r->empty()) return r;
+        if (!r) return std::nullopt;
+        any = any ? either(*any, *r) : *r;
+      }
+      return any;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// C conditions, "" being true.
+std::string Printer::both(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return a + b;
+  return "(" + a + ") && (" + b + ")";
+}
+
+std::string Printer::either(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return "";
+  return "(" + a + ") || (" + b + ")";
+}
+
+// Whether `node` updates one element only, which can stay in a register over it; `e`, where it
+// holds the element of nodes before (a run's), gets `node`'s reached joined to theirs.
 bool Printer::promotable(isl_ast_node* node, std::optional<Element>& e) const {
   if (!private_ || accumulating_) return false;
+  const std::optional<std::string> before = e ? std::optional<std::string>(e->reached) : std::nullopt;
   std::vector<std::string> inner;
   if (!one_element(node, e, inner) || !e) return false;
   for (const std::string& it : inner) {
@@ -52,6 +102,9 @@ bool Printer::promotable(isl_ast_node* node, std::optional<Element>& e) const {
     for (const std::string& sub : e->lhs)
       if (mentions(sub, it)) return false;
   }
+  std::optional<std::string> r = reached(node);
+  if (!r) return false;
+  e->reached = before ? either(*before, *r) : *r;
   return true;
 }
 
@@ -78,7 +131,7 @@ void Printer::in_runs(isl_ast_node* node, const std::function<void(isl_ast_node_
 // Prints `body` (what updates e's element) with the element in tc_acc.
 void Printer::in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
   const ir::Tensor& t = written_tensor(e);
-  std::string element = element_of(e), guard = lane_zero(e.guard);
+  std::string element = element_of(e), guard = both(e.reached, lane_zero(e.guard));
   int d = open_element(e, "in a register over the loop", guard, out, depth);
   out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
   accumulate(e, body, out, d);
