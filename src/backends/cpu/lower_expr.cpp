@@ -134,7 +134,7 @@ class Lowerer {
       case ExprOp::Var: return convert(index_value(ctx_.vars[e.index]), ScalarType::Int32, e.type);
       case ExprOp::Load: return load(e, guard);
       case ExprOp::Not: return !convert(lower(*e.args[0], guard), e.args[0]->type, ScalarType::Bool);
-      case ExprOp::Neg: return negate(convert(lower(*e.args[0], guard), e.args[0]->type, e.type), native_);
+      case ExprOp::Neg: return negate(convert(lower(*e.args[0], guard), e.args[0]->type, e.type), native());
       case ExprOp::And:
       case ExprOp::Or: return logical(e, guard);
       case ExprOp::Binary: return binary(e, guard);
@@ -168,7 +168,7 @@ class Lowerer {
     ScalarType work = (t == ScalarType::Bool && !ir::is_comparison(e.binop)) ? ScalarType::Int32 : t;
     Expr a = convert(convert(lower(*e.args[0], guard), e.args[0]->type, t), t, work);
     Expr b = convert(convert(lower(*e.args[1], guard), e.args[1]->type, t), t, work);
-    Expr r = arithmetic(e.binop, a, b, work, native_);
+    Expr r = arithmetic(e.binop, a, b, work, native());
     ScalarType produced = ir::is_comparison(e.binop) ? ScalarType::Bool : work;
     return convert(r, produced, e.type);
   }
@@ -177,7 +177,7 @@ class Lowerer {
   // the value it is compared with (`max(j, A(i))`, `A(i) <= j ? x : y`), computing the point from
   // that value in int32, which wraps near the int32 limits (the kernel wrote out of bounds).
   // In a subscript the index stays visible to Halide's bounds inference.
-  Expr index_value(const Expr& var) const { return in_subscript_ ? var : opaque(var); }
+  Expr index_value(const Expr& var) const { return place_ == Place::Value ? opaque(var) : var; }
 
   // A subscript binding proved in bounds is lowered as native index arithmetic, which Halide's
   // bounds inference understands (it cannot overflow).
@@ -185,19 +185,20 @@ class Lowerer {
     const ir::Read& read = ctx_.stmt->reads[e.index];
     std::vector<Expr> index;
     for (size_t d = 0; d < e.args.size(); ++d) {
-      bool outer = native_, outer_subscript = in_subscript_;
-      native_ = ctx_.bound->proven(read.subscripts[d]);
-      in_subscript_ = true;
+      const Place outer = place_;
+      place_ = ctx_.bound->proven(read.subscripts[d]) ? Place::ProvenSubscript : Place::Subscript;
       index.push_back(lower(*e.args[d], guard));
-      native_ = outer;
-      in_subscript_ = outer_subscript;
+      place_ = outer;
     }
     return ctx_.load(e.index, index, guard);
   }
 
+  // Where the expression being lowered stands: native() is index arithmetic that cannot overflow.
+  enum class Place { Value, Subscript, ProvenSubscript };
+  bool native() const { return place_ == Place::ProvenSubscript; }
+
   const ExprContext& ctx_;
-  bool native_ = false;  // lowering a subscript that binding proved in bounds
-  bool in_subscript_ = false;  // lowering any subscript
+  Place place_ = Place::Value;
 };
 
 }  // namespace

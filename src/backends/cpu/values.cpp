@@ -406,7 +406,7 @@ Expr folded_or_same(const Expr& x) {
 }
 
 // x as the constant it folds to where it is a small expression of constants and indices alone
-// (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`; an index read as a value is opaque), else
+// (`K ? 0.0 : 1.0` at known sizes, `i < N ? 0 : 0.0`, where `i` is opaque: lower_expr.cpp), else
 // x as it is. Bounded, so that a long right-hand side is not simplified again at every operation.
 // Folded as TrimNoOps folds it, with strict_float stripped: a float comparison's strict_float
 // hides `-0.3 <= N ? 0.0 : 1.0` from the simplifier, not from TrimNoOps.
