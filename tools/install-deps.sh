@@ -9,6 +9,7 @@ packages=(
   libhalide14-0-dev                              # Halide 14: range solver, cpu code generation
   llvm-14-dev                                    # LLVM 14's ORC JIT: links kernel objects (warm start)
   libisl-dev libdlpack-dev liblmdb-dev           # polyhedral (CUDA mapping), DLPack, cache
+  libgmp-dev                                     # isl's pkg-config links -lgmp; libisl-dev does not pull it
   libhiredis-dev redis-server                    # the cache's remote tier; its tests' Redis server
   libcmocka-dev libgtest-dev                     # C ABI tests, C++ unit tests
   python3 python3-numpy                          # end-to-end corpus expected values
