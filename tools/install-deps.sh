@@ -15,7 +15,7 @@ packages=(
   python3 python3-numpy                          # end-to-end corpus expected values
   python3-matplotlib                             # bench --plot (tests/bench: the convergence plot)
   libopenblas0-pthread                           # a CBLAS for the cpu.blas route (dlopen; tests skip without one)
-  python3-torch python3-pip                      # Python binding tests; pip install in the install test
+  python3-torch python3-pip python3-venv         # Python binding tests; pip install into a venv (pip_venv)
   clang-14 libclang-rt-14-dev                    # libFuzzer (tools/fuzz.sh)
   abigail-tools                                  # the exported ABI against its baseline (tools/abi-check.sh)
 )
