@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include <dirent.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string>
@@ -521,6 +522,51 @@ TEST(CudaEmulation, ACompiledTextIsKeptLoadedAgainAndReplacedWhenDamaged) {
   EXPECT_GT(std::filesystem::file_size(kept[0]), 10u) << "the damaged file was replaced by a new compile";
   check();
   EXPECT_EQ(inode_of(kept[0]), inode) << "the third compile loaded the kept file instead of keeping a new one";
+}
+
+// The names of the shared objects this process has loaded that contain `part`, as opened.
+std::vector<std::string> loaded_objects_named(const std::string& part) {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name && *info->dlpi_name) static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  names.erase(std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return n.find(part) == std::string::npos; }),
+              names.end());
+  return names;
+}
+
+// NVRTC opens its builtins by name where the loader looks. Found in a directory on no loader
+// path (here: links to this machine's NVRTC and builtins), the builtins come from that
+// directory, as a toolkit found through CUDA_HOME alone needs (the loader's path would give
+// this machine's own, or none: "failed to open libnvrtc-builtins.so.13.0").
+TEST(CudaEmulation, NvrtcsBuiltinsComeFromItsOwnDirectory) {
+  FreshTmpdir tmp;
+  std::string found;
+  for (const std::string& c : Nvrtc::default_candidates())
+    if (c.find('/') != std::string::npos && std::filesystem::exists(c)) {
+      found = c;
+      break;
+    }
+  if (found.empty()) GTEST_SKIP() << "no NVRTC in a toolkit directory";
+  const std::filesystem::path real_dir = std::filesystem::path(found).parent_path();
+  const std::string links = tmp.dir + "/toolkit";
+  std::filesystem::create_directory(links);
+  for (const auto& entry : std::filesystem::directory_iterator(real_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("libnvrtc", 0) == 0) std::filesystem::create_symlink(entry.path(), links + "/" + name);
+  }
+  const std::string nvrtc_path = links + "/" + std::filesystem::path(found).filename().string();
+  ASSERT_TRUE(loaded_objects_named("libnvrtc").empty()) << "this test needs a process that has not loaded NVRTC";
+  Nvrtc nvrtc({nvrtc_path});
+  ASSERT_EQ(nvrtc.path(), nvrtc_path);
+  int offset = 0;
+  EXPECT_EQ(nvrtc.compile_cubin(unique_kernel(offset).text, "builtins.cu", "sm_80").bytes.substr(0, 4), "\x7f" "ELF");
+  std::vector<std::string> builtins = loaded_objects_named("libnvrtc-builtins");
+  ASSERT_EQ(builtins.size(), 1u) << "NVRTC's builtins loaded once";
+  EXPECT_EQ(builtins[0], links + "/libnvrtc-builtins.so." + nvrtc.version());
 }
 
 TEST(CudaEmulation, NvrtcKeepsACubinAndCompilesAgainWhenItIsDamaged) {

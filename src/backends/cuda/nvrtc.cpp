@@ -34,6 +34,18 @@ std::string file_identity(void* symbol) {
   return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
 }
 
+// NVRTC opens its builtins (libnvrtc-builtins.so.<major>.<minor>) by name, where the loader
+// looks: a toolkit found through CUDA_HOME or /usr/local/cuda but on no loader path (no
+// ldconfig entry, no LD_LIBRARY_PATH) failed every compile ("failed to open
+// libnvrtc-builtins.so.13.0"). Loaded first from NVRTC's own directory, they are found by that
+// name, kept for the process as NVRTC is. Where they are not there, NVRTC searches as before.
+void load_builtins_beside(const std::string& nvrtc_path, const std::string& version) {
+  size_t slash = nvrtc_path.rfind('/');
+  if (slash == std::string::npos) return;  // NVRTC itself came from the loader's path
+  const std::string builtins = nvrtc_path.substr(0, slash + 1) + "libnvrtc-builtins.so." + version;
+  dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL);
+}
+
 }  // namespace
 
 using Program = void*;  // nvrtcProgram
@@ -77,6 +89,7 @@ Nvrtc::Nvrtc(const std::vector<std::string>& candidates) {
                                    "\n(install the CUDA toolkit, or set CUDA_HOME to where it is)");
   path_ = lib->path;
   api_ = api.release();
+  load_builtins_beside(path_, version());
   identity_ = "nvrtc " + version() + "\n" + file_identity(reinterpret_cast<void*>(api_->compile)) + "\n";
 }
 
