@@ -39,10 +39,10 @@ if [ -d /usr/local/cuda/lib64 ]; then
 fi
 
 # What a new machine of the developers' kind has (../.library/env: "On a new machine").
+toolchain="g++ make cmake git ca-certificates libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy"
+toolchain+=" cppcheck clangd bear gdb valgrind heaptrack"
 chroot "$root" env -i "${env[@]}" DEBIAN_FRONTEND=noninteractive bash -c \
-  'apt-get update -qq && apt-get install -y -qq --no-install-recommends g++ make cmake git ca-certificates
-     libgtest-dev libgmock-dev libbenchmark-dev clang-format clang-tidy cppcheck clangd bear gdb valgrind heaptrack' \
-  > "$dir/toolchain.log" 2>&1
+  "apt-get update -qq && apt-get install -y -qq --no-install-recommends $toolchain" > "$dir/toolchain.log" 2>&1
 git clone -q . "$root/root/libtc"
 
 timed() {  # timed NAME COMMAND: runs COMMAND in the checkout in the chroot, prints its time
