@@ -595,6 +595,34 @@ def main(float(N) A) -> (O2, O4) {
             "it were rewritten (differential fuzzer, cuda emulation, seed 7501610, program 81)",
        entry="main")
 
+def zero_arm_products(A, D):
+    n = A.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.zeros((n, n + 2), F32)  # the term at (i, j): 0 / (10 A(i, j - 1) - 3) * 10 / ..., NaN off A
+        for j in range(n + 2):
+            if 1 <= j <= n:
+                den = A[:, j - 1] * F32(10) + F32(-3)
+                t[:, j] = -((F32(0) / den) * F32(10) / den)
+            else:
+                t[:, j] = np.nan
+        d = np.zeros((n, n), F32)
+        for i in range(n):
+            for j in range(n + 2):
+                d[i, min(max(j - 1, 0), n - 1)] += D[i, j] * t[i, j]
+    return [d]
+
+
+accept("fuzz_term_times_a_select_of_the_index_with_a_zero_arm", """
+def main(float(N,N) A, float(N,M) D) -> (dA) {
+  dA(i0, i1) = 0.0 where i0 in 0:N, i1 in 0:N
+  dA(min(max(i, 0), N - 1), min(max(j - 1, 0), N - 1)) += D(i, j) * -(((fmin(3, 0) / (-3 + ((!((j - 1) < 0) && ((j - 1) <= (N - 1))) ? (A(i, j - 1) * 10) : 3.0))) * ((!((j - 1) < 0) && ((j - 1) <= (N - 1))) ? 10 : 0.0)) / (-3 + ((!((j - 1) < 0) && ((j - 1) <= (N - 1))) ? (A(i, j - 1) * 10) : 3.0))) where i in 0:N, j in 0:(N + 2)
+}""", [np.arange(1, 17, dtype=F32).reshape(4, 4), np.ones((4, 6), F32)],
+       zero_arm_products,
+       note="Halide partitioned the loop over j where the selects' conditions change and simplified each "
+            "select to its arm there: at j = 0 and j = N + 1 the term became NaN * 0, folded to 0, and the "
+            "NaN (0 / 0) was lost (gradient fuzzer, seed 20261320, program 763)",
+       entry="main")
+
 accept("fuzz_strided_max_over_an_intermediate", """
 def main(int32(2) A, int32(15) I) -> (O2) {
   t1(i, j) +=! I(j) where i in 0:I.0

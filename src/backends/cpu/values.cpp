@@ -441,16 +441,28 @@ Expr small_constant_or_same(const Expr& x) {
 // reads an update's value with strict_float stripped, simplifies x * 0, 0 / x and x - x to 0,
 // and drops the loop of `acc + x * 0` as a store of acc: the NaN or infinity in x, which makes
 // the reference's sum NaN, was lost (the gradient of `(K ? 0.0 : 1.0)`-weighted terms).
+bool folds_to_zero(const Expr& x) { return HI::is_const_zero(small_constant_or_same(x)); }
+
+// x with every arm of its selects that folds to 0 opaque. Halide partitions a loop where a
+// select's condition depends on the index and, in each part, simplifies the select to one arm:
+// `x * (j >= 1 ? 10 : 0.0)` became `x * 0` where j < 1, and that folded to 0, the NaN in x lost.
+// The other arm, which the loop's main part keeps, stays as it is.
+Expr zero_arms_opaque(const Expr& x) {
+  const auto* s = x.as<HI::Select>();
+  if (s == nullptr) return x;
+  auto arm = [](const Expr& v) { return folds_to_zero(v) ? opaque(v) : zero_arms_opaque(v); };
+  return Halide::select(s->condition, arm(s->true_value), arm(s->false_value));
+}
+
 std::pair<Expr, Expr> kept_from_trimming(ir::BinOp op, const Expr& a, const Expr& b) {
-  auto zero = [](const Expr& x) { return HI::is_const_zero(small_constant_or_same(x)); };
   switch (op) {
     case ir::BinOp::Mul:
-      if (zero(a)) return {opaque(a), b};
-      if (zero(b)) return {a, opaque(b)};
-      break;
+      if (folds_to_zero(a)) return {opaque(a), b};
+      if (folds_to_zero(b)) return {a, opaque(b)};
+      return {zero_arms_opaque(a), zero_arms_opaque(b)};
     case ir::BinOp::Div:
-      if (zero(a)) return {opaque(a), b};
-      break;
+      if (folds_to_zero(a)) return {opaque(a), b};
+      return {zero_arms_opaque(a), b};
     case ir::BinOp::Sub:
       if (HI::equal(a, b)) return {a, opaque(b)};
       break;
