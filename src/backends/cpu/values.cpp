@@ -437,10 +437,6 @@ Expr small_constant_or_same(const Expr& x) {
   return HI::is_const(folded) ? folded : x;
 }
 
-// The operands of float a OP b, with what Halide would fold away made opaque. Halide's TrimNoOps
-// reads an update's value with strict_float stripped, simplifies x * 0, 0 / x and x - x to 0,
-// and drops the loop of `acc + x * 0` as a store of acc: the NaN or infinity in x, which makes
-// the reference's sum NaN, was lost (the gradient of `(K ? 0.0 : 1.0)`-weighted terms).
 bool folds_to_zero(const Expr& x) { return HI::is_const_zero(small_constant_or_same(x)); }
 
 // x with every arm of its selects that folds to 0 opaque. Halide partitions a loop where a
@@ -454,6 +450,10 @@ Expr zero_arms_opaque(const Expr& x) {
   return Halide::select(s->condition, arm(s->true_value), arm(s->false_value));
 }
 
+// The operands of float a OP b, with what Halide would fold away made opaque. Halide's TrimNoOps
+// reads an update's value with strict_float stripped, simplifies x * 0, 0 / x and x - x to 0,
+// and drops the loop of `acc + x * 0` as a store of acc: the NaN or infinity in x, which makes
+// the reference's sum NaN, was lost (the gradient of `(K ? 0.0 : 1.0)`-weighted terms).
 std::pair<Expr, Expr> kept_from_trimming(ir::BinOp op, const Expr& a, const Expr& b) {
   switch (op) {
     case ir::BinOp::Mul:

@@ -250,6 +250,8 @@ class Printer {
 
   bool one_element(isl_ast_node* node, std::optional<Element>& e, std::vector<std::string>& inner) const;
   std::optional<std::string> reached(isl_ast_node* node) const;
+  static std::string runs(isl_ast_node* loop);
+  static std::string at_first_value(isl_ast_node* loop, const std::string& text);
   static std::string both(const std::string& a, const std::string& b);
   static std::string either(const std::string& a, const std::string& b);
   bool promotable(isl_ast_node* node, std::optional<Element>& e) const;
@@ -258,7 +260,7 @@ class Printer {
   const ir::Tensor& written_tensor(const Element& e) const;
   std::string element_of(const Element& e) const;
   int open_element(const Element& e, const std::string& how, const std::string& guard, std::string& out, int depth);
-  void close_element(const std::string& guard, std::string& out, int d, int depth);
+  void close_element(std::string& out, int d, int depth);
   void accumulate(const Element& e, const std::function<void(std::string&, int)>& body, std::string& out, int d);
 
   // ---- register tiles (cuda.regtile) ----

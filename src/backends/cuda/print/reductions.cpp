@@ -33,7 +33,7 @@ void Printer::across_lanes(const Element& e, std::string& out, int depth, const 
   axes_->synchronises = true;
   int d = open_element(e, std::string("reduced across the threads along x over the loop (") +
                               (atomic_lanes_ ? "atomics" : "a tree of shuffles, then of the warps' totals") + ")",
-                       both(e.reached, e.guard), out, depth);
+                       e.guard, out, depth);
   out += pad(d) + "tc_group_sync();  // thread 0's earlier writes, seen by every thread along x\n";
   out += pad(d) + type + " tc_acc = " + identity_value + ";\n";
   accumulate(e, body, out, d);
@@ -47,7 +47,7 @@ void Printer::across_lanes(const Element& e, std::string& out, int depth, const 
     out += pad(d) + "if (threadIdx.x == 0) " + element + " = " +
            stored(rounded(combined(st.reduce, load_as(element, t.type), "tc_acc"), t.type), t.type) + ";\n";
   }
-  close_element(both(e.reached, e.guard), out, d, depth);
+  close_element(out, d, depth);
 }
 
 // The threads along x of a group combine their tc_acc: a tree of shuffles in each warp, then,

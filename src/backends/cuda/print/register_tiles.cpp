@@ -248,9 +248,7 @@ void Printer::hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, i
   };
   // The registers' elements exist where the region runs; where it does not at L's first value
   // the other branch, which keeps them per iteration of L, serves.
-  std::string first = "(" + isl_c(isl_ast_node_for_get_init(loop)) + ")", it = isl_c(isl_ast_node_for_get_iterator(loop));
-  std::string runs = trip_count(loop) > 0 ? "" : replaced(isl_c(isl_ast_node_for_get_cond(loop)), it, first);
-  once = both(once, both(runs, replaced(plan.e.reached, it, first)));
+  once = both(once, both(runs(loop), at_first_value(loop, plan.e.reached)));
   out += pad(d) + "bool tc_hoist = " + once + ";\n";
   out += pad(d) + "if (tc_hoist) {\n";
   out += pad(d + 1) + "tc_hoist = " + all_inside(open_all(out, d + 1)) + ";\n";
@@ -261,6 +259,7 @@ void Printer::hoisted(isl_ast_node* loop, const Hoist& plan, std::string& out, i
     Scoped<std::vector<std::string>> owned(owned_, owned_with(plan.levels));
     Scoped<bool> unguarded(unguarded_copies_, true);
     load_registers(plan.e, copies, out, dd);
+    std::string it = isl_c(isl_ast_node_for_get_iterator(loop));
     out += pad(dd) + "for (" + idx_ + " " + it + " = " + isl_c(isl_ast_node_for_get_init(loop)) + "; " +
            isl_c(isl_ast_node_for_get_cond(loop)) + "; " + it + " += " + isl_c(isl_ast_node_for_get_inc(loop)) + ") {\n";
     static const std::vector<SharedArray> kNone;

@@ -51,12 +51,9 @@ std::optional<std::string> Printer::reached(isl_ast_node* node) const {
   switch (isl_ast_node_get_type(node)) {
     case isl_ast_node_user: return std::string();
     case isl_ast_node_for: {
-      std::string it = isl_c(isl_ast_node_for_get_iterator(node));
       std::optional<std::string> body = reached(isl::manage(isl_ast_node_for_get_body(node)).get());
-      if (!body || mentions(*body, it)) return std::nullopt;
-      if (trip_count(node) > 0) return body;
-      std::string first = "(" + isl_c(isl_ast_node_for_get_init(node)) + ")";
-      return both(replaced(isl_c(isl_ast_node_for_get_cond(node)), it, first), *body);
+      if (!body || mentions(*body, isl_c(isl_ast_node_for_get_iterator(node)))) return std::nullopt;
+      return both(runs(node), *body);
     }
     case isl_ast_node_if: {
       if (isl_ast_node_if_has_else_node(node) != isl_bool_false) return std::nullopt;
@@ -77,6 +74,17 @@ std::optional<std::string> Printer::reached(isl_ast_node* node) const {
     }
     default: return std::nullopt;
   }
+}
+
+// Where `loop` runs at least once: its condition at its first value; "" where its bounds are
+// constants and it does.
+std::string Printer::runs(isl_ast_node* loop) {
+  return trip_count(loop) > 0 ? "" : at_first_value(loop, isl_c(isl_ast_node_for_get_cond(loop)));
+}
+
+// C text over `loop`'s iterator with the iterator at its first value.
+std::string Printer::at_first_value(isl_ast_node* loop, const std::string& text) {
+  return replaced(text, isl_c(isl_ast_node_for_get_iterator(loop)), "(" + isl_c(isl_ast_node_for_get_init(loop)) + ")");
 }
 
 // C conditions, "" being true.
@@ -131,12 +139,12 @@ void Printer::in_runs(isl_ast_node* node, const std::function<void(isl_ast_node_
 // Prints `body` (what updates e's element) with the element in tc_acc.
 void Printer::in_register(const Element& e, std::string& out, int depth, const std::function<void(std::string&, int)>& body) {
   const ir::Tensor& t = written_tensor(e);
-  std::string element = element_of(e), guard = both(e.reached, lane_zero(e.guard));
-  int d = open_element(e, "in a register over the loop", guard, out, depth);
+  std::string element = element_of(e);
+  int d = open_element(e, "in a register over the loop", lane_zero(e.guard), out, depth);
   out += pad(d) + c_type(t.type) + " tc_acc = " + load_as(element, t.type) + ";\n";
   accumulate(e, body, out, d);
   out += pad(d) + element + " = " + stored("tc_acc", t.type) + ";\n";
-  close_element(guard, out, d, depth);
+  close_element(out, d, depth);
 }
 
 const ir::Tensor& Printer::written_tensor(const Element& e) const {
@@ -151,18 +159,20 @@ std::string Printer::element_of(const Element& e) const {
   return param(written_tensor(e)) + "[" + offset(static_cast<size_t>(st.lhs_tensor), lhs) + "]";
 }
 
-// Opens the scope of e's element: its written subscripts as variables, then `guard`. Returns
-// the depth inside.
+// Opens the scope of e's element: its written subscripts as variables, then `guard` where some
+// instance runs (e.reached). Returns the depth inside.
 int Printer::open_element(const Element& e, const std::string& how, const std::string& guard, std::string& out, int depth) {
   int d = depth + 1;
   out += pad(depth) + "{  // " + written_tensor(e).name + "'s element " + how + "\n";
   for (size_t k = 0; k < e.lhs.size(); ++k) out += pad(d) + variable(k, e.lhs[k]);
-  if (!guard.empty()) out += pad(d++) + "if (" + guard + ") {\n";
+  const std::string condition = both(e.reached, guard);
+  if (!condition.empty()) out += pad(d++) + "if (" + condition + ") {\n";
   return d;
 }
 
-void Printer::close_element(const std::string& guard, std::string& out, int d, int depth) {
-  if (!guard.empty()) out += pad(--d) + "}\n";
+// Closes what open_element opened (`d`: the depth it returned).
+void Printer::close_element(std::string& out, int d, int depth) {
+  if (d > depth + 1) out += pad(--d) + "}\n";
   out += pad(depth) + "}\n";
 }
 
